@@ -1,0 +1,61 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Provider supplies the server features that the engine serves: tools,
+// resources, resource templates, prompts and completion. internal/server
+// implements it with Wasm plugins; tests implement it in memory.
+//
+// Methods may be called concurrently from many goroutines.
+//
+// Every item and result is MCP JSON kept verbatim: the engine never drops
+// keys it does not know (x-mcp-header, $defs, _meta ...).
+//
+// # Errors
+//
+// A method returns a *jsonrpc.Error to answer with that error. Any other
+// error is answered as -32603 with a generic message (the error is logged).
+// jsonrpc.CodeResourceNotFound (-32002) from ReadResource is rewritten to
+// -32602 for 2026-07-28 requests by the engine. If the request's context was
+// cancelled by the client, the engine sends no response at all.
+type Provider interface {
+	// Features reports which server features exist. It decides the
+	// capabilities advertised by initialize and server/discover, and which
+	// methods answer -32601. It may change over time (plugins reload).
+	Features() Features
+
+	// Tools, Resources, ResourceTemplates and Prompts return every item in
+	// a stable order. The engine paginates.
+	Tools(ctx context.Context, r *Request) ([]json.RawMessage, error)
+	Resources(ctx context.Context, r *Request) ([]json.RawMessage, error)
+	ResourceTemplates(ctx context.Context, r *Request) ([]json.RawMessage, error)
+	Prompts(ctx context.Context, r *Request) ([]json.RawMessage, error)
+
+	// CallTool, ReadResource, GetPrompt and Complete answer one request;
+	// r.Params holds the client's params object. The result is the MCP
+	// result object. CallTool, ReadResource and GetPrompt may return an
+	// input_required result ({"resultType":"input_required", ...}); the
+	// engine refuses that shape from any other method.
+	CallTool(ctx context.Context, r *Request) (json.RawMessage, error)
+	ReadResource(ctx context.Context, r *Request) (json.RawMessage, error)
+	GetPrompt(ctx context.Context, r *Request) (json.RawMessage, error)
+	Complete(ctx context.Context, r *Request) (json.RawMessage, error)
+}
+
+// Features says which server features a Provider offers.
+type Features struct {
+	Tools       bool // tools/list, tools/call
+	Resources   bool // resources/list, resources/templates/list, resources/read
+	Prompts     bool // prompts/list, prompts/get
+	Completions bool // completion/complete
+
+	// Subscribe means resource subscriptions work: the provider calls
+	// Server.NotifyResourceUpdated when a resource changes.
+	Subscribe bool
+	// ListChanged means the provider calls Server.NotifyListChanged when a
+	// list changes.
+	ListChanged bool
+}

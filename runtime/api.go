@@ -1,0 +1,100 @@
+package runtime
+
+// This file is the contract other packages (hostapi, plugins,
+// internal/server) program against. Bodies marked "TODO(runtime)" are to be
+// implemented; names and signatures are fixed.
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config configures an Engine. The zero value is usable: an on-disk
+// compilation cache under the user cache directory and no logging.
+type Config struct {
+	// CacheDir is the directory of the compilation cache. Empty means
+	// os.UserCacheDir()/wasmcp/cache; the engine creates it 0700 and keeps
+	// entries per wazero version. It holds native code: keep it private.
+	CacheDir string
+	// NoCache disables the on-disk cache (compiled code is still shared in
+	// memory within the process).
+	NoCache bool
+	// Logger receives the engine's own log lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// Mode is how a module is called.
+type Mode int
+
+const (
+	// Reactor modules export wasmcp_call and are pooled.
+	Reactor Mode = iota + 1
+	// Command modules export _start only and run once per call in a fresh
+	// instance.
+	Command
+)
+
+// Import is one import of a module.
+type Import struct {
+	Module string
+	Name   string
+}
+
+// Limits bounds one plugin's instances. Zero fields take the defaults in
+// DefaultLimits.
+type Limits struct {
+	// Memory is the linear-memory limit of each instance, in bytes
+	// (rounded down to 64 KiB pages).
+	Memory uint64
+	// Timeout is the wall-clock deadline of one call.
+	Timeout time.Duration
+	// MaxOutput is the most bytes a call may write with output_write (or
+	// stdout in command mode); the first byte over it traps the guest.
+	MaxOutput int
+	// Instances is the pool size: at most this many calls run at once.
+	Instances int
+	// MaxQueue is how many calls may wait for a free instance; further
+	// calls fail at once with KindBusy. Zero means 4 × Instances.
+	MaxQueue int
+	// RecycleMemory: an instance whose linear memory grew past this many
+	// bytes is closed after its call instead of being pooled. Zero means
+	// half of Memory.
+	RecycleMemory uint64
+}
+
+// DefaultLimits are the limits used for zero fields of Limits.
+func DefaultLimits() Limits {
+	return Limits{Memory: 64 << 20, Timeout: 10 * time.Second, MaxOutput: 4 << 20, Instances: 4}
+}
+
+// Mount is a host directory made visible to the guest.
+type Mount struct {
+	HostPath  string
+	GuestPath string
+	ReadOnly  bool
+}
+
+// Sandbox is what a plugin's instances may see beyond the wasmcp imports.
+// The zero value grants nothing: no files, no environment, no arguments.
+type Sandbox struct {
+	Env    map[string]string
+	Mounts []Mount
+	// Output receives the guest's stdout (command modes excepted) and
+	// stderr, capped per call; nil discards. Never os.Stdout.
+	Output io.Writer
+}
+
+// Host is the per-call host side of the wasmcp imports log and call. The
+// runtime does the memory plumbing (bounds checks, copies, result_read);
+// Host gives the meaning. Implementations must not block past ctx.
+type Host interface {
+	// Log handles the log import. level is 0 (debug) to 7 (emergency).
+	Log(ctx context.Context, level int32, msg []byte)
+	// Call handles the call import: method and params as the guest gave
+	// them. It returns the result JSON and 0, or nil and a negative errno
+	// (abi.Err*); with abi.ErrFailed, result is the error JSON that
+	// result_read then returns.
+	Call(ctx context.Context, method string, params []byte) (result []byte, errno int32)
+}
