@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the toolchains the tests and example builds need, if missing:
+# Debian packages (clang, lld, wasi-libc, wabt, binaryen, rustc with the
+# wasm32 standard library). npm packages and Node 22 are installed by the
+# scripts that use them, into .cache/.
+set -euo pipefail
+need=()
+command -v clang >/dev/null || need+=(clang)
+command -v wasm-ld >/dev/null || need+=(lld)
+[ -e /usr/include/wasm32-wasi/stdio.h ] || need+=(wasi-libc)
+command -v wat2wasm >/dev/null || need+=(wabt)
+command -v wasm-opt >/dev/null || need+=(binaryen)
+[ -x /usr/bin/rustc ] || need+=(rustc)
+[ -d /usr/lib/rustlib/wasm32-wasi ] || need+=(libstd-rust-dev-wasm32)
+command -v node >/dev/null || need+=(nodejs npm)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "installing: ${need[*]}"
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi

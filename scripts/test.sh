@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The test command (README "Run the tests"): installs what the tests need on
+# a fresh Debian machine, then runs every check CI runs.
+#
+#   scripts/test.sh           everything
+#   scripts/test.sh --quick   Go tests only (no toolchain installs, no conformance)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if [ $quick = 0 ]; then
+	step "toolchains"
+	scripts/install-deps.sh
+fi
+
+step "gofmt"
+bad=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$bad" ]; then echo "not gofmt-formatted:"; echo "$bad"; exit 1; fi
+
+step "go vet"
+go vet ./...
+
+step "go test -race"
+# One compilation cache for every test binary, so each guest compiles once.
+export WASMCP_TEST_CACHE="${WASMCP_TEST_CACHE:-$PWD/.cache/wazero-test}"
+go test -race -timeout 20m ./...
+
+if [ -d interop ]; then
+	step "interop (official Go SDK client)"
+	(cd interop && go vet ./... && go test -race -timeout 10m ./...)
+fi
+
+if [ $quick = 0 ]; then
+	for s in examples/build.sh scripts/build-sdk-examples.sh; do
+		if [ -x "$s" ]; then
+			step "$s --check"
+			"$s" --check
+		fi
+	done
+	if [ -x scripts/conformance.sh ]; then
+		step "MCP conformance suite"
+		scripts/conformance.sh
+	fi
+fi
+step "all tests passed"
