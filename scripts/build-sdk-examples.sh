@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Builds every example plugin written with the C, Rust and AssemblyScript
+# SDKs, and the hand-written WAT examples, from source:
+#
+#   examples/c-*/     *.c      -> examples/c-NAME/c-NAME.wasm      (clang + wasi-libc)
+#   examples/rust-*/  lib.rs   -> examples/rust-NAME/rust-NAME.wasm (Debian rustc, no cargo)
+#   examples/as-*/    index.ts -> examples/as-NAME/as-NAME.wasm    (asc + wasi-shim)
+#   examples/wat-*/   *.wat    -> examples/wat-NAME/wat-NAME.wasm  (wat2wasm)
+#   sdk/sdktest/testdata/*/    the SDK test fixtures, same rules
+#
+#   scripts/build-sdk-examples.sh           build in place
+#   scripts/build-sdk-examples.sh --check   build into a temp dir and fail if
+#                                           any committed .wasm differs
+#   scripts/build-sdk-examples.sh DIR...    build only these directories
+#
+# Builds are reproducible: paths are stripped (-ffile-prefix-map,
+# --remap-path-prefix), symbols and debug info are removed, and tool
+# versions are pinned (npm packages in .cache/npm; Debian packages by
+# release). The npm packages are installed into .cache/npm if missing.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+check=0
+dirs=()
+for a in "$@"; do
+	case "$a" in
+	--check) check=1 ;;
+	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	*) dirs+=("${a%/}") ;;
+	esac
+done
+if [ ${#dirs[@]} -eq 0 ]; then
+	for d in examples/c-* examples/rust-* examples/as-* examples/wat-* sdk/sdktest/testdata/*; do
+		[ -d "$d" ] && dirs+=("$d")
+	done
+fi
+
+# Pinned AssemblyScript toolchain (npm).
+AS_VERSION=0.28.20
+WASI_SHIM_VERSION=0.1.0
+npm_dir="$root/.cache/npm"
+RUSTC=/usr/bin/rustc
+SYSROOT=/usr
+
+need_as() {
+	if [ ! -x "$npm_dir/node_modules/.bin/asc" ] ||
+		! grep -q "\"version\": \"$AS_VERSION\"" "$npm_dir/node_modules/assemblyscript/package.json" 2>/dev/null; then
+		echo "installing assemblyscript@$AS_VERSION @assemblyscript/wasi-shim@$WASI_SHIM_VERSION into .cache/npm" >&2
+		mkdir -p "$npm_dir"
+		(cd "$npm_dir" && npm install --no-audit --no-fund --no-save --prefix . \
+			"assemblyscript@$AS_VERSION" "@assemblyscript/wasi-shim@$WASI_SHIM_VERSION" >/dev/null)
+	fi
+}
+
+need_c() {
+	# clang's wasm32 builtins live in a separate Debian package.
+	if [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/wasi/libclang_rt.builtins-wasm32.a ] &&
+		! ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1; then
+		echo "missing clang wasm32 builtins: apt-get install libclang-rt-14-dev-wasm32" >&2
+		if [ "$(id -u)" = 0 ]; then
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-rt-14-dev-wasm32 >/dev/null ||
+				{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-rt-14-dev-wasm32 >/dev/null; }
+		else
+			exit 1
+		fi
+	fi
+}
+
+# build_one DIR OUT: builds the plugin in DIR into the file OUT.
+build_one() {
+	local d="$1" out="$2" name kind
+	name="$(basename "$d")"
+	kind="${name%%-*}"
+	# Fixtures under sdk/sdktest/testdata are named by language: c, rust, as, wat.
+	case "$d" in sdk/sdktest/testdata/*) kind="$name" ;; esac
+	case "$kind" in
+	c)
+		need_c
+		# shellcheck disable=SC2046
+		clang --target=wasm32-wasi --sysroot="$SYSROOT" -mexec-model=reactor -O2 \
+			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
+			-Wl,--stack-first -Wl,--strip-all -I"$root/sdk/c" \
+			-o "$out" $(ls "$d"/*.c)
+		;;
+	rust)
+		"$RUSTC" --edition 2021 --target wasm32-wasi --crate-type cdylib -C opt-level=s -C panic=abort \
+			-C lto -C codegen-units=1 -C strip=symbols -C debuginfo=0 \
+			--remap-path-prefix "$root/"= --remap-path-prefix "$root"=. \
+			--remap-path-prefix "$HOME"=~ \
+			-o "$out" "$d/lib.rs"
+		;;
+	as)
+		need_as
+		local rel
+		rel="$(realpath --relative-to="$d" "$npm_dir/node_modules")"
+		(cd "$d" && "$npm_dir/node_modules/.bin/asc" index.ts \
+			--config "$rel/@assemblyscript/wasi-shim/asconfig.json" \
+			--optimizeLevel 3 --shrinkLevel 1 --runtime incremental --noAssert false \
+			--path "$rel" -o "$out")
+		;;
+	wat)
+		wat2wasm -o "$out" "$d"/*.wat
+		;;
+	*)
+		echo "don't know how to build $d" >&2
+		return 1
+		;;
+	esac
+}
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+for d in "${dirs[@]}"; do
+	name="$(basename "$d")"
+	case "$d" in sdk/sdktest/testdata/*) target="$d/plugin.wasm" ;; *) target="$d/$name.wasm" ;; esac
+	out="$tmp/$(echo "$d" | tr / _).wasm"
+	if ! build_one "$d" "$out"; then
+		echo "FAIL build $d" >&2
+		fail=1
+		continue
+	fi
+	if [ $check = 1 ]; then
+		if [ ! -f "$target" ]; then
+			echo "FAIL $target is not committed" >&2
+			fail=1
+		elif ! cmp -s "$out" "$target"; then
+			echo "FAIL $target differs from a fresh build ($(stat -c %s "$target") vs $(stat -c %s "$out") bytes)" >&2
+			fail=1
+		else
+			echo "ok   $target ($(stat -c %s "$target") bytes)"
+		fi
+	else
+		cp "$out" "$target"
+		echo "built $target ($(stat -c %s "$target") bytes)"
+	fi
+done
+exit $fail
