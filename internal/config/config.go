@@ -1,0 +1,307 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the decoded content of a wasmcp.toml file. Its zero value is
+// not useful; start from [Default], [Parse] or [Load].
+type Config struct {
+	Server  Server   `toml:"server" json:"server"`
+	HTTP    HTTP     `toml:"http" json:"http"`
+	Limits  Limits   `toml:"limits" json:"limits"`
+	Plugins []Plugin `toml:"plugins" json:"plugins"`
+}
+
+// Server is the [server] table.
+type Server struct {
+	// Name is the server name reported to clients. Default "wasmcp".
+	Name string `toml:"name" json:"name"`
+	// Version is the server version reported to clients. Empty means the
+	// version of the wasmcp binary.
+	Version string `toml:"version" json:"version,omitempty"`
+	// Instructions is the optional text returned to clients as the
+	// server's instructions. Empty means none.
+	Instructions string `toml:"instructions" json:"instructions,omitempty"`
+	// PluginDirs are directories whose *.wasm files are loaded as plugins
+	// with the default limits and no grants. Relative entries are resolved
+	// against the configuration file's directory. Default none.
+	PluginDirs []string `toml:"plugin_dirs" json:"plugin_dirs,omitempty"`
+	// Watch reloads plugins when their files change. Default false.
+	Watch bool `toml:"watch" json:"watch"`
+	// CacheDir is the compilation cache directory. Empty means the
+	// runtime's default under the user cache directory.
+	CacheDir string `toml:"cache_dir" json:"cache_dir,omitempty"`
+	// KVDir is where plugin key-value stores are kept. Empty means in
+	// memory only.
+	KVDir string `toml:"kv_dir" json:"kv_dir,omitempty"`
+	// LogLevel is the server's own log level on stderr: debug, info, warn
+	// or error. Default "info".
+	LogLevel string `toml:"log_level" json:"log_level"`
+}
+
+// HTTP is the [http] table, used by `serve --http`.
+type HTTP struct {
+	// Path is the MCP endpoint path. Default "/mcp".
+	Path string `toml:"path" json:"path"`
+	// AllowedOrigins are the Origin header values accepted besides
+	// same-host origins ("scheme://host[:port]"). Default none.
+	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins,omitempty"`
+	// AllowedHosts are the Host header values accepted besides loopback
+	// names ("host" or "host:port"). Default none.
+	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
+	// MaxBody is the largest request body accepted. Default 4MiB.
+	MaxBody Size `toml:"max_body" json:"max_body"`
+}
+
+// Limits is the [limits] table: the defaults for every plugin.
+type Limits struct {
+	// Memory is the linear-memory limit of each instance. Default 64MiB.
+	Memory Size `toml:"memory" json:"memory"`
+	// Timeout is the wall-clock deadline of one call. Default 10s.
+	Timeout Duration `toml:"timeout" json:"timeout"`
+	// MaxOutput is the most bytes one call may output. Default 4MiB.
+	MaxOutput Size `toml:"max_output" json:"max_output"`
+	// Instances is the pool size per plugin: at most this many calls of
+	// one plugin run at once. Default 4.
+	Instances int `toml:"instances" json:"instances"`
+	// MaxQueue is how many calls may wait for a free instance before
+	// further calls are refused. Zero means the runtime's default
+	// (4 × Instances).
+	MaxQueue int `toml:"max_queue" json:"max_queue"`
+}
+
+// Plugin is one [[plugins]] entry. Zero limit fields inherit from
+// [Config.Limits]; see [Config.LimitsFor].
+type Plugin struct {
+	// Name identifies the plugin in logs and errors; it must match
+	// ^[A-Za-z0-9_-]{1,64}$ and be unique. Required.
+	Name string `toml:"name" json:"name"`
+	// Path is the .wasm file, resolved against the configuration file's
+	// directory. Required.
+	Path string `toml:"path" json:"path"`
+	// SHA256 optionally pins the file's SHA-256 (64 hex digits, stored in
+	// lower case); a mismatch refuses to load the plugin.
+	SHA256 string `toml:"sha256" json:"sha256,omitempty"`
+	// Prefix is prepended to the plugin's tool and prompt names. Default
+	// none.
+	Prefix string `toml:"prefix" json:"prefix,omitempty"`
+	// Timeout, Memory, MaxOutput, Instances and MaxQueue override the
+	// [limits] of the same name for this plugin; zero inherits them.
+	Timeout   Duration `toml:"timeout" json:"timeout,omitempty"`
+	Memory    Size     `toml:"memory" json:"memory,omitempty"`
+	MaxOutput Size     `toml:"max_output" json:"max_output,omitempty"`
+	Instances int      `toml:"instances" json:"instances,omitempty"`
+	MaxQueue  int      `toml:"max_queue" json:"max_queue,omitempty"`
+	// Grants is what the operator allows the plugin; nothing by default.
+	Grants Grants `toml:"grants" json:"grants"`
+}
+
+// Grants is a [plugins.grants] table. The zero value grants nothing.
+type Grants struct {
+	// HTTP are the URL prefixes http/fetch may reach
+	// ("https://api.example.com/v1/").
+	HTTP []string `toml:"http" json:"http,omitempty"`
+	// KV allows the plugin's own key-value namespace.
+	KV bool `toml:"kv" json:"kv,omitempty"`
+	// Env are environment variables visible to the plugin, with their
+	// values (use ${NAME} to pass one through from the server's
+	// environment).
+	Env map[string]string `toml:"env" json:"env,omitempty"`
+	// FS are host directories mounted into the plugin.
+	FS []Mount `toml:"fs" json:"fs,omitempty"`
+	// Config are the values config/get returns, by key.
+	Config map[string]string `toml:"config" json:"config,omitempty"`
+	// Elicitation, Sampling and Roots allow the corresponding requests to
+	// the client.
+	Elicitation bool `toml:"elicitation" json:"elicitation,omitempty"`
+	Sampling    bool `toml:"sampling" json:"sampling,omitempty"`
+	Roots       bool `toml:"roots" json:"roots,omitempty"`
+}
+
+// Mount is one directory mount of [Grants.FS].
+type Mount struct {
+	// Host is the host directory, resolved against the configuration
+	// file's directory.
+	Host string `toml:"host" json:"host"`
+	// Guest is the absolute path the plugin sees.
+	Guest string `toml:"guest" json:"guest"`
+	// Mode is "ro" (the default) or "rw".
+	Mode string `toml:"mode" json:"mode"`
+}
+
+// ReadOnly reports whether the mount is read-only.
+func (m Mount) ReadOnly() bool { return m.Mode != "rw" }
+
+// Default returns the configuration used when there is no file: the
+// defaults documented on each field, no plugins.
+func Default() *Config {
+	return &Config{
+		Server: Server{Name: "wasmcp", LogLevel: "info"},
+		HTTP:   HTTP{Path: "/mcp", MaxBody: 4 << 20},
+		Limits: Limits{
+			Memory:    64 << 20,
+			Timeout:   Duration(10 * time.Second),
+			MaxOutput: 4 << 20,
+			Instances: 4,
+		},
+	}
+}
+
+// Load reads, decodes and validates the configuration file at path.
+// Relative paths in it are resolved against its directory.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(data, filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes a configuration file's content on top of [Default]. It
+// rejects keys the format does not define (naming each with its line),
+// expands ${NAME} references, normalises values (an empty fs mode becomes
+// "ro", sha256 lower case) and resolves relative paths against dir (left
+// relative when dir is empty). It does not call [Config.Validate].
+func Parse(data []byte, dir string) (*Config, error) {
+	c := Default()
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("line %d: %s", pe.Position.Line, strings.TrimPrefix(pe.Message, "toml: "))
+		}
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "toml: "))
+	}
+	if errs := unknownKeys(data, md); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if errs := expandStrings(c, os.LookupEnv); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c.normalize(dir)
+	return c, nil
+}
+
+// unknownKeys returns one error per key of the document that no field
+// decoded, skipping keys under an already reported table.
+func unknownKeys(data []byte, md toml.MetaData) []error {
+	undecoded := md.Undecoded()
+	if len(undecoded) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(undecoded))
+	for _, k := range undecoded {
+		set[k.String()] = true
+	}
+	located := locateKeys(data)
+	cursor := 0
+	var errs []error
+	for _, k := range md.Keys() {
+		if !set[k.String()] || underUnknown(k, set) {
+			continue
+		}
+		if line := lineOf(located, &cursor, k); line > 0 {
+			errs = append(errs, fmt.Errorf("line %d: unknown key %s", line, quoteKey(k)))
+		} else {
+			errs = append(errs, fmt.Errorf("unknown key %s", quoteKey(k)))
+		}
+	}
+	return errs
+}
+
+// underUnknown reports whether a proper prefix of k is itself unknown.
+func underUnknown(k toml.Key, unknown map[string]bool) bool {
+	for i := 1; i < len(k); i++ {
+		if unknown[k[:i].String()] {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteKey(k toml.Key) string {
+	s := k.String()
+	if strings.Contains(s, `"`) {
+		return s
+	}
+	return `"` + s + `"`
+}
+
+// normalize fills implied values and resolves relative paths.
+func (c *Config) normalize(dir string) {
+	resolve := func(p string) string {
+		if p == "" || dir == "" || filepath.IsAbs(p) || strings.Contains(p, "://") {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	for i, d := range c.Server.PluginDirs {
+		c.Server.PluginDirs[i] = resolve(d)
+	}
+	c.Server.CacheDir = resolve(c.Server.CacheDir)
+	c.Server.KVDir = resolve(c.Server.KVDir)
+	for i := range c.Plugins {
+		p := &c.Plugins[i]
+		p.Path = resolve(p.Path)
+		p.SHA256 = strings.ToLower(p.SHA256)
+		for j := range p.Grants.FS {
+			m := &p.Grants.FS[j]
+			m.Host = resolve(m.Host)
+			if m.Mode == "" {
+				m.Mode = "ro"
+			}
+		}
+	}
+}
+
+// LimitsFor returns the limits of plugin p: its own non-zero overrides on
+// top of c.Limits.
+func (c *Config) LimitsFor(p *Plugin) Limits {
+	l := c.Limits
+	if p.Memory != 0 {
+		l.Memory = p.Memory
+	}
+	if p.Timeout != 0 {
+		l.Timeout = p.Timeout
+	}
+	if p.MaxOutput != 0 {
+		l.MaxOutput = p.MaxOutput
+	}
+	if p.Instances != 0 {
+		l.Instances = p.Instances
+	}
+	if p.MaxQueue != 0 {
+		l.MaxQueue = p.MaxQueue
+	}
+	return l
+}
+
+// Plugin returns the [[plugins]] entry named name, or nil.
+func (c *Config) Plugin(name string) *Plugin {
+	for i := range c.Plugins {
+		if c.Plugins[i].Name == name {
+			return &c.Plugins[i]
+		}
+	}
+	return nil
+}

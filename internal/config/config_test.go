@@ -1,0 +1,377 @@
+package config
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// testEnv sets the environment variables the golden files refer to.
+func testEnv(t *testing.T) {
+	t.Setenv("WASMCP_TEST_HOME", "/home/test")
+	t.Setenv("WASMCP_TEST_KEY", "s3cret")
+	os.Unsetenv("WASMCP_TEST_UNSET")
+	os.Unsetenv("WASMCP_TEST_MEM")
+}
+
+// render is what a golden file holds for one input: the decoded config
+// and the result of Validate, or the Parse error.
+func render(data []byte) string {
+	var b strings.Builder
+	c, err := Parse(data, "/etc/wasmcp")
+	if err != nil {
+		b.WriteString("parse error:\n" + err.Error() + "\n")
+		return b.String()
+	}
+	out, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return "marshal error: " + err.Error() + "\n"
+	}
+	b.Write(out)
+	b.WriteString("\n")
+	if err := c.Validate(); err != nil {
+		b.WriteString("validate:\n" + err.Error() + "\n")
+	} else {
+		b.WriteString("validate: ok\n")
+	}
+	return b.String()
+}
+
+func TestGolden(t *testing.T) {
+	testEnv(t)
+	files, err := filepath.Glob("testdata/golden/*.toml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden inputs: %v", err)
+	}
+	for _, in := range files {
+		name := strings.TrimSuffix(filepath.Base(in), ".toml")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := render(data)
+			golden := strings.TrimSuffix(in, ".toml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from %s (run go test -update after checking):\n--- got\n%s\n--- want\n%s", in, golden, got, want)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Size
+		wantErr string
+	}{
+		{in: "0", want: 0},
+		{in: "1024", want: 1024},
+		{in: "64MiB", want: 64 << 20},
+		{in: "64 mib", want: 64 << 20},
+		{in: "512KiB", want: 512 << 10},
+		{in: "4MB", want: 4e6},
+		{in: "4kb", want: 4000},
+		{in: "1GiB", want: 1 << 30},
+		{in: "2TB", want: 2e12},
+		{in: "7B", want: 7},
+		{in: " 3 GB ", want: 3e9},
+		{in: "", wantErr: "empty size"},
+		{in: "MiB", wantErr: "want a number"},
+		{in: "-1", wantErr: "want a number"},
+		{in: "1.5GiB", wantErr: "unknown unit \".5GiB\""},
+		{in: "4 MegaBytes", wantErr: "unknown unit"},
+		{in: "99999999999999999999", wantErr: "too large"},
+		{in: "99999999999TiB", wantErr: "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseSize(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseSize(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSizeString(t *testing.T) {
+	tests := []struct {
+		in   Size
+		want string
+	}{
+		{0, "0B"}, {1, "1B"}, {1500, "1500B"}, {1024, "1KiB"}, {64 << 20, "64MiB"},
+		{3 << 30, "3GiB"}, {1 << 40, "1TiB"}, {1536, "1536B"}, {4e6, "4000000B"},
+	}
+	for _, tt := range tests {
+		if got := tt.in.String(); got != tt.want {
+			t.Errorf("Size(%d).String() = %q, want %q", uint64(tt.in), got, tt.want)
+		}
+		if back, err := ParseSize(tt.in.String()); err != nil || back != tt.in {
+			t.Errorf("ParseSize(%q) = %d, %v; want round trip to %d", tt.in.String(), back, err, uint64(tt.in))
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    time.Duration
+		wantErr string
+	}{
+		{in: "5s", want: 5 * time.Second},
+		{in: "250ms", want: 250 * time.Millisecond},
+		{in: "1m30s", want: 90 * time.Second},
+		{in: " 2h ", want: 2 * time.Hour},
+		{in: "5", wantErr: `add a unit, e.g. "5s"`},
+		{in: "1.5", wantErr: "add a unit"},
+		{in: "", wantErr: "empty duration"},
+		{in: "soon", wantErr: `invalid duration "soon"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseDuration(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ParseDuration(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Std() != tt.want {
+				t.Fatalf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestExpand(t *testing.T) {
+	env := map[string]string{"A": "alpha", "EMPTY": "", "B_2": "two"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	tests := []struct {
+		in      string
+		want    string
+		wantErr string
+	}{
+		{in: "plain", want: "plain"},
+		{in: "${A}", want: "alpha"},
+		{in: "x-${A}-${B_2}-y", want: "x-alpha-two-y"},
+		{in: "${MISSING:-dflt}", want: "dflt"},
+		{in: "${EMPTY:-dflt}", want: "dflt"},
+		{in: "${A:-dflt}", want: "alpha"},
+		{in: "${MISSING:-}", want: ""},
+		{in: "${EMPTY}", want: ""},
+		{in: "$$", want: "$"},
+		{in: "$${A}", want: "${A}"},
+		{in: "cost $5", want: "cost $5"},
+		{in: "trailing $", want: "trailing $"},
+		{in: "${MISSING}", wantErr: "environment variable MISSING is not set"},
+		{in: "${A", wantErr: "unterminated ${"},
+		{in: "${}", wantErr: "invalid environment reference"},
+		{in: "${1A}", wantErr: "invalid environment reference"},
+		{in: "${A B}", wantErr: "invalid environment reference"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := expand(tt.in, lookup)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("expand(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("expand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLocateKeys(t *testing.T) {
+	doc := `# comment
+[server]
+name = "x" # trailing
+"quoted.key" = 1
+'lit' = 2
+a.b . c = 3
+ml = """
+line
+"""
+arr = [
+  1, # one
+  { k = 1, j = { deep = 2 } },
+]
+[[plugins]]
+name = "a"
+[ plugins . grants ]
+fs = [{ host = "h" }, { guest = "g" }]
+lit = '''
+x = 1
+'''
+after = true
+`
+	want := []string{
+		"server@2", "server.name@3", `server."quoted.key"@4`, "server.lit@5", "server.a.b.c@6",
+		"server.ml@7", "server.arr@10", "server.arr.k@12", "server.arr.j@12", "server.arr.j.deep@12",
+		"plugins@14", "plugins.name@15", "plugins.grants@16", "plugins.grants.fs@17",
+		"plugins.grants.fs.host@17", "plugins.grants.fs.guest@17", "plugins.grants.lit@18", "plugins.grants.after@21",
+	}
+	var got []string
+	for _, kl := range locateKeys([]byte(doc)) {
+		parts := make([]string, len(kl.key))
+		for i, p := range kl.key {
+			if strings.Contains(p, ".") {
+				p = `"` + p + `"`
+			}
+			parts[i] = p
+		}
+		got = append(got, strings.Join(parts, ".")+"@"+itoa(kl.line))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("locateKeys:\n got %q\nwant %q", got, want)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestLimitsFor(t *testing.T) {
+	c := Default()
+	p := Plugin{Name: "a", Timeout: Duration(time.Second), Instances: 1}
+	got := c.LimitsFor(&p)
+	want := Limits{Memory: 64 << 20, Timeout: Duration(time.Second), MaxOutput: 4 << 20, Instances: 1}
+	if got != want {
+		t.Errorf("LimitsFor = %+v, want %+v", got, want)
+	}
+	if c.Plugin("a") != nil {
+		t.Error("Plugin(\"a\") on a config without plugins is not nil")
+	}
+}
+
+func TestDefaultValidates(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(c *Config)
+		wantErr []string // substrings; empty means valid
+	}{
+		{name: "default", mutate: func(*Config) {}},
+		{name: "valid plugin", mutate: func(c *Config) {
+			c.Plugins = []Plugin{{Name: "ok_name-1", Path: "a.wasm", SHA256: strings.Repeat("ab", 32), Prefix: "p_",
+				Grants: Grants{HTTP: []string{"https://a.example/v1/"}, FS: []Mount{{Host: "/h", Guest: "/", Mode: "rw"}}}}}
+		}},
+		{name: "name too long", mutate: func(c *Config) {
+			c.Plugins = []Plugin{{Name: strings.Repeat("a", 65), Path: "a.wasm"}}
+		}, wantErr: []string{"name: \"" + strings.Repeat("a", 65)}},
+		{name: "every problem at once", mutate: func(c *Config) {
+			c.Limits.Instances = 0
+			c.Limits.Timeout = 0
+			c.Plugins = []Plugin{{Name: "a"}, {Name: "a", Path: "x", Grants: Grants{FS: []Mount{{Host: "h", Guest: "/g", Mode: "ro"}, {Host: "h", Guest: "/g", Mode: "ro"}}}}}
+		}, wantErr: []string{
+			"limits: timeout: must be positive",
+			"limits: instances: must be positive",
+			`plugins[0] ("a"): path: required`,
+			`plugins[1] ("a"): name: duplicate of plugins[0]`,
+			`plugins[1] ("a"): grants.fs[1].guest: "/g" is already mounted by fs[0]`,
+		}},
+		{name: "memory bounds", mutate: func(c *Config) {
+			c.Limits.Memory = maxMemory + 1
+		}, wantErr: []string{"more than a wasm32 module can address"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.mutate(c)
+			err := c.Validate()
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want errors %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %v\nwant it to contain %q", err, w)
+				}
+			}
+			if n := strings.Count(err.Error(), "\n") + 1; n != len(tt.wantErr) {
+				t.Errorf("Validate() reported %d problems, want %d:\n%v", n, len(tt.wantErr), err)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wasmcp.toml")
+	doc := "[server]\nplugin_dirs = [\"plugins\"]\n[[plugins]]\nname = \"a\"\npath = \"sub/a.wasm\"\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, want := c.Plugins[0].Path, filepath.Join(dir, "sub", "a.wasm"); got != want {
+		t.Errorf("plugin path = %q, want %q", got, want)
+	}
+	if got, want := c.Server.PluginDirs[0], filepath.Join(dir, "plugins"); got != want {
+		t.Errorf("plugin dir = %q, want %q", got, want)
+	}
+
+	if err := os.WriteFile(path, []byte("[[plugins]]\nname = \"a\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "path: required") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Load of an invalid file = %v, want a validation error naming the file", err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.toml")); err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Errorf("Load of a missing file = %v, want a not-exist error", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
+
+func TestUnknownKeyLines(t *testing.T) {
+	doc := "[server]\nname = \"x\"\n\n[[plugins]]\nname = \"a\"\npath = \"a\"\nbogus = 1\n\n[[plugins]]\nname = \"b\"\npath = \"b\"\nbogus = 2\n"
+	_, err := Parse([]byte(doc), "")
+	want := "line 7: unknown key \"plugins.bogus\"\nline 12: unknown key \"plugins.bogus\""
+	if err == nil || err.Error() != want {
+		t.Fatalf("Parse error = %v\nwant %s", err, want)
+	}
+}

@@ -1,0 +1,146 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Size is an amount of bytes. In the file it is a plain integer (bytes) or
+// a string with a unit: B, KB, MB, GB, TB (powers of 1000) or KiB, MiB,
+// GiB, TiB (powers of 1024), case-insensitive, with optional space between
+// number and unit ("64MiB", "4 MB", "1024"). The string may use ${NAME}
+// environment references.
+type Size uint64
+
+var sizeUnits = []struct {
+	name string
+	mult uint64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"b", 1},
+}
+
+// ParseSize parses a size as written in the configuration file, without
+// environment expansion.
+func ParseSize(s string) (Size, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, errors.New("empty size")
+	}
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("invalid size %q: want a number of bytes or a number with a unit, e.g. \"64MiB\"", s)
+	}
+	n, err := strconv.ParseUint(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: too large", s)
+	}
+	unit := strings.ToLower(strings.TrimSpace(t[i:]))
+	if unit == "" {
+		return Size(n), nil
+	}
+	for _, u := range sizeUnits {
+		if unit == u.name {
+			hi, lo := bits.Mul64(n, u.mult)
+			if hi != 0 {
+				return 0, fmt.Errorf("invalid size %q: too large", s)
+			}
+			return Size(lo), nil
+		}
+	}
+	return 0, fmt.Errorf("invalid size %q: unknown unit %q (use B, KB, MB, GB, KiB, MiB or GiB)", s, t[i:])
+}
+
+// String formats s with the largest binary unit that divides it exactly,
+// e.g. "64MiB", "1500B".
+func (s Size) String() string {
+	n := uint64(s)
+	for _, u := range []struct {
+		name string
+		mult uint64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.mult == 0 {
+			return strconv.FormatUint(n/u.mult, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(n, 10) + "B"
+}
+
+// MarshalText implements encoding.TextMarshaler with [Size.String].
+func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: ${NAME} references are
+// expanded from the environment, then the result is parsed with
+// [ParseSize].
+func (s *Size) UnmarshalText(b []byte) error {
+	str, err := expand(string(b), os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	v, err := ParseSize(str)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// Duration is a length of time, written as a Go duration string such as
+// "5s", "250ms" or "1m30s". A bare number is refused because its unit
+// would be a guess. The string may use ${NAME} environment references.
+type Duration time.Duration
+
+// ParseDuration parses a duration as written in the configuration file,
+// without environment expansion.
+func ParseDuration(s string) (Duration, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, errors.New("empty duration")
+	}
+	if _, err := strconv.ParseFloat(t, 64); err == nil {
+		return 0, fmt.Errorf("invalid duration %q: add a unit, e.g. \"%ss\" or \"%sms\"", s, t, t)
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q: want e.g. \"5s\", \"250ms\" or \"1m30s\"", s)
+	}
+	return Duration(d), nil
+}
+
+// String formats d like time.Duration.String.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// MarshalText implements encoding.TextMarshaler with [Duration.String].
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: ${NAME} references are
+// expanded from the environment, then the result is parsed with
+// [ParseDuration].
+func (d *Duration) UnmarshalText(b []byte) error {
+	str, err := expand(string(b), os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	v, err := ParseDuration(str)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// maxMemory is the most linear memory a wasm32 module can address.
+const maxMemory = Size(math.MaxUint32) + 1

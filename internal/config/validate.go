@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// namePattern is the rule for names exposed to clients (DESIGN.md).
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// prefixPattern allows an empty prefix; prefix+name is checked again when
+// the plugin's names are known.
+var prefixPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{0,63}$`)
+
+var hexPattern = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+// ValidName reports whether name may be exposed to clients as a plugin,
+// tool or prompt name: 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
+
+// Validate checks c and returns every problem found, joined with
+// errors.Join, or nil.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if strings.TrimSpace(c.Server.Name) == "" {
+		bad("server.name: must not be empty")
+	}
+	switch c.Server.LogLevel {
+	case "debug", "info", "warn", "warning", "error":
+	default:
+		bad("server.log_level: %q is not one of debug, info, warn, error", c.Server.LogLevel)
+	}
+	for i, d := range c.Server.PluginDirs {
+		if d == "" {
+			bad("server.plugin_dirs[%d]: must not be empty", i)
+		}
+	}
+
+	if !strings.HasPrefix(c.HTTP.Path, "/") {
+		bad("http.path: %q must start with \"/\"", c.HTTP.Path)
+	}
+	for i, o := range c.HTTP.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad("http.allowed_origins[%d]: %w", i, err)
+		}
+	}
+	for i, h := range c.HTTP.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t@") {
+			bad("http.allowed_hosts[%d]: %q is not a host or host:port", i, h)
+		}
+	}
+	if c.HTTP.MaxBody == 0 {
+		bad("http.max_body: must be positive")
+	}
+
+	errs = append(errs, checkLimits("limits", c.Limits, false)...)
+
+	seen := map[string]int{}
+	for i := range c.Plugins {
+		p := &c.Plugins[i]
+		where := fmt.Sprintf("plugins[%d]", i)
+		if p.Name != "" {
+			where = fmt.Sprintf("plugins[%d] (%q)", i, p.Name)
+		}
+		if !ValidName(p.Name) {
+			bad("%s: name: %q must match ^[A-Za-z0-9_-]{1,64}$", where, p.Name)
+		} else if j, dup := seen[p.Name]; dup {
+			bad("%s: name: duplicate of plugins[%d]", where, j)
+		} else {
+			seen[p.Name] = i
+		}
+		if p.Path == "" {
+			bad("%s: path: required", where)
+		}
+		if p.SHA256 != "" && !hexPattern.MatchString(p.SHA256) {
+			bad("%s: sha256: must be 64 hex digits, got %d characters", where, len(p.SHA256))
+		}
+		if !prefixPattern.MatchString(p.Prefix) {
+			bad("%s: prefix: %q must match ^[A-Za-z0-9_-]{0,63}$", where, p.Prefix)
+		}
+		override := Limits{Memory: p.Memory, Timeout: p.Timeout, MaxOutput: p.MaxOutput, Instances: p.Instances, MaxQueue: p.MaxQueue}
+		errs = append(errs, checkLimits(where, override, true)...)
+		errs = append(errs, checkGrants(where+": grants", &p.Grants)...)
+	}
+	return errors.Join(errs...)
+}
+
+// checkLimits checks one set of limits; with overrides, zero values mean
+// "inherit" and are allowed.
+func checkLimits(where string, l Limits, overrides bool) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+": "+format, args...)) }
+	switch {
+	case l.Memory == 0 && !overrides:
+		bad("memory: must be positive")
+	case l.Memory != 0 && l.Memory < 64<<10:
+		bad("memory: %s is less than one 64KiB page", l.Memory)
+	case l.Memory > maxMemory:
+		bad("memory: %s is more than a wasm32 module can address (4GiB)", l.Memory)
+	}
+	if l.Timeout < 0 || l.Timeout == 0 && !overrides {
+		bad("timeout: must be positive")
+	}
+	if l.MaxOutput == 0 && !overrides {
+		bad("max_output: must be positive")
+	}
+	if l.Instances < 0 || l.Instances == 0 && !overrides {
+		bad("instances: must be positive")
+	}
+	if l.MaxQueue < 0 {
+		bad("max_queue: must not be negative")
+	}
+	return errs
+}
+
+func checkGrants(where string, g *Grants) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+"."+format, args...)) }
+	for i, rule := range g.HTTP {
+		if err := checkHTTPRule(rule); err != nil {
+			bad("http[%d]: %w", i, err)
+		}
+	}
+	for _, k := range sortedKeys(g.Env) {
+		if !validEnvName(k) {
+			bad("env: %q is not a valid environment variable name", k)
+		}
+		if strings.ContainsRune(g.Env[k], 0) {
+			bad("env.%s: value contains a NUL byte", k)
+		}
+	}
+	guests := map[string]int{}
+	for i, m := range g.FS {
+		if m.Host == "" {
+			bad("fs[%d].host: required", i)
+		}
+		switch {
+		case !strings.HasPrefix(m.Guest, "/"):
+			bad("fs[%d].guest: %q must be an absolute path", i, m.Guest)
+		case path.Clean(m.Guest) != m.Guest && m.Guest != "/":
+			bad("fs[%d].guest: %q is not clean (want %q)", i, m.Guest, path.Clean(m.Guest))
+		default:
+			if j, dup := guests[m.Guest]; dup {
+				bad("fs[%d].guest: %q is already mounted by fs[%d]", i, m.Guest, j)
+			}
+			guests[m.Guest] = i
+		}
+		if m.Mode != "ro" && m.Mode != "rw" {
+			bad("fs[%d].mode: %q is not \"ro\" or \"rw\"", i, m.Mode)
+		}
+	}
+	for _, k := range sortedKeys(g.Config) {
+		if k == "" {
+			bad("config: empty key")
+		}
+	}
+	return errs
+}
+
+// checkHTTPRule checks an http grant: an absolute http or https URL with a
+// host and no user info, query or fragment.
+func checkHTTPRule(rule string) error {
+	u, err := url.Parse(rule)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %w", rule, errors.Unwrap(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: scheme must be http or https", rule)
+	case u.Host == "":
+		return fmt.Errorf("%q: missing host", rule)
+	case u.User != nil:
+		return fmt.Errorf("%q: must not contain user info", rule)
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(rule, "?#"):
+		return fmt.Errorf("%q: must not contain a query or fragment", rule)
+	}
+	return nil
+}
+
+// checkOrigin checks an allowed origin: scheme://host[:port], nothing more.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an origin (scheme://host[:port])", o)
+	}
+	return nil
+}
