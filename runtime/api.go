@@ -90,11 +90,15 @@ type Sandbox struct {
 // runtime does the memory plumbing (bounds checks, copies, result_read);
 // Host gives the meaning. Implementations must not block past ctx.
 type Host interface {
-	// Log handles the log import. level is 0 (debug) to 7 (emergency).
+	// Log handles the log import. level is 0 (debug) to 7 (emergency), as
+	// the guest gave it (not clamped). msg aliases guest memory: it is valid
+	// only until Log returns.
 	Log(ctx context.Context, level int32, msg []byte)
 	// Call handles the call import: method and params as the guest gave
 	// them. It returns the result JSON and 0, or nil and a negative errno
 	// (abi.Err*); with abi.ErrFailed, result is the error JSON that
-	// result_read then returns.
+	// result_read then returns. params is a buffer the runtime reuses: it
+	// is valid only until Call returns. result is kept (not copied) until
+	// the guest's next call import or the end of the guest call.
 	Call(ctx context.Context, method string, params []byte) (result []byte, errno int32)
 }

@@ -1,0 +1,161 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	goruntime "runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+const wazeroModule = "github.com/tetratelabs/wazero"
+
+// Engine owns one wazero runtime (compiler engine, interruptible code, core
+// features V2), the compilation cache and the host modules. Compile modules
+// with it once at load, then create pools from the modules.
+//
+// # Memory limits
+//
+// wazero's WithMemoryLimitPages is per runtime; per-plugin limits are
+// enforced instead by a memory allocator given to each instantiation
+// (experimental.WithMemoryAllocator): its Reallocate refuses to grow past the
+// pool's Limits.Memory, so memory.grow returns -1 exactly as it does at a
+// runtime limit. One runtime therefore serves every limit, each module is
+// compiled once, and no wasm bytes are kept. NewPool refuses a limit below
+// the module's declared minimum.
+//
+// An Engine is safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	cache wazero.CompilationCache
+	rt    wazero.Runtime
+	wasi  map[string]api.FunctionDefinition
+
+	closed atomic.Bool
+	mu     sync.Mutex
+	mods   map[*Module]struct{}
+}
+
+// NewEngine creates an Engine. The on-disk cache directory (Config.CacheDir
+// or the user cache directory) is created 0700 and namespaced by the wazero
+// version, so a server upgrade never loads stale native code.
+func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
+	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NoCache {
+		e.cache = wazero.NewCompilationCache()
+	} else {
+		dir, err := cacheDir(cfg.CacheDir)
+		if err != nil {
+			return nil, err
+		}
+		c, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("open compilation cache: %w", err)
+		}
+		e.cache = c
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCompilationCache(e.cache).
+		WithCloseOnContextDone(true).
+		WithCoreFeatures(api.CoreFeaturesV2)
+	e.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
+		_ = e.rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate wasi: %w", err)
+	}
+	e.wasi = e.rt.Module(abi.WASIModule).ExportedFunctionDefinitions()
+	if err := instantiateHostModule(ctx, e.rt); err != nil {
+		_ = e.rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate %s host module: %w", abi.ImportModule, err)
+	}
+	return e, nil
+}
+
+// cacheDir resolves, creates and secures the cache directory and returns
+// its per-wazero-version subdirectory.
+func cacheDir(dir string) (string, error) {
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("locate cache directory: %w", err)
+		}
+		dir = filepath.Join(base, "wasmcp", "cache")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create cache directory: %w", err)
+	}
+	// The cache holds executable code: keep it private even if it existed.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", fmt.Errorf("secure cache directory: %w", err)
+	}
+	sub := filepath.Join(dir, "wazero-"+wazeroVersion())
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		return "", fmt.Errorf("create cache directory: %w", err)
+	}
+	return sub, nil
+}
+
+// wazeroVersion is the wazero module version from the build info. Test
+// binaries carry no dependency info (and wazero then calls itself "dev"),
+// so it falls back to the version in the source path of a wazero function
+// (".../wazero@v1.12.0/..."), and to "unknown" when vendored.
+func wazeroVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == wazeroModule {
+				if d.Replace != nil {
+					return "replaced"
+				}
+				return d.Version
+			}
+		}
+	}
+	if f := goruntime.FuncForPC(reflect.ValueOf(wazero.NewRuntime).Pointer()); f != nil {
+		file, _ := f.FileLine(f.Entry())
+		if _, v, ok := strings.Cut(file, wazeroModule+"@"); ok {
+			if v, _, ok := strings.Cut(v, "/"); ok {
+				return v
+			}
+		}
+	}
+	return "unknown"
+}
+
+// Close closes every module and pool of the engine, then the runtime and
+// the cache. Later calls fail with KindClosed. Close is idempotent.
+func (e *Engine) Close(ctx context.Context) error {
+	if e.closed.Swap(true) {
+		return nil
+	}
+	e.mu.Lock()
+	mods := make([]*Module, 0, len(e.mods))
+	for m := range e.mods {
+		mods = append(mods, m)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, m := range mods {
+		errs = append(errs, m.Close(ctx))
+	}
+	errs = append(errs, e.rt.Close(ctx), e.cache.Close(ctx))
+	return errors.Join(errs...)
+}
+
+func (e *Engine) compileWorkers() int { return goruntime.NumCPU() }

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// The fixtures are in testdata/, built by testdata/build.sh. Each is
+// compiled once per test binary on one shared engine, whose on-disk cache
+// lives in the temp directory so later runs start warm.
+var (
+	testEngine *Engine
+	modMu      sync.Mutex
+	mods       = map[string]*Module{}
+)
+
+func testCacheDir() string { return filepath.Join(os.TempDir(), "wasmcp-runtime-test-cache") }
+
+func TestMain(m *testing.M) {
+	var err error
+	testEngine, err = NewEngine(context.Background(), Config{CacheDir: testCacheDir()})
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = testEngine.Close(context.Background())
+	os.Exit(code)
+}
+
+// fixture returns the compiled fixture at testdata/path.
+func fixture(t testing.TB, path string) *Module {
+	t.Helper()
+	modMu.Lock()
+	defer modMu.Unlock()
+	if m, ok := mods[path]; ok {
+		return m
+	}
+	wasm, err := os.ReadFile(filepath.Join("testdata", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := testEngine.Compile(context.Background(), path, wasm)
+	if err != nil {
+		t.Fatalf("compile %s: %v", path, err)
+	}
+	mods[path] = m
+	return m
+}
+
+const (
+	watGuest  = "guest.wasm"
+	watCmd    = "command.wasm"
+	goPlugin  = "goplugin/goplugin.wasm"
+	goCommand = "gocommand/gocommand.wasm"
+)
+
+// newPool creates a pool closed at the end of the test.
+func newPool(t testing.TB, path string, l Limits, sb Sandbox) *Pool {
+	t.Helper()
+	p, err := fixture(t, path).NewPool(l, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+// callErr asserts that err is an *Error of kind k and returns it.
+func callErr(t testing.TB, err error, k Kind) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error = %v (%T), want *Error of kind %s", err, err, k)
+	}
+	if e.Kind != k {
+		t.Fatalf("kind = %s (%q; detail %q), want %s", e.Kind, e.Message, e.Detail, k)
+	}
+	return e
+}
+
+// fakeHost records logs and answers calls from a table.
+type fakeHost struct {
+	mu    sync.Mutex
+	logs  []string
+	calls []string
+	reply map[string]fakeReply
+}
+
+type fakeReply struct {
+	result []byte
+	errno  int32
+}
+
+func (h *fakeHost) Log(_ context.Context, level int32, msg []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.logs = append(h.logs, abi.LevelName(level)+":"+string(msg))
+}
+
+func (h *fakeHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, method+" "+string(params))
+	r, ok := h.reply[method]
+	if !ok {
+		return nil, abi.ErrUnknown
+	}
+	return r.result, r.errno
+}

@@ -1,0 +1,263 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// Module is a compiled, validated plugin. It is safe for concurrent use;
+// keep it for the plugin's lifetime and create pools from it.
+type Module struct {
+	e       *Engine
+	name    string
+	mode    Mode
+	cm      wazero.CompiledModule
+	imports []Import
+	exports []string
+	size    int
+	minMem  uint64 // declared minimum of the memory, bytes
+	init    string // start function run once per instance ("" for none)
+
+	mu     sync.Mutex
+	pools  map[*Pool]struct{}
+	closed bool
+}
+
+// ImportError is returned by Engine.Compile for a module importing
+// something the host does not provide (ABI §2).
+type ImportError struct {
+	// Unknown lists imports outside the wasmcp functions and
+	// wasi_snapshot_preview1 (sock_* included), and any memory, table or
+	// global import.
+	Unknown []Import
+	// Mismatched lists wasmcp or WASI functions imported with the wrong
+	// signature; Signatures holds "got …, want …" for each.
+	Mismatched []Import
+	Signatures []string
+}
+
+// Error names every refused import.
+func (e *ImportError) Error() string {
+	var b strings.Builder
+	if len(e.Unknown) > 0 {
+		b.WriteString("module imports what the host does not provide: ")
+		for i, im := range e.Unknown {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(im.Module + "." + im.Name)
+		}
+	}
+	for i, im := range e.Mismatched {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "import %s.%s has the wrong signature (%s)", im.Module, im.Name, e.Signatures[i])
+	}
+	return b.String()
+}
+
+var (
+	i32    = api.ValueTypeI32
+	wasmcp = map[string][2][]api.ValueType{
+		abi.FuncInputLen:    {nil, {i32}},
+		abi.FuncInputRead:   {{i32, i32}, {i32}},
+		abi.FuncOutputWrite: {{i32, i32}, nil},
+		abi.FuncLog:         {{i32, i32, i32}, nil},
+		abi.FuncCall:        {{i32, i32, i32, i32}, {i32}},
+		abi.FuncResultRead:  {{i32, i32}, {i32}},
+	}
+)
+
+// Compile compiles wasm (through the compilation cache, with one worker per
+// CPU), checks its imports against ABI §2 (only the six wasmcp functions with
+// their signatures and wasi_snapshot_preview1 functions other than sock_*;
+// anything else is an *ImportError naming each), requires an exported
+// memory and an entry point, and detects the Mode: Reactor if wasmcp_call is
+// exported, else Command if _start is. name is used in messages only.
+// Compile once at load; the Module is cheap to keep.
+func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module, error) {
+	if e.closed.Load() {
+		return nil, &Error{Kind: KindClosed, Message: "engine is closed"}
+	}
+	cm, err := e.rt.CompileModule(experimental.WithCompilationWorkers(ctx, e.compileWorkers()), wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compile plugin %q: %w", name, &Error{Kind: KindBadModule, Message: "invalid wasm module", Detail: err.Error(), Err: err})
+	}
+	m := &Module{e: e, name: name, cm: cm, size: len(wasm), pools: map[*Pool]struct{}{}}
+	if err := m.validate(); err != nil {
+		_ = cm.Close(ctx)
+		return nil, fmt.Errorf("compile plugin %q: %w", name, err)
+	}
+	e.mu.Lock()
+	if e.closed.Load() {
+		e.mu.Unlock()
+		_ = cm.Close(ctx)
+		return nil, &Error{Kind: KindClosed, Message: "engine is closed"}
+	}
+	e.mods[m] = struct{}{}
+	e.mu.Unlock()
+	return m, nil
+}
+
+func (m *Module) validate() error {
+	ie := &ImportError{}
+	for _, fd := range m.cm.ImportedFunctions() {
+		mod, nm, _ := fd.Import()
+		im := Import{Module: mod, Name: nm}
+		m.imports = append(m.imports, im)
+		var sig [2][]api.ValueType
+		switch {
+		case mod == abi.ImportModule:
+			s, ok := wasmcp[nm]
+			if !ok {
+				ie.Unknown = append(ie.Unknown, im)
+				continue
+			}
+			sig = s
+		case mod == abi.WASIModule && !strings.HasPrefix(nm, "sock_"):
+			w, ok := m.e.wasi[nm]
+			if !ok {
+				ie.Unknown = append(ie.Unknown, im)
+				continue
+			}
+			sig = [2][]api.ValueType{w.ParamTypes(), w.ResultTypes()}
+		default:
+			ie.Unknown = append(ie.Unknown, im)
+			continue
+		}
+		if !slices.Equal(fd.ParamTypes(), sig[0]) || !slices.Equal(fd.ResultTypes(), sig[1]) {
+			ie.Mismatched = append(ie.Mismatched, im)
+			ie.Signatures = append(ie.Signatures, "got "+sigString(fd.ParamTypes(), fd.ResultTypes())+", want "+sigString(sig[0], sig[1]))
+		}
+	}
+	for _, md := range m.cm.ImportedMemories() {
+		mod, nm, _ := md.Import()
+		m.imports = append(m.imports, Import{Module: mod, Name: nm})
+		ie.Unknown = append(ie.Unknown, Import{Module: mod, Name: nm})
+	}
+	if len(ie.Unknown) > 0 || len(ie.Mismatched) > 0 {
+		return ie
+	}
+
+	mem, ok := m.cm.ExportedMemories()[abi.ExportMemory]
+	if !ok {
+		return badModule("module does not export memory")
+	}
+	m.minMem = uint64(mem.Min()) << 16
+	fns := m.cm.ExportedFunctions()
+	for n := range fns {
+		m.exports = append(m.exports, n)
+	}
+	slices.Sort(m.exports)
+	noArgs := func(n string, results ...api.ValueType) (present bool, err error) {
+		fd, ok := fns[n]
+		if !ok {
+			return false, nil
+		}
+		if len(fd.ParamTypes()) != 0 || !slices.Equal(fd.ResultTypes(), results) {
+			return true, badModule(fmt.Sprintf("export %s has the wrong signature %s, want %s",
+				n, sigString(fd.ParamTypes(), fd.ResultTypes()), sigString(nil, results)))
+		}
+		return true, nil
+	}
+	hasCall, err := noArgs(abi.ExportCall, i32)
+	if err != nil {
+		return err
+	}
+	hasInit, err := noArgs(abi.ExportInitialize)
+	if err != nil {
+		return err
+	}
+	hasStart, err := noArgs(abi.ExportStart)
+	if err != nil {
+		return err
+	}
+	switch {
+	case hasCall:
+		m.mode = Reactor
+		if hasInit {
+			m.init = abi.ExportInitialize
+		} else if hasStart {
+			// AssemblyScript's WASI shim: a _start that does not exit.
+			m.init = abi.ExportStart
+		}
+	case hasStart:
+		m.mode = Command
+		m.init = abi.ExportStart
+	default:
+		return badModule("module exports neither wasmcp_call nor _start")
+	}
+	return nil
+}
+
+func badModule(msg string) *Error {
+	return &Error{Kind: KindBadModule, Message: msg}
+}
+
+func sigString(params, results []api.ValueType) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, p := range params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(api.ValueTypeName(p))
+	}
+	b.WriteString(") -> (")
+	for i, r := range results {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(api.ValueTypeName(r))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// Name returns the name given to Compile.
+func (m *Module) Name() string { return m.name }
+
+// Mode returns how the module is called.
+func (m *Module) Mode() Mode { return m.mode }
+
+// Imports returns the module's imports in declaration order.
+func (m *Module) Imports() []Import { return slices.Clone(m.imports) }
+
+// Exports returns the names of the module's exported functions, sorted.
+func (m *Module) Exports() []string { return slices.Clone(m.exports) }
+
+// Size returns the size of the wasm binary in bytes.
+func (m *Module) Size() int { return m.size }
+
+// Close closes the module's pools (see Pool.Close) and releases the
+// compiled code. It is idempotent.
+func (m *Module) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	pools := make([]*Pool, 0, len(m.pools))
+	for p := range m.pools {
+		pools = append(pools, p)
+	}
+	m.mu.Unlock()
+	for _, p := range pools {
+		_ = p.Close(ctx)
+	}
+	m.e.mu.Lock()
+	delete(m.e.mods, m)
+	m.e.mu.Unlock()
+	return m.cm.Close(ctx)
+}

@@ -1,0 +1,336 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// Pool runs calls on one module with one set of limits and one sandbox. In
+// reactor mode it keeps up to Limits.Instances instances, created lazily
+// and reused while healthy; in command mode it runs each call in a fresh
+// instance, at most Limits.Instances at once. A Pool is safe for concurrent
+// use; its call path takes no lock shared with other pools.
+type Pool struct {
+	m     *Module
+	lim   Limits
+	mc    wazero.ModuleConfig
+	out   *lockedWriter
+	paths []string // host paths to keep out of messages
+
+	slots chan struct{} // one token per running call
+	done  chan struct{} // closed by Close
+
+	mu     sync.Mutex
+	idle   []*instance
+	closed bool
+
+	waiting   atomic.Int64
+	busy      atomic.Int64
+	created   atomic.Uint64
+	discarded atomic.Uint64
+	recycled  atomic.Uint64
+}
+
+// PoolStats is a snapshot of a pool's counters.
+type PoolStats struct {
+	Idle      int    // pooled instances waiting for a call
+	Busy      int    // calls running
+	Waiting   int    // calls queued for a free slot
+	Created   uint64 // instances created since NewPool
+	Discarded uint64 // instances closed after a failure
+	Recycled  uint64 // healthy instances closed for their memory size
+}
+
+// instance is one live reactor instance and its reusable call state.
+type instance struct {
+	mod    api.Module
+	fn     api.Function
+	stack  []uint64
+	st     callState
+	stdout stdioSink
+	stderr stdioSink
+	mem    limitedMemory
+}
+
+// NewPool creates a pool for m. Zero fields of l take DefaultLimits (and
+// MaxQueue 4 × Instances, RecycleMemory half of Memory); sb is the sandbox
+// of every instance. It fails if the limit is below the module's declared
+// minimum memory or a mount is not a directory.
+func (m *Module) NewPool(l Limits, sb Sandbox) (*Pool, error) {
+	l = l.withDefaults()
+	if l.Memory < m.minMem {
+		return nil, fmt.Errorf("plugin %q: memory limit %d bytes is below the module's minimum of %d", m.name, l.Memory, m.minMem)
+	}
+	mc, err := moduleConfig(sb, m.init)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", m.name, err)
+	}
+	p := &Pool{
+		m:     m,
+		lim:   l,
+		mc:    mc,
+		out:   &lockedWriter{w: sb.Output},
+		paths: hostPaths(sb),
+		slots: make(chan struct{}, l.Instances),
+		done:  make(chan struct{}),
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.e.closed.Load() {
+		return nil, &Error{Kind: KindClosed, Message: "plugin is closed"}
+	}
+	m.pools[p] = struct{}{}
+	return p, nil
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.Memory == 0 {
+		l.Memory = d.Memory
+	}
+	l.Memory &^= 1<<16 - 1
+	if l.Memory == 0 {
+		l.Memory = 1 << 16
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = d.MaxOutput
+	}
+	if l.Instances <= 0 {
+		l.Instances = d.Instances
+	}
+	if l.MaxQueue <= 0 {
+		l.MaxQueue = 4 * l.Instances
+	}
+	if l.RecycleMemory == 0 {
+		l.RecycleMemory = l.Memory / 2
+	}
+	return l
+}
+
+// Limits returns the pool's limits with defaults applied.
+func (p *Pool) Limits() Limits { return p.lim }
+
+// Call runs one request envelope and returns the guest's status and output.
+//
+// Reactor mode takes a pooled instance (instantiating one, and running its
+// _initialize, when none is idle) and calls wasmcp_call under ctx and
+// Limits.Timeout. Command mode instantiates a fresh instance with input on
+// stdin and behind input_*; output is stdout plus output_write, exit code 0
+// is status 0, 1 is status 1. The timeout covers queueing, instantiation and
+// the call.
+//
+// Every failure is an *Error whose Kind says why (deadline, canceled,
+// memory, output, trap, exit, status, busy, closed, bad module) and whose
+// Message is short and free of host paths. An instance is discarded after
+// any failure and recycled when its memory grew past RecycleMemory.
+func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, output []byte, err error) {
+	if p.isClosed() {
+		return 0, nil, closedError()
+	}
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return 0, nil, p.ctxError(ctx, ctx, start, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.lim.Timeout)
+	defer cancel()
+	if err := p.acquire(cctx); err != nil {
+		return 0, nil, p.ctxError(ctx, cctx, start, err)
+	}
+	defer p.release()
+	if p.m.mode == Command {
+		return p.command(ctx, cctx, start, input, h)
+	}
+	return p.reactor(ctx, cctx, start, input, h)
+}
+
+// acquire takes a call slot, queueing if all are taken and the queue is
+// not full.
+func (p *Pool) acquire(ctx context.Context) error {
+	select {
+	case p.slots <- struct{}{}:
+		p.busy.Add(1)
+		return nil
+	default:
+	}
+	if p.waiting.Add(1) > int64(p.lim.MaxQueue) {
+		p.waiting.Add(-1)
+		return &Error{Kind: KindBusy, Message: fmt.Sprintf("plugin is busy (%d calls running, queue full)", p.lim.Instances)}
+	}
+	defer p.waiting.Add(-1)
+	select {
+	case p.slots <- struct{}{}:
+		p.busy.Add(1)
+		if p.isClosed() {
+			p.release()
+			return closedError()
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.done:
+		return closedError()
+	}
+}
+
+func (p *Pool) release() {
+	p.busy.Add(-1)
+	<-p.slots
+}
+
+func (p *Pool) isClosed() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return p.m.e.closed.Load()
+	}
+}
+
+func closedError() *Error { return &Error{Kind: KindClosed, Message: "plugin is closed"} }
+
+// reactor runs one call on a pooled instance.
+func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte, h Host) (uint32, []byte, error) {
+	inst := p.takeIdle()
+	if inst == nil {
+		var err error
+		if inst, err = p.newInstance(cctx, h); err != nil {
+			return 0, nil, p.classify(ctx, cctx, start, err, false, "")
+		}
+	}
+	inst.st.begin(input, h, p.lim.MaxOutput)
+	inst.stdout.reset()
+	inst.stderr.reset()
+	inst.mem.refused = false
+	err := inst.fn.CallWithStack(&callCtx{Context: cctx, st: &inst.st}, inst.stack)
+	status := uint32(inst.stack[0])
+	if err == nil && cctx.Err() != nil {
+		err = cctx.Err() // pitfall 8: the watcher may have closed the module after a clean return
+	}
+	if err != nil {
+		cerr := p.classify(ctx, cctx, start, err, inst.mem.refused, string(inst.stderr.keep))
+		inst.st.end()
+		p.discard(inst, &p.discarded)
+		return 0, nil, cerr
+	}
+	out := append([]byte(nil), inst.st.out...)
+	inst.st.end()
+	if status != abi.StatusOK && status != abi.StatusError {
+		p.discard(inst, &p.discarded)
+		return status, out, &Error{Kind: KindStatus, ExitCode: status,
+			Message: fmt.Sprintf("plugin failed (status %d)", status)}
+	}
+	if uint64(inst.mod.Memory().Size()) > p.lim.RecycleMemory {
+		p.discard(inst, &p.recycled)
+	} else {
+		p.putIdle(inst)
+	}
+	return status, out, nil
+}
+
+// newInstance instantiates the module and runs its start function under
+// ctx (the call's deadline applies).
+func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
+	inst := &instance{stack: make([]uint64, 1), mem: limitedMemory{limit: p.lim.Memory}}
+	inst.stdout = stdioSink{out: p.out}
+	inst.stderr = stdioSink{out: p.out, head: true, keep: make([]byte, 0, stderrKeep)}
+	inst.st.begin(nil, h, p.lim.MaxOutput)
+	mc := p.mc.WithStdout(&inst.stdout).WithStderr(&inst.stderr)
+	ictx := experimental.WithMemoryAllocator(&callCtx{Context: ctx, st: &inst.st}, &inst.mem)
+	mod, err := p.m.e.rt.InstantiateModule(ictx, p.m.cm, mc)
+	p.created.Add(1)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil && mod.IsClosed() {
+		err = errExitedAtStart
+	}
+	if err != nil {
+		p.discarded.Add(1)
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
+		return nil, &startError{err: err, stderr: string(inst.stderr.keep), refused: inst.mem.refused}
+	}
+	inst.mod = mod
+	inst.fn = mod.ExportedFunction(abi.ExportCall)
+	return inst, nil
+}
+
+func (p *Pool) takeIdle() *instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		return inst
+	}
+	return nil
+}
+
+func (p *Pool) putIdle(inst *instance) {
+	p.mu.Lock()
+	if !p.closed {
+		p.idle = append(p.idle, inst)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	_ = inst.mod.Close(context.Background())
+}
+
+func (p *Pool) discard(inst *instance, counter *atomic.Uint64) {
+	counter.Add(1)
+	_ = inst.mod.Close(context.Background())
+}
+
+// Close closes the pool: idle instances are closed at once, queued calls
+// fail with KindClosed, in-flight calls finish and their instances are then
+// closed, and later calls fail with KindClosed. It does not wait and is
+// idempotent.
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.done)
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, inst := range idle {
+		_ = inst.mod.Close(ctx)
+	}
+	p.m.mu.Lock()
+	delete(p.m.pools, p)
+	p.m.mu.Unlock()
+	return nil
+}
+
+// Stats returns a snapshot of the pool's counters.
+func (p *Pool) Stats() PoolStats {
+	p.mu.Lock()
+	idle := len(p.idle)
+	p.mu.Unlock()
+	return PoolStats{
+		Idle:      idle,
+		Busy:      int(p.busy.Load()),
+		Waiting:   int(p.waiting.Load()),
+		Created:   p.created.Load(),
+		Discarded: p.discarded.Load(),
+		Recycled:  p.recycled.Load(),
+	}
+}
