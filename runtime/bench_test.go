@@ -1,0 +1,102 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Benchmarks of the hot paths. Compile: "cold" is a new engine over an
+// empty cache directory (full compilation and cache write), "warm" a new
+// engine over a populated one (what a restarted server sees).
+
+func benchCompile(b *testing.B, path string, warm bool) {
+	wasm, err := os.ReadFile(filepath.Join("testdata", path))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	if warm {
+		e, err := NewEngine(ctx, Config{CacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Compile(ctx, path, wasm); err != nil {
+			b.Fatal(err)
+		}
+		_ = e.Close(ctx)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		d := dir
+		if !warm {
+			d = filepath.Join(dir, "cold", string(rune('a'+i%26)), filepath.Base(b.TempDir()))
+		}
+		e, err := NewEngine(ctx, Config{CacheDir: d})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Compile(ctx, path, wasm); err != nil {
+			b.Fatal(err)
+		}
+		_ = e.Close(ctx)
+	}
+}
+
+func BenchmarkCompile(b *testing.B) {
+	for _, fx := range []struct{ name, path string }{{"go", goPlugin}, {"wat", watGuest}} {
+		b.Run(fx.name+"/cold", func(b *testing.B) { benchCompile(b, fx.path, false) })
+		b.Run(fx.name+"/warm", func(b *testing.B) { benchCompile(b, fx.path, true) })
+	}
+}
+
+func BenchmarkInstantiate(b *testing.B) {
+	for _, fx := range []struct{ name, path string }{{"go", goPlugin}, {"wat", watGuest}} {
+		b.Run(fx.name, func(b *testing.B) {
+			p := newPool(b, fx.path, Limits{}, Sandbox{})
+			for b.Loop() {
+				inst, err := p.newInstance(context.Background(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = inst.mod.Close(context.Background())
+			}
+		})
+	}
+}
+
+// BenchmarkCall is one request round trip on a warm instance: the Go
+// plugin decodes the envelope and echoes its params; the WAT plugin copies
+// its input to its output (a C-like plugin without JSON work).
+func BenchmarkCall(b *testing.B) {
+	for _, fx := range []struct{ name, path, input string }{
+		{"go", goPlugin, `{"method":"echo","params":{"text":"hello"}}`},
+		{"wat", watGuest, `e{"method":"echo","params":{"text":"hello"}}`},
+	} {
+		b.Run(fx.name, func(b *testing.B) {
+			p := newPool(b, fx.path, Limits{}, Sandbox{})
+			in := []byte(fx.input)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fx.name+"/parallel", func(b *testing.B) {
+			p := newPool(b, fx.path, Limits{Instances: 4, MaxQueue: 64}, Sandbox{})
+			in := []byte(fx.input)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,167 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type sandboxReport struct {
+	FS, Root, Cwd    string
+	Env, Args        []string
+	HTTP, KV, Config int32
+}
+
+// TestSandboxDeniesByDefault: with no grants a plugin sees no files, no
+// environment, no arguments, and the host denies http/fetch and kv.
+func TestSandboxDeniesByDefault(t *testing.T) {
+	p := newPool(t, goPlugin, Limits{}, Sandbox{})
+	_, out, err := p.Call(context.Background(), []byte(`{"method":"sandbox"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r sandboxReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if r.FS == "" || r.Root == "" || r.Cwd == "" {
+		t.Errorf("file system reachable: %+v", r)
+	}
+	if len(r.Env) != 0 || len(r.Args) != 0 {
+		t.Errorf("env %q args %q, want none", r.Env, r.Args)
+	}
+	if r.HTTP != -1 || r.KV != -1 || r.Config != -1 {
+		t.Errorf("host calls http %d kv %d config %d, want -1 (denied)", r.HTTP, r.KV, r.Config)
+	}
+}
+
+func TestSandboxGrants(t *testing.T) {
+	ro, rw := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ro, "a.txt"), []byte("read me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newPool(t, goPlugin, Limits{}, Sandbox{
+		Env:    map[string]string{"TZ": "UTC"},
+		Mounts: []Mount{{HostPath: ro, GuestPath: "/ro", ReadOnly: true}, {HostPath: rw, GuestPath: "/rw"}},
+	})
+	call := func(in string) map[string]any {
+		t.Helper()
+		_, out, err := p.Call(context.Background(), []byte(in), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		return m
+	}
+	r := call(`{"method":"readfile","params":"/ro/a.txt"}`)
+	if r["data"] != "read me" || r["writeErr"] == "" {
+		t.Errorf("read-only mount: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "a.txt.new")); err == nil {
+		t.Error("wrote through a read-only mount")
+	}
+	r = call(`{"method":"readfile","params":"/rw/a.txt"}`)
+	if r["writeErr"] != "" {
+		t.Errorf("read-write mount: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(rw, "a.txt.new")); err != nil {
+		t.Errorf("read-write mount not written: %v", err)
+	}
+	r = call(`{"method":"readfile","params":"/ro/../../etc/passwd"}`)
+	if r["data"] != "" || r["readErr"] == "" {
+		t.Errorf("escaped the mount: %v", r)
+	}
+	r = call(`{"method":"sandbox"}`)
+	if env, _ := r["env"].([]any); len(env) != 1 || env[0] != "TZ=UTC" {
+		t.Errorf("env %v, want only TZ=UTC", r["env"])
+	}
+}
+
+// TestSandboxClockAndRandom: real wall clock, working sleep, and crypto
+// randomness that differs between instances.
+func TestSandboxClockAndRandom(t *testing.T) {
+	seen := map[string]bool{}
+	for range 2 {
+		p := newPool(t, goPlugin, Limits{}, Sandbox{})
+		_, out, err := p.Call(context.Background(), []byte(`{"method":"time"}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Unix    int64  `json:"unix"`
+			SleptMS int64  `json:"slept_ms"`
+			Rand    string `json:"rand"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Now().Unix() - r.Unix; d < 0 || d > 60 {
+			t.Errorf("guest clock %d is %ds off", r.Unix, d)
+		}
+		if r.SleptMS < 20 {
+			t.Errorf("slept %dms, want >= 20", r.SleptMS)
+		}
+		if seen[r.Rand] {
+			t.Errorf("random bytes %s repeated across instances", r.Rand)
+		}
+		seen[r.Rand] = true
+	}
+}
+
+// TestSleepIsCapped: a guest sleeping for an hour is stopped at the
+// deadline.
+func TestSleepIsCapped(t *testing.T) {
+	p := newPool(t, goPlugin, Limits{Timeout: 300 * time.Millisecond}, Sandbox{})
+	start := time.Now()
+	_, _, err := p.Call(context.Background(), []byte(`{"method":"sleep"}`), nil)
+	callErr(t, err, KindDeadline)
+	if d := time.Since(start); d > 2300*time.Millisecond {
+		t.Errorf("sleep stopped after %v", d)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestStdioGoesToOutputCapped: stdout and stderr reach Sandbox.Output, at
+// most stdioCap bytes each per call, never the process's stdout.
+func TestStdioGoesToOutputCapped(t *testing.T) {
+	var buf syncBuffer
+	p := newPool(t, goPlugin, Limits{}, Sandbox{Output: &buf})
+	for range 2 {
+		_, out, err := p.Call(context.Background(), []byte(`{"method":"stderr"}`), nil)
+		if err != nil || string(out) != "{}" {
+			t.Fatalf("%q, %v", out, err)
+		}
+	}
+	s := buf.String()
+	if n := strings.Count(s, "x"); n != 2*stdioCap {
+		t.Errorf("%d bytes of stderr passed, want %d", n, 2*stdioCap)
+	}
+	if strings.Count(s, "to stdout\n") != 2 {
+		t.Errorf("stdout lines missing")
+	}
+}
