@@ -49,6 +49,7 @@ type peer interface {
 	progress(r *Request, progress float64, total *float64, message string)
 	log(r *Request, level, logger string, data json.RawMessage)
 	clientCall(ctx context.Context, r *Request, method string, params json.RawMessage) (json.RawMessage, error)
+	closeStream(r *Request)
 }
 
 // HasClientCapability reports whether the client declared the top-level
@@ -89,4 +90,15 @@ func (r *Request) ClientCall(ctx context.Context, method string, params json.Raw
 		return nil, ErrNoClientRequests
 	}
 	return r.peer.clientCall(ctx, r, method, params)
+}
+
+// CloseStream asks the transport to close the HTTP response stream that
+// carries this request's messages without ending the request (SSE polling,
+// 2025-11-25 Streamable HTTP): the client reconnects with Last-Event-ID and
+// receives what follows, including the result. It does nothing on stdio,
+// on 2026-07-28 requests, or when the request is already answered.
+func (r *Request) CloseStream() {
+	if r.peer != nil && !r.Stateless {
+		r.peer.closeStream(r)
+	}
 }

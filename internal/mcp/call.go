@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// sink receives the messages a request (or a session) sends before or
+// instead of a response: notifications and server-to-client requests. msg
+// is one complete JSON-RPC message without framing; send copies it.
+type sink interface {
+	send(msg []byte) error
+}
+
+// keepAliver is a sink that can send a transport-level keep-alive.
+type keepAliver interface {
+	keepAlive() error
+}
+
+// streamCloser is a sink whose underlying HTTP response can be closed
+// while the request goes on (SSE polling).
+type streamCloser interface {
+	closeStream()
+}
+
+// errClientGone is returned by ClientCall when the client connection ends
+// before the answer arrives.
+var errClientGone = errors.New("mcp: client connection closed")
+
+// call is one client request while it runs: the Request the Provider sees,
+// its context, and where its messages go. It implements peer.
+type call struct {
+	srv    *Server
+	conn   *conn // legacy session or stdio connection; nil for stateless HTTP
+	id     jsonrpc.ID
+	req    Request
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    sink
+	minLog int32 // 2026-07-28: level from _meta, -1 when absent
+
+	// keepAlive is the interval of keep-alives on long-lived requests
+	// (subscriptions/listen over HTTP); 0 disables them.
+	keepAlive time.Duration
+	// release and acquire give back and retake the connection's
+	// concurrency slot while the request waits for the client.
+	release, acquire func()
+
+	mu              sync.Mutex
+	done            bool // answered (or abandoned): nothing more may be sent
+	clientCancelled bool // notifications/cancelled: no response at all
+	progressed      bool
+	lastProgress    float64
+}
+
+func (s *Server) newCall(parent context.Context, c *conn, id jsonrpc.ID, out sink) *call {
+	cl := &call{srv: s, conn: c, id: id, out: out, minLog: -1}
+	cl.ctx, cl.cancel = context.WithCancel(parent)
+	cl.req.peer = cl
+	return cl
+}
+
+// cancelByClient handles notifications/cancelled for this request.
+func (cl *call) cancelByClient() {
+	cl.mu.Lock()
+	if cl.done {
+		cl.mu.Unlock()
+		return
+	}
+	cl.clientCancelled = true
+	cl.mu.Unlock()
+	cl.cancel()
+}
+
+// sendLocked sends msg unless the request is finished. cl.mu must be held.
+func (cl *call) sendLocked(msg []byte) error {
+	if cl.done {
+		return errRequestDone
+	}
+	return cl.out.send(msg)
+}
+
+var errRequestDone = errors.New("mcp: request already answered")
+
+func (cl *call) progress(r *Request, progress float64, total *float64, message string) {
+	if math.IsNaN(progress) || math.IsInf(progress, 0) {
+		return
+	}
+	b := getBuf()
+	defer putBuf(b)
+	p := append((*b)[:0], `{"progressToken":`...)
+	p = append(p, r.ProgressToken...)
+	p = append(p, `,"progress":`...)
+	p = strconv.AppendFloat(p, progress, 'g', -1, 64)
+	if total != nil && !math.IsNaN(*total) && !math.IsInf(*total, 0) {
+		p = append(p, `,"total":`...)
+		p = strconv.AppendFloat(p, *total, 'g', -1, 64)
+	}
+	if message != "" {
+		p = append(p, `,"message":`...)
+		p = jsonrpc.AppendString(p, message)
+	}
+	p = append(p, '}')
+	n := len(p)
+	msg := jsonrpc.AppendNotification(p, notifProgress, p[:n])[n:]
+	*b = p
+
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.progressed && progress <= cl.lastProgress {
+		return
+	}
+	if cl.sendLocked(msg) == nil {
+		cl.progressed, cl.lastProgress = true, progress
+	}
+}
+
+func (cl *call) log(r *Request, level, logger string, data json.RawMessage) {
+	lvl := logLevelIndex(level)
+	if lvl < 0 {
+		return
+	}
+	min := cl.minLog
+	if !r.Stateless && cl.conn != nil {
+		min = cl.conn.logLevel.Load()
+	}
+	if min < 0 || lvl < min {
+		return
+	}
+	b := getBuf()
+	defer putBuf(b)
+	p := append((*b)[:0], `{"level":`...)
+	p = jsonrpc.AppendString(p, level)
+	if logger != "" {
+		p = append(p, `,"logger":`...)
+		p = jsonrpc.AppendString(p, logger)
+	}
+	p = append(p, `,"data":`...)
+	p = appendRawOrString(p, data)
+	p = append(p, '}')
+	n := len(p)
+	msg := jsonrpc.AppendNotification(p, notifMessage, p[:n])[n:]
+	*b = p
+	cl.mu.Lock()
+	_ = cl.sendLocked(msg)
+	cl.mu.Unlock()
+}
+
+// appendRawOrString appends data when it is valid JSON (compacted), and
+// otherwise appends it as a JSON string; empty data becomes null.
+func appendRawOrString(dst []byte, data []byte) []byte {
+	if len(data) == 0 {
+		return append(dst, "null"...)
+	}
+	if jsonrpc.Valid(data) {
+		return appendCompact(dst, data)
+	}
+	return jsonrpc.AppendString(dst, string(data))
+}
+
+// clientCapabilityFor names the client capability a server-to-client
+// method needs.
+func clientCapabilityFor(method string) string {
+	switch method {
+	case "sampling/createMessage":
+		return "sampling"
+	case "elicitation/create":
+		return "elicitation"
+	case "roots/list":
+		return "roots"
+	}
+	return ""
+}
+
+func (cl *call) clientCall(ctx context.Context, r *Request, method string, params json.RawMessage) (json.RawMessage, error) {
+	c := cl.conn
+	if c == nil || cl.out == nil {
+		return nil, ErrNoClientRequests
+	}
+	if capName := clientCapabilityFor(method); capName != "" && !r.HasClientCapability(capName) {
+		return nil, fmt.Errorf("%w: the client did not declare the %q capability", ErrNoClientRequests, capName)
+	}
+	if len(params) > 0 && (!jsonrpc.Valid(params) || jsonrpc.Kind(params) != 'o') {
+		return nil, fmt.Errorf("mcp: %s: params must be a JSON object", method)
+	}
+	id := jsonrpc.IntID(c.nextOut.Add(1))
+	ch := make(chan clientReply, 1)
+	if !c.addPending(id, ch) {
+		return nil, errClientGone
+	}
+	defer c.removePending(id)
+
+	b := getBuf()
+	msg := jsonrpc.AppendRequest((*b)[:0], id, method, nil)
+	if len(params) > 0 {
+		msg = msg[:len(msg)-1]
+		msg = append(msg, `,"params":`...)
+		msg = appendCompact(msg, params)
+		msg = append(msg, '}')
+	}
+	cl.mu.Lock()
+	err := cl.sendLocked(msg)
+	cl.mu.Unlock()
+	*b = msg
+	putBuf(b)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s: %w", method, err)
+	}
+
+	if cl.release != nil {
+		cl.release()
+		defer cl.acquire()
+	}
+	select {
+	case rep := <-ch:
+		if rep.goErr != nil {
+			return nil, rep.goErr
+		}
+		if rep.err != nil {
+			return nil, rep.err
+		}
+		return rep.result, nil
+	case <-ctx.Done():
+		cl.notifyCancelled(id, "the server stopped waiting")
+		return nil, ctx.Err()
+	case <-cl.ctx.Done():
+		return nil, cl.ctx.Err()
+	}
+}
+
+// notifyCancelled tells the client the server gave up on its own request
+// id, if the originating request is still running.
+func (cl *call) notifyCancelled(id jsonrpc.ID, reason string) {
+	p := append([]byte(`{"requestId":`), id.Raw()...)
+	p = append(p, `,"reason":`...)
+	p = jsonrpc.AppendString(p, reason)
+	p = append(p, '}')
+	msg := jsonrpc.AppendNotification(nil, notifCancelled, p)
+	cl.mu.Lock()
+	_ = cl.sendLocked(msg)
+	cl.mu.Unlock()
+}
+
+func (cl *call) closeStream(*Request) {
+	if sc, ok := cl.out.(streamCloser); ok {
+		cl.mu.Lock()
+		done := cl.done
+		cl.mu.Unlock()
+		if !done {
+			sc.closeStream()
+		}
+	}
+}
+
+// clientReply is the client's answer to a server-to-client request.
+type clientReply struct {
+	result json.RawMessage
+	err    *jsonrpc.Error
+	goErr  error
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > 1<<20 {
+		return // do not keep huge buffers
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}

@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// conn is a legacy session: one stdio connection, or one Streamable HTTP
+// session (Mcp-Session-Id). It holds what initialize negotiated, the log
+// level, resource subscriptions, the requests in flight (for
+// notifications/cancelled) and the server-to-client requests waiting for
+// an answer.
+type conn struct {
+	srv    *Server
+	id     string
+	ctx    context.Context // ends with the connection or session
+	cancel context.CancelFunc
+	out    sink // messages not tied to a request (list_changed, resources/updated)
+
+	mu          sync.Mutex
+	initialized bool // initialize answered
+	closed      bool
+	version     string
+	clientInfo  json.RawMessage
+	clientCaps  json.RawMessage
+	subs        map[string]struct{}
+	inflight    map[jsonrpc.ID]*call
+	pending     map[jsonrpc.ID]chan clientReply
+
+	logLevel atomic.Int32 // logging/setLevel; -1 until set
+	nextOut  atomic.Int64 // ids of server-to-client requests
+}
+
+func (s *Server) newConn(parent context.Context, out sink) *conn {
+	c := &conn{
+		srv:      s,
+		id:       newSessionID(),
+		out:      out,
+		inflight: map[jsonrpc.ID]*call{},
+		pending:  map[jsonrpc.ID]chan clientReply{},
+	}
+	c.ctx, c.cancel = context.WithCancel(parent)
+	c.logLevel.Store(-1)
+	return c
+}
+
+// newSessionID returns 128 random bits in URL-safe base64: visible ASCII
+// only, as Mcp-Session-Id requires.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// snapshot returns what initialize negotiated.
+func (c *conn) snapshot() (ok bool, version string, info, caps json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initialized, c.version, c.clientInfo, c.clientCaps
+}
+
+// initialize answers the initialize request m.
+func (c *conn) initialize(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
+	params := m.Params
+	if jsonrpc.Kind(params) != 'o' {
+		return nil, invalidParams("initialize: params must be an object with protocolVersion, capabilities and clientInfo")
+	}
+	v, ok := stringParam(params, "protocolVersion")
+	if !ok {
+		return nil, invalidParams("initialize: protocolVersion must be a string")
+	}
+	caps := json.RawMessage("{}")
+	if cv, ok := jsonrpc.Member(params, "capabilities"); ok && jsonrpc.Kind(cv) == 'o' {
+		caps = appendCompact(nil, cv)
+	}
+	var info json.RawMessage
+	if iv, ok := jsonrpc.Member(params, "clientInfo"); ok && jsonrpc.Kind(iv) == 'o' {
+		info = appendCompact(nil, iv)
+	}
+	c.mu.Lock()
+	if c.initialized || c.closed {
+		c.mu.Unlock()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the session is already initialized"}
+	}
+	c.initialized = true
+	c.version = negotiate(v)
+	c.clientCaps, c.clientInfo = caps, info
+	c.mu.Unlock()
+	c.srv.register(c)
+
+	s := c.srv
+	res := make([]byte, 0, 256)
+	res = append(res, `{"protocolVersion":`...)
+	res = jsonrpc.AppendString(res, c.version)
+	res = append(res, `,"capabilities":`...)
+	res = append(res, capabilities(s.p.Features())...)
+	res = append(res, `,"serverInfo":`...)
+	res = append(res, s.serverInfo...)
+	if s.opts.Instructions != "" {
+		res = append(res, `,"instructions":`...)
+		res = jsonrpc.AppendString(res, s.opts.Instructions)
+	}
+	return append(res, '}'), nil
+}
+
+// newLegacyCall prepares the legacy request m; mi is its scanned _meta.
+func (c *conn) newLegacyCall(m *jsonrpc.Message, mi *metaInfo, out sink) *call {
+	_, version, info, caps := c.snapshot()
+	cl := c.srv.newCall(c.ctx, c, m.ID, out)
+	cl.req.Method = m.Method
+	cl.req.Params = paramsOrEmpty(m.Params)
+	cl.req.ProtocolVersion = version
+	cl.req.ClientInfo = info
+	cl.req.ClientCapabilities = caps
+	cl.req.ProgressToken = mi.progressToken
+	cl.req.SessionID = c.id
+	return cl
+}
+
+func paramsOrEmpty(p json.RawMessage) json.RawMessage {
+	if len(p) == 0 {
+		return json.RawMessage("{}")
+	}
+	return p
+}
+
+// track registers a running request for cancellation; false when a request
+// with the same id is already running.
+func (c *conn) track(cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, dup := c.inflight[cl.id]; dup {
+		return false
+	}
+	c.inflight[cl.id] = cl
+	return true
+}
+
+func (c *conn) untrack(cl *call) {
+	c.mu.Lock()
+	if c.inflight[cl.id] == cl {
+		delete(c.inflight, cl.id)
+	}
+	c.mu.Unlock()
+}
+
+// handleNotification handles a client notification.
+func (c *conn) handleNotification(m *jsonrpc.Message) {
+	switch m.Method {
+	case notifCancelled:
+		v, ok := jsonrpc.Member(m.Params, "requestId")
+		if !ok {
+			return
+		}
+		var id jsonrpc.ID
+		if json.Unmarshal(v, &id) != nil || id.IsZero() {
+			return
+		}
+		c.mu.Lock()
+		cl := c.inflight[id]
+		c.mu.Unlock()
+		if cl != nil {
+			cl.cancelByClient()
+		}
+	default:
+		// notifications/initialized, roots/list_changed and unknown
+		// notifications need nothing from the engine.
+	}
+}
+
+// handleResponse delivers the client's answer to a server-to-client
+// request. m aliases a read buffer, so what is kept is copied.
+func (c *conn) handleResponse(m *jsonrpc.Message) {
+	if m.ID.IsZero() {
+		if m.Error != nil {
+			c.srv.log.Debug("client reported an error", "code", m.Error.Code, "message", m.Error.Message)
+		}
+		return
+	}
+	c.mu.Lock()
+	ch := c.pending[m.ID]
+	delete(c.pending, m.ID)
+	c.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	var rep clientReply
+	if m.Error != nil {
+		e := *m.Error
+		e.Data = append(json.RawMessage(nil), e.Data...)
+		rep.err = &e
+	} else {
+		rep.result = append(json.RawMessage(nil), m.Result...)
+	}
+	ch <- rep
+}
+
+func (c *conn) addPending(id jsonrpc.ID, ch chan clientReply) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.pending[id] = ch
+	return true
+}
+
+func (c *conn) removePending(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// failPending answers every waiting server-to-client request with
+// errClientGone.
+func (c *conn) failPending() {
+	c.mu.Lock()
+	for id, ch := range c.pending {
+		ch <- clientReply{goErr: errClientGone}
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+}
+
+// notify sends a session-level notification once initialize is done.
+func (c *conn) notify(msg []byte) {
+	c.mu.Lock()
+	ok := c.initialized && !c.closed
+	c.mu.Unlock()
+	if ok {
+		if err := c.out.send(msg); err != nil {
+			c.srv.log.Debug("session notification not delivered", "session_id", c.id, "error", err)
+		}
+	}
+}
+
+func (c *conn) subscribe(uri string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if on {
+		if c.subs == nil {
+			c.subs = map[string]struct{}{}
+		}
+		c.subs[uri] = struct{}{}
+	} else {
+		delete(c.subs, uri)
+	}
+}
+
+func (c *conn) subscribed(uri string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sub := range c.subs {
+		if coversURI(sub, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+// close ends the session: requests are cancelled, waiting client calls
+// fail, and no more session notifications are sent.
+func (c *conn) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.srv.unregister(c)
+	c.failPending()
+	c.cancel()
+}

@@ -1,0 +1,194 @@
+package mcp
+
+import (
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// listener is one 2026-07-28 subscriptions/listen stream: the filter the
+// server honours and a queue of notifications for it.
+type listener struct {
+	id                        jsonrpc.ID
+	tools, prompts, resources bool
+	uris                      []string
+	ch                        chan []byte
+}
+
+func (l *listener) wantsList(kind string) bool {
+	switch kind {
+	case "tools":
+		return l.tools
+	case "prompts":
+		return l.prompts
+	case "resources":
+		return l.resources
+	}
+	return false
+}
+
+func (l *listener) wantsResource(uri string) bool {
+	for _, sub := range l.uris {
+		if coversURI(sub, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+// deliver queues msg without blocking the notifier; when the stream is too
+// slow the notification is dropped (list_changed notifications coalesce).
+func (l *listener) deliver(msg []byte) {
+	select {
+	case l.ch <- msg:
+	default:
+	}
+}
+
+// taggedNotification builds a listen-stream notification carrying the
+// subscription id (and the uri of resources/updated when uri is set).
+func taggedNotification(method, uri string, id jsonrpc.ID) []byte {
+	p := make([]byte, 0, 128)
+	p = append(p, '{')
+	if uri != "" {
+		p = append(p, `"uri":`...)
+		p = jsonrpc.AppendString(p, uri)
+		p = append(p, ',')
+	}
+	p = append(p, `"_meta":{"`+metaSubscriptionID+`":`...)
+	p = id.AppendJSON(p)
+	p = append(p, "}}"...)
+	return jsonrpc.AppendNotification(nil, method, p)
+}
+
+// listen serves subscriptions/listen: acknowledge the honoured filter,
+// then forward notifications until the client cancels (no response) or the
+// server closes (a completion result).
+func (s *Server) listen(cl *call) ([]byte, error) {
+	f := s.p.Features()
+	canLists := f.ListChanged && (f.Tools || f.Prompts || f.Resources)
+	canSubs := f.Resources && f.Subscribe
+	if !canLists && !canSubs {
+		return nil, methodNotFound(methodListen)
+	}
+	filter, ok := jsonrpc.Member(cl.req.Params, "notifications")
+	if ok && jsonrpc.Kind(filter) != 'o' && jsonrpc.Kind(filter) != 'z' {
+		return nil, invalidParams("subscriptions/listen: notifications must be an object")
+	}
+	l := &listener{id: cl.id, ch: make(chan []byte, 64)}
+	want := func(name string) bool {
+		v, ok := jsonrpc.Member(filter, name)
+		return ok && string(v) == "true"
+	}
+	l.tools = f.ListChanged && f.Tools && want("toolsListChanged")
+	l.prompts = f.ListChanged && f.Prompts && want("promptsListChanged")
+	l.resources = f.ListChanged && f.Resources && want("resourcesListChanged")
+	if v, ok := jsonrpc.Member(filter, "resourceSubscriptions"); ok && canSubs {
+		it, isArr := jsonrpc.NewArrayIter(v)
+		if !isArr && jsonrpc.Kind(v) != 'z' {
+			return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
+		}
+		for isArr {
+			e, more := it.Next()
+			if !more {
+				break
+			}
+			uri, ok := jsonrpc.String(e)
+			if !ok {
+				return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
+			}
+			l.uris = append(l.uris, uri)
+		}
+	}
+
+	p := make([]byte, 0, 256)
+	p = append(p, `{"_meta":{"`+metaSubscriptionID+`":`...)
+	p = cl.id.AppendJSON(p)
+	p = append(p, `},"notifications":{`...)
+	n := len(p)
+	for _, kv := range []struct {
+		on   bool
+		name string
+	}{{l.tools, "toolsListChanged"}, {l.prompts, "promptsListChanged"}, {l.resources, "resourcesListChanged"}} {
+		if kv.on {
+			if len(p) > n {
+				p = append(p, ',')
+			}
+			p = append(p, `"`+kv.name+`":true`...)
+		}
+	}
+	if l.uris != nil {
+		if len(p) > n {
+			p = append(p, ',')
+		}
+		p = append(p, `"resourceSubscriptions":[`...)
+		for i, u := range l.uris {
+			if i > 0 {
+				p = append(p, ',')
+			}
+			p = jsonrpc.AppendString(p, u)
+		}
+		p = append(p, ']')
+	}
+	p = append(p, "}}"...)
+
+	// Register under the call lock, so that nothing reaches the stream
+	// before the acknowledgement.
+	cl.mu.Lock()
+	err := cl.sendLocked(jsonrpc.AppendNotification(nil, notifAcked, p))
+	if err == nil {
+		s.mu.Lock()
+		s.listeners[l] = struct{}{}
+		s.mu.Unlock()
+	}
+	cl.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	if cl.release != nil {
+		cl.release()
+		defer cl.acquire()
+	}
+
+	var tick <-chan time.Time
+	ka, canKA := cl.out.(keepAliver)
+	if cl.keepAlive > 0 && canKA {
+		t := time.NewTicker(cl.keepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case msg := <-l.ch:
+			cl.mu.Lock()
+			err := cl.sendLocked(msg)
+			cl.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+		case <-tick:
+			if err := ka.keepAlive(); err != nil {
+				return nil, err
+			}
+		case <-s.ctx.Done():
+			return listenComplete(cl), nil
+		case <-cl.ctx.Done():
+			if s.ctx.Err() != nil {
+				return listenComplete(cl), nil
+			}
+			return nil, cl.ctx.Err()
+		}
+	}
+}
+
+// listenComplete is the result that ends a listen stream from the server
+// side.
+func listenComplete(cl *call) []byte {
+	res := append([]byte(`{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`), cl.id.Raw()...)
+	return append(res, "}}"...)
+}

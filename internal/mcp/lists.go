@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+type listKind int
+
+const (
+	listTools listKind = iota
+	listResources
+	listTemplates
+	listPrompts
+)
+
+// list answers one of the four list methods, one page at a time. Items
+// that are not valid JSON objects are dropped (and logged) so one broken
+// item cannot corrupt the stream.
+func (s *Server) list(cl *call, kind listKind) ([]byte, error) {
+	offset, err := parseCursor(cl.req.Params)
+	if err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	var key string
+	ctx, r := cl.ctx, &cl.req
+	switch kind {
+	case listTools:
+		key = "tools"
+		items, err = s.p.Tools(ctx, r)
+	case listResources:
+		key = "resources"
+		items, err = s.p.Resources(ctx, r)
+	case listTemplates:
+		key = "resourceTemplates"
+		items, err = s.p.ResourceTemplates(ctx, r)
+	case listPrompts:
+		key = "prompts"
+		items, err = s.p.Prompts(ctx, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if offset > len(items) {
+		offset = len(items)
+	}
+	end := min(offset+s.opts.PageSize, len(items))
+	size := 64
+	for _, it := range items[offset:end] {
+		size += len(it) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"`...)
+	b = append(b, key...)
+	b = append(b, `":[`...)
+	first := true
+	for _, it := range items[offset:end] {
+		if !jsonrpc.Valid(it) || jsonrpc.Kind(it) != 'o' {
+			s.log.Error("provider list item is not a JSON object; dropped", "list", key)
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendCompact(b, it)
+	}
+	b = append(b, ']')
+	if end < len(items) {
+		b = append(b, `,"nextCursor":"`...)
+		b = append(b, makeCursor(end)...)
+		b = append(b, '"')
+	}
+	if r.Stateless {
+		b = append(b, `,"resultType":"complete"`...)
+		b = appendTTL(b, s.opts.ListTTL, r)
+	}
+	return append(b, '}'), nil
+}
+
+// parseCursor reads params.cursor: absent, null or "" is the first page.
+func parseCursor(params []byte) (int, error) {
+	v, ok := jsonrpc.Member(params, "cursor")
+	if !ok || jsonrpc.Kind(v) == 'z' {
+		return 0, nil
+	}
+	c, ok := jsonrpc.String(v)
+	if !ok {
+		return 0, invalidParams("invalid cursor: not a string")
+	}
+	if c == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(raw) < 2 || raw[0] != 'o' {
+		return 0, invalidParams("invalid cursor")
+	}
+	n, err := strconv.Atoi(string(raw[1:]))
+	if err != nil || n < 0 || strconv.Itoa(n) != string(raw[1:]) {
+		return 0, invalidParams("invalid cursor")
+	}
+	return n, nil
+}
+
+func makeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString(strconv.AppendInt([]byte{'o'}, int64(offset), 10))
+}

@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// metaInfo is what the engine reads from a request's params and
+// params._meta, in one pass over the top-level members.
+type metaInfo struct {
+	paramsObject bool // params is absent or an object
+
+	hasMeta       bool   // params._meta is an object
+	modern        bool   // _meta carries a 2026-07-28 key
+	version       string // io.modelcontextprotocol/protocolVersion
+	hasVersion    bool   // ... present as a string
+	caps          []byte // io.modelcontextprotocol/clientCapabilities
+	hasCaps       bool   // ... present as an object
+	clientInfo    []byte
+	logLevel      string
+	hasLogLevel   bool
+	progressToken []byte
+}
+
+// scanMeta reads params (raw JSON, valid) into mi.
+func scanMeta(params []byte, mi *metaInfo) {
+	*mi = metaInfo{}
+	if len(params) == 0 {
+		mi.paramsObject = true
+		return
+	}
+	it, ok := jsonrpc.NewObjectIter(params)
+	if !ok {
+		return
+	}
+	mi.paramsObject = true
+	var meta []byte
+	for {
+		k, v, more := it.Next()
+		if !more {
+			break
+		}
+		if jsonrpc.KeyIs(k, "_meta") {
+			meta = v
+		}
+	}
+	mit, ok := jsonrpc.NewObjectIter(meta)
+	if !ok {
+		return
+	}
+	mi.hasMeta = true
+	for {
+		k, v, more := mit.Next()
+		if !more {
+			return
+		}
+		switch {
+		case jsonrpc.KeyIs(k, "progressToken"):
+			if kind := jsonrpc.Kind(v); kind == 's' || kind == 'n' {
+				mi.progressToken = v
+			}
+		case jsonrpc.KeyIs(k, metaProtocolVersion):
+			mi.modern = true
+			mi.version, mi.hasVersion = jsonrpc.String(v)
+		case jsonrpc.KeyIs(k, metaClientCaps):
+			mi.modern = true
+			if jsonrpc.Kind(v) == 'o' {
+				mi.caps, mi.hasCaps = v, true
+			}
+		case jsonrpc.KeyIs(k, metaClientInfo):
+			if jsonrpc.Kind(v) == 'o' {
+				mi.clientInfo = v
+			}
+		case jsonrpc.KeyIs(k, metaLogLevel):
+			mi.logLevel, mi.hasLogLevel = jsonrpc.String(v)
+			if !mi.hasLogLevel {
+				mi.logLevel, mi.hasLogLevel = "?", true // present but not a string: invalid
+			}
+		}
+	}
+}
+
+// stringParam returns the string member name of params, if any.
+func stringParam(params []byte, name string) (string, bool) {
+	v, ok := jsonrpc.Member(params, name)
+	if !ok {
+		return "", false
+	}
+	return jsonrpc.String(v)
+}

@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configures a Server. The zero value of every field selects the
+// documented default; a nil *Options means all defaults.
+type Options struct {
+	// Name and Version identify the server in serverInfo. Defaults:
+	// "wasmcp" and "dev".
+	Name    string
+	Version string
+	// Title is the optional human-readable serverInfo.title.
+	Title string
+	// Instructions is the optional hint for the model, returned by
+	// initialize and server/discover.
+	Instructions string
+
+	// Logger receives the engine's diagnostics (never stdout). Nil
+	// discards them.
+	Logger *slog.Logger
+
+	// PageSize is the number of items per page of the four list methods.
+	// Default 100.
+	PageSize int
+
+	// ListTTL is the ttlMs of 2026-07-28 list and discover results and
+	// ReadTTL that of resources/read results. Zero selects the defaults (5
+	// minutes and 1 minute); a negative value sends 0 (always revalidate).
+	ListTTL time.Duration
+	ReadTTL time.Duration
+
+	// MaxConcurrency bounds the requests one stdio connection runs at
+	// once; further requests wait (the reader stops reading). A request
+	// waiting for the client (ClientCall, subscriptions/listen) does not
+	// count. Default 64.
+	MaxConcurrency int
+
+	// MaxMessageBytes is the longest stdio line accepted; longer lines are
+	// discarded and answered with an error. Default 4 MiB.
+	MaxMessageBytes int
+}
+
+func (o *Options) withDefaults() Options {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.Name == "" {
+		v.Name = "wasmcp"
+	}
+	if v.Version == "" {
+		v.Version = "dev"
+	}
+	if v.Logger == nil {
+		v.Logger = slog.New(slog.DiscardHandler)
+	}
+	if v.PageSize <= 0 {
+		v.PageSize = 100
+	}
+	v.ListTTL = ttlDefault(v.ListTTL, 5*time.Minute)
+	v.ReadTTL = ttlDefault(v.ReadTTL, time.Minute)
+	if v.MaxConcurrency <= 0 {
+		v.MaxConcurrency = 64
+	}
+	if v.MaxMessageBytes <= 0 {
+		v.MaxMessageBytes = 4 << 20
+	}
+	return v
+}
+
+func ttlDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}

@@ -1,0 +1,144 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// appendCompact appends the valid JSON v without insignificant newlines,
+// so it can travel on one stdio line or one SSE data line.
+func appendCompact(dst, v []byte) []byte {
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
+		return append(dst, v...)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return append(dst, v...)
+	}
+	return append(dst, b.Bytes()...)
+}
+
+// resultFacts are the top-level members of a result the engine cares about.
+type resultFacts struct {
+	resultType    string
+	hasResultType bool
+	hasTTL        bool
+	hasScope      bool
+}
+
+func scanResult(res []byte) (f resultFacts, ok bool) {
+	it, ok := jsonrpc.NewObjectIter(res)
+	if !ok {
+		return f, false
+	}
+	for {
+		k, v, more := it.Next()
+		if !more {
+			return f, true
+		}
+		switch {
+		case jsonrpc.KeyIs(k, "resultType"):
+			f.resultType, f.hasResultType = jsonrpc.String(v)
+		case jsonrpc.KeyIs(k, "ttlMs"):
+			f.hasTTL = true
+		case jsonrpc.KeyIs(k, "cacheScope"):
+			f.hasScope = true
+		}
+	}
+}
+
+// checkResult validates a Provider result and completes it for 2026-07-28:
+// resultType "complete" when absent, and ttlMs/cacheScope on a complete
+// resources/read result. input_required is refused outside tools/call,
+// prompts/get and resources/read, and on legacy sessions.
+func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
+	if !jsonrpc.Valid(res) {
+		s.log.Error("provider returned invalid JSON", "method", cl.req.Method)
+		return nil, errInternal
+	}
+	f, ok := scanResult(res)
+	if !ok {
+		s.log.Error("provider result is not a JSON object", "method", cl.req.Method)
+		return nil, errInternal
+	}
+	res = appendCompact(nil, res)
+	if f.resultType == "input_required" && (!cl.req.Stateless || !mayRequireInput(cl.req.Method)) {
+		s.log.Error("provider returned input_required where it is not allowed", "method", cl.req.Method, "stateless", cl.req.Stateless)
+		return nil, errInternal
+	}
+	if !cl.req.Stateless {
+		return res, nil
+	}
+	complete := !f.hasResultType || f.resultType == "complete"
+	needTTL := complete && cl.req.Method == methodResRead && (!f.hasTTL || !f.hasScope)
+	if f.hasResultType && !needTTL {
+		return res, nil
+	}
+	var extra []byte
+	if !f.hasResultType {
+		extra = append(extra, `"resultType":"complete",`...)
+	}
+	if needTTL {
+		if !f.hasTTL {
+			extra = append(extra, `"ttlMs":`...)
+			extra = strconv.AppendInt(extra, s.opts.ReadTTL.Milliseconds(), 10)
+			extra = append(extra, ',')
+		}
+		if !f.hasScope {
+			extra = append(extra, `"cacheScope":`...)
+			extra = append(extra, cacheScope(&cl.req)...)
+			extra = append(extra, ',')
+		}
+	}
+	return insertMembers(res, extra), nil
+}
+
+// insertMembers adds members (each followed by a comma) at the start of
+// the object obj.
+func insertMembers(obj, members []byte) []byte {
+	i := bytes.IndexByte(obj, '{')
+	rest := bytes.TrimLeft(obj[i+1:], " \t\r\n")
+	out := make([]byte, 0, len(obj)+len(members))
+	out = append(out, '{')
+	out = append(out, members...)
+	if len(rest) > 0 && rest[0] == '}' {
+		out = out[:len(out)-1] // drop the trailing comma before an empty object's end
+	}
+	return append(out, rest...)
+}
+
+// cacheScope is "private" for authenticated callers, else "public".
+func cacheScope(r *Request) string {
+	if r.Principal != "" {
+		return `"private"`
+	}
+	return `"public"`
+}
+
+func appendTTL(dst []byte, d time.Duration, r *Request) []byte {
+	dst = append(dst, `,"ttlMs":`...)
+	dst = strconv.AppendInt(dst, d.Milliseconds(), 10)
+	dst = append(dst, `,"cacheScope":`...)
+	return append(dst, cacheScope(r)...)
+}
+
+// discover answers server/discover.
+func (s *Server) discover(cl *call) []byte {
+	b := make([]byte, 0, 512)
+	b = append(b, `{"resultType":"complete","supportedVersions":`...)
+	b = append(b, supportedVersionsJSON...)
+	b = append(b, `,"capabilities":`...)
+	b = append(b, capabilities(s.p.Features())...)
+	if s.opts.Instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = jsonrpc.AppendString(b, s.opts.Instructions)
+	}
+	b = appendTTL(b, s.opts.ListTTL, &cl.req)
+	b = append(b, `,"_meta":{"`+metaServerInfo+`":`...)
+	b = append(b, s.serverInfo...)
+	return append(b, "}}"...)
+}

@@ -1,0 +1,210 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// Server is the MCP protocol engine. It serves one Provider to any number
+// of stdio connections and HTTP handlers at once, for every protocol
+// version (legacy sessions and stateless 2026-07-28 requests side by
+// side). Its methods are safe for concurrent use.
+type Server struct {
+	p    Provider
+	opts Options
+	log  *slog.Logger
+
+	ctx    context.Context // done after Close
+	cancel context.CancelFunc
+
+	serverInfo []byte // Implementation object
+
+	mu        sync.Mutex
+	conns     map[*conn]struct{}     // initialized legacy sessions (stdio and HTTP)
+	listeners map[*listener]struct{} // 2026-07-28 subscriptions/listen streams
+	closers   []func()               // HTTP handlers to shut down on Close
+
+	tools atomic.Pointer[toolIndex] // x-mcp-header annotations, see http_headers.go
+}
+
+// NewServer returns a Server for p. opts may be nil. It panics if p is nil.
+func NewServer(p Provider, opts *Options) *Server {
+	if p == nil {
+		panic("mcp: NewServer with a nil Provider")
+	}
+	o := opts.withDefaults()
+	s := &Server{
+		p:         p,
+		opts:      o,
+		log:       o.Logger,
+		conns:     map[*conn]struct{}{},
+		listeners: map[*listener]struct{}{},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	info := append([]byte(`{"name":`), jsonrpc.AppendString(nil, o.Name)...)
+	if o.Title != "" {
+		info = append(info, `,"title":`...)
+		info = jsonrpc.AppendString(info, o.Title)
+	}
+	info = append(info, `,"version":`...)
+	info = jsonrpc.AppendString(info, o.Version)
+	s.serverInfo = append(info, '}')
+	return s
+}
+
+// Close ends every session, stream and subscription the server serves:
+// ServeStdio calls return, HTTP sessions are terminated and listen streams
+// receive their completion result. Close is safe to call more than once.
+func (s *Server) Close() error {
+	s.cancel()
+	s.mu.Lock()
+	closers := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	for _, f := range closers {
+		f()
+	}
+	return nil
+}
+
+func (s *Server) addCloser(f func()) {
+	s.mu.Lock()
+	s.closers = append(s.closers, f)
+	s.mu.Unlock()
+}
+
+// register adds an initialized legacy session to the notification fan-out.
+func (s *Server) register(c *conn) {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// NotifyListChanged tells clients that the list of kind ("tools",
+// "resources" or "prompts") changed: every legacy session gets
+// notifications/<kind>/list_changed, and every 2026-07-28 listen stream that
+// asked for it gets the same notification tagged with its subscription id.
+// Nothing is sent unless Features().ListChanged is set.
+func (s *Server) NotifyListChanged(kind string) {
+	var method string
+	switch kind {
+	case "tools":
+		method = "notifications/tools/list_changed"
+		s.tools.Store(nil)
+	case "resources":
+		method = "notifications/resources/list_changed"
+	case "prompts":
+		method = "notifications/prompts/list_changed"
+	default:
+		s.log.Warn("NotifyListChanged: unknown list kind", "kind", kind)
+		return
+	}
+	if !s.p.Features().ListChanged {
+		return
+	}
+	legacy := jsonrpc.AppendNotification(nil, method, nil)
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	var ls []*listener
+	for l := range s.listeners {
+		if l.wantsList(kind) {
+			ls = append(ls, l)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.notify(legacy)
+	}
+	for _, l := range ls {
+		l.deliver(taggedNotification(method, "", l.id))
+	}
+}
+
+// NotifyResourceUpdated tells the clients subscribed to uri (legacy
+// resources/subscribe, or a listen stream's resourceSubscriptions) that it
+// changed. A subscription to a URI also covers the URIs below it
+// ("file:///dir/" covers "file:///dir/a.txt").
+func (s *Server) NotifyResourceUpdated(uri string) {
+	if f := s.p.Features(); !f.Resources || !f.Subscribe {
+		return
+	}
+	params := append([]byte(`{"uri":`), jsonrpc.AppendString(nil, uri)...)
+	params = append(params, '}')
+	legacy := jsonrpc.AppendNotification(nil, notifUpdated, params)
+	s.mu.Lock()
+	var conns []*conn
+	for c := range s.conns {
+		if c.subscribed(uri) {
+			conns = append(conns, c)
+		}
+	}
+	var ls []*listener
+	for l := range s.listeners {
+		if l.wantsResource(uri) {
+			ls = append(ls, l)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.notify(legacy)
+	}
+	for _, l := range ls {
+		l.deliver(taggedNotification(notifUpdated, uri, l.id))
+	}
+}
+
+// coversURI reports whether a subscription to sub covers uri.
+func coversURI(sub, uri string) bool {
+	if sub == uri {
+		return true
+	}
+	return strings.HasPrefix(uri, sub) && (strings.HasSuffix(sub, "/") || uri[len(sub)] == '/')
+}
+
+// capabilities returns the ServerCapabilities object for f.
+func capabilities(f Features) []byte {
+	b := make([]byte, 0, 160)
+	b = append(b, `{"logging":{}`...)
+	if f.Completions {
+		b = append(b, `,"completions":{}`...)
+	}
+	if f.Prompts {
+		b = append(b, `,"prompts":{"listChanged":`...)
+		b = appendBool(b, f.ListChanged)
+		b = append(b, '}')
+	}
+	if f.Resources {
+		b = append(b, `,"resources":{"subscribe":`...)
+		b = appendBool(b, f.Subscribe)
+		b = append(b, `,"listChanged":`...)
+		b = appendBool(b, f.ListChanged)
+		b = append(b, '}')
+	}
+	if f.Tools {
+		b = append(b, `,"tools":{"listChanged":`...)
+		b = appendBool(b, f.ListChanged)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}

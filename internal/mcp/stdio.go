@@ -1,0 +1,339 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// ServeStdio serves one client over newline-delimited JSON-RPC: requests
+// and notifications are read from r one per line, and responses,
+// notifications and server-to-client requests are written to w one per
+// line, nothing else. Both eras are served on the same connection: an
+// initialize opens the legacy session of this connection, and requests
+// carrying 2026-07-28 _meta are served statelessly.
+//
+// Requests run concurrently (at most Options.MaxConcurrency at once). At
+// end of input ServeStdio stops listen streams, lets the requests in flight
+// finish, and returns nil. When ctx ends or the Server is closed, the
+// requests in flight are cancelled and ServeStdio returns once they have
+// returned; a Read blocked on r is then abandoned to a goroutine that
+// exits as soon as that Read returns, without reading further.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	lw := newLineWriter(w)
+	st := &stdioConn{srv: s, lw: lw, sink: lineSink{lw}, sem: make(chan struct{}, s.opts.MaxConcurrency)}
+	st.c = s.newConn(s.ctx, st.sink)
+	stop := context.AfterFunc(ctx, st.c.cancel)
+	defer stop()
+
+	readDone := make(chan error, 1)
+	go func() { readDone <- st.readLoop(r) }()
+	var err error
+	select {
+	case err = <-readDone:
+		st.endOfInput()
+	case <-st.c.ctx.Done():
+		st.stopped.Store(true)
+		err = ctx.Err()
+	}
+	st.wg.Wait()
+	st.c.close()
+	lw.close()
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("mcp: stdio: read: %w", err)
+	}
+	return err
+}
+
+// stdioConn is the state of one ServeStdio call.
+type stdioConn struct {
+	srv     *Server
+	c       *conn
+	lw      *lineWriter
+	sink    lineSink
+	sem     chan struct{}
+	wg      sync.WaitGroup
+	stopped atomic.Bool // set when ServeStdio stops reading
+}
+
+func (st *stdioConn) acquire() { st.sem <- struct{}{} }
+func (st *stdioConn) release() { <-st.sem }
+
+func (st *stdioConn) readLoop(r io.Reader) error {
+	lr := newLineReader(r, st.srv.opts.MaxMessageBytes)
+	for {
+		line, err := lr.next()
+		if st.stopped.Load() {
+			return nil
+		}
+		if errors.Is(err, errLineTooLong) {
+			st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("invalid request: message longer than %d bytes", st.srv.opts.MaxMessageBytes)})
+			continue
+		}
+		if len(trimSpaceBytes(line)) > 0 {
+			st.handleLine(line)
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// endOfInput ends what cannot go on without input: listen streams end
+// without a response and server-to-client requests fail.
+func (st *stdioConn) endOfInput() {
+	st.c.mu.Lock()
+	var listens []*call
+	for _, cl := range st.c.inflight {
+		if cl.req.Method == methodListen {
+			listens = append(listens, cl)
+		}
+	}
+	st.c.mu.Unlock()
+	for _, cl := range listens {
+		cl.cancelByClient()
+	}
+	st.c.failPending()
+}
+
+func (st *stdioConn) writeError(id jsonrpc.ID, e *jsonrpc.Error) {
+	b := getBuf()
+	*b = jsonrpc.AppendError((*b)[:0], id, e)
+	_ = st.lw.writeMsg(*b)
+	putBuf(b)
+}
+
+func (st *stdioConn) writeResult(id jsonrpc.ID, res []byte) {
+	b := getBuf()
+	*b = jsonrpc.AppendResult((*b)[:0], id, res)
+	_ = st.lw.writeMsg(*b)
+	putBuf(b)
+}
+
+// handleLine handles one line; it is called by the reader only.
+func (st *stdioConn) handleLine(line []byte) {
+	if jsonrpc.IsBatch(line) {
+		st.handleBatch(line)
+		return
+	}
+	buf := getBuf()
+	*buf = append((*buf)[:0], line...)
+	m, perr := jsonrpc.Parse(*buf)
+	switch {
+	case perr != nil:
+		st.writeError(m.ID, perr)
+	case m.IsResponse():
+		st.c.handleResponse(&m)
+	case m.IsNotification():
+		st.c.handleNotification(&m)
+	default:
+		if st.handleRequest(&m, buf) {
+			return // buf now belongs to the request
+		}
+	}
+	putBuf(buf)
+}
+
+// prepare routes request m: it answers what needs no handler goroutine and
+// returns the call to run otherwise.
+func (st *stdioConn) prepare(m *jsonrpc.Message, out sink) *call {
+	var mi metaInfo
+	scanMeta(m.Params, &mi)
+	c := st.c
+	if mi.modern || isModernOnlyMethod(m.Method) {
+		if e := checkModern(m, &mi); e != nil {
+			st.writeError(m.ID, e)
+			return nil
+		}
+		return st.srv.newModernCall(c.ctx, c, m, &mi, out)
+	}
+	if m.Method == methodInitialize {
+		res, e := c.initialize(m)
+		if e != nil {
+			st.writeError(m.ID, e)
+		} else {
+			st.writeResult(m.ID, res)
+		}
+		return nil
+	}
+	if ok, _, _, _ := c.snapshot(); ok {
+		return c.newLegacyCall(m, &mi, out)
+	}
+	if m.Method == methodPing {
+		st.writeResult(m.ID, []byte("{}"))
+		return nil
+	}
+	st.writeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: "invalid request: send initialize first (or per-request _meta for protocol version 2026-07-28)"})
+	return nil
+}
+
+// handleRequest starts request m; it reports whether it kept buf.
+func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
+	cl := st.prepare(m, st.sink)
+	if cl == nil {
+		return false
+	}
+	st.acquire()
+	if !st.c.track(cl) {
+		st.release()
+		cl.cancel()
+		st.writeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"})
+		return false
+	}
+	cl.release, cl.acquire = st.release, st.acquire
+	st.wg.Add(1)
+	go st.run(cl, buf)
+	return true
+}
+
+func (st *stdioConn) run(cl *call, buf *[]byte) {
+	defer st.wg.Done()
+	res, err := st.srv.invoke(cl)
+	out := getBuf()
+	resp, _, ok := st.srv.finish(cl, res, err, (*out)[:0])
+	st.c.untrack(cl)
+	st.release()
+	putBuf(buf)
+	if ok {
+		_ = st.lw.writeMsg(resp)
+	}
+	*out = resp
+	putBuf(out)
+}
+
+// handleBatch serves a JSON-RPC batch, accepted only in a 2025-03-26
+// session. The responses go out as one array once all requests are done.
+func (st *stdioConn) handleBatch(line []byte) {
+	ok, version, _, _ := st.c.snapshot()
+	if !jsonrpc.Valid(line) {
+		st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"})
+		return
+	}
+	if !ok || version != version20250326 {
+		st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "invalid request: batches are only accepted in a 2025-03-26 session"})
+		return
+	}
+	data := append([]byte(nil), line...)
+	elems, perr := jsonrpc.ParseBatch(data)
+	if perr != nil {
+		st.writeError(jsonrpc.ID{}, perr)
+		return
+	}
+	var calls []*call
+	var immediate [][]byte
+	for _, e := range elems {
+		m, perr := jsonrpc.Parse(e)
+		switch {
+		case perr != nil:
+			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
+		case m.IsResponse():
+			st.c.handleResponse(&m)
+		case m.IsNotification():
+			st.c.handleNotification(&m)
+		case m.Method == methodInitialize:
+			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "invalid request: initialize must not be part of a batch"}))
+		default:
+			var mi metaInfo
+			scanMeta(m.Params, &mi)
+			if mi.modern || isModernOnlyMethod(m.Method) {
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+					Message: "invalid request: 2026-07-28 requests cannot be batched"}))
+				continue
+			}
+			cl := st.c.newLegacyCall(&m, &mi, st.sink)
+			if !st.c.track(cl) {
+				cl.cancel()
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+					Message: "invalid request: a request with this id is already running"}))
+				continue
+			}
+			calls = append(calls, cl)
+		}
+	}
+	if len(calls) == 0 {
+		st.writeBatch(immediate)
+		return
+	}
+	st.acquire()
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		defer st.release()
+		out := runBatch(st.srv, st.c, calls)
+		st.writeBatch(append(immediate, out...))
+		_ = data // the calls alias data until here
+	}()
+}
+
+// runBatch runs the calls of one batch concurrently and returns their
+// responses in order.
+func runBatch(s *Server, c *conn, calls []*call) [][]byte {
+	out := make([][]byte, len(calls))
+	var wg sync.WaitGroup
+	for i, cl := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.invoke(cl)
+			resp, _, ok := s.finish(cl, res, err, nil)
+			c.untrack(cl)
+			if ok {
+				out[i] = resp
+			}
+		}()
+	}
+	wg.Wait()
+	kept := out[:0]
+	for _, r := range out {
+		if r != nil {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+func (st *stdioConn) writeBatch(msgs [][]byte) {
+	if len(msgs) == 0 {
+		return
+	}
+	_ = st.lw.writeMsg(joinBatch(msgs))
+}
+
+func joinBatch(msgs [][]byte) []byte {
+	n := 2
+	for _, m := range msgs {
+		n += len(m) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}
+
+func trimSpaceBytes(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	for j > i && (b[j-1] == ' ' || b[j-1] == '\t' || b[j-1] == '\r' || b[j-1] == '\n') {
+		j--
+	}
+	return b[i:j]
+}
