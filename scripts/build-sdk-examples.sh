@@ -96,7 +96,7 @@ build_one() {
 		rel="$(realpath --relative-to="$d" "$npm_dir/node_modules")"
 		(cd "$d" && "$npm_dir/node_modules/.bin/asc" index.ts \
 			--config "$rel/@assemblyscript/wasi-shim/asconfig.json" \
-			--optimizeLevel 3 --shrinkLevel 1 --runtime incremental --noAssert false \
+			--optimizeLevel 3 --shrinkLevel 1 --runtime incremental \
 			--path "$rel" -o "$out")
 		;;
 	wat)
