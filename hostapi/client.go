@@ -1,0 +1,70 @@
+package hostapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// Client is the MCP side of one request, implemented by the composition
+// root. Notifications must not block for long; Request blocks until the
+// client answers or ctx is done.
+type Client interface {
+	// Log sends notifications/message (subject to the session's level).
+	Log(level, logger string, data json.RawMessage)
+	// Progress sends notifications/progress with the request's progress
+	// token; it is a no-op without one.
+	Progress(progress float64, total *float64, message string)
+	// NotifyListChanged reports that the plugin's "tools", "resources" or
+	// "prompts" changed (the host describes it again).
+	NotifyListChanged(kind string)
+	// NotifyResourceUpdated reports that a resource changed.
+	NotifyResourceUpdated(uri string)
+	// Request sends a server-to-client request (elicitation/create,
+	// sampling/createMessage, roots/list) and returns the client's result.
+	// It returns ErrUnsupported when the client or connection cannot carry
+	// it; an error with an RPCError() (code, message) method is passed to
+	// the plugin with that code.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// ErrUnsupported is returned by Client.Request when the client did not
+// declare the capability or the connection cannot carry a server-to-client
+// request (stateless HTTP). The plugin gets abi.ErrUnsupported.
+var ErrUnsupported = errors.New("unsupported by this client or connection")
+
+// request handles the blocking client requests: granted, then the Client
+// must carry them.
+func (b *bound) request(ctx context.Context, method string, params []byte, granted bool) ([]byte, int32) {
+	if !granted {
+		return nil, abi.ErrDenied
+	}
+	if len(params) == 0 {
+		params = empty
+	}
+	if !json.Valid(params) {
+		return nil, abi.ErrBadParams
+	}
+	if b.c == nil {
+		return nil, abi.ErrUnsupported
+	}
+	res, err := b.c.Request(ctx, method, append(json.RawMessage(nil), params...))
+	var rpc interface{ RPCError() (int, string) }
+	switch {
+	case err == nil:
+		if len(res) == 0 {
+			return empty, 0
+		}
+		return res, 0
+	case ctx.Err() != nil:
+		return nil, abi.ErrCanceled
+	case errors.Is(err, ErrUnsupported):
+		return nil, abi.ErrUnsupported
+	case errors.As(err, &rpc):
+		code, msg := rpc.RPCError()
+		return failed(code, msg)
+	}
+	return failed(codeInternal, err.Error())
+}

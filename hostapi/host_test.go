@@ -1,0 +1,174 @@
+package hostapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// fakeClient records what the host sends and answers Request from fields.
+type fakeClient struct {
+	mu       sync.Mutex
+	events   []string
+	result   json.RawMessage
+	err      error
+	panicLog bool
+}
+
+func (c *fakeClient) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = append(c.events, s)
+}
+
+func (c *fakeClient) Log(level, logger string, data json.RawMessage) {
+	if c.panicLog {
+		panic("client broke")
+	}
+	c.add("log " + level + " " + logger + " " + string(data))
+}
+
+func (c *fakeClient) Progress(p float64, total *float64, msg string) {
+	t := "nil"
+	if total != nil {
+		t = fmt.Sprint(*total)
+	}
+	c.add(fmt.Sprintf("progress %v %s %s", p, t, msg))
+}
+func (c *fakeClient) NotifyListChanged(kind string)    { c.add("list_changed " + kind) }
+func (c *fakeClient) NotifyResourceUpdated(uri string) { c.add("updated " + uri) }
+func (c *fakeClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c.add("request " + method + " " + string(params))
+	return c.result, c.err
+}
+
+type rpcErr struct{}
+
+func (rpcErr) Error() string                   { return "user declined" }
+func (rpcErr) RPCError() (code int, msg string) { return -32042, "user declined" }
+
+func newHost(t testing.TB, g Grants) *Host {
+	t.Helper()
+	h, err := New(Options{Plugin: "p", Grants: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestHostCall(t *testing.T) {
+	all := Grants{Config: map[string]string{"api_key": "s3cret"}, Elicitation: true, Sampling: true, Roots: true}
+	tests := []struct {
+		name, method, params string
+		grants               Grants
+		client               *fakeClient
+		errno                int32
+		result, event        string
+	}{
+		{"unknown method", "fs/read", `{}`, all, &fakeClient{}, abi.ErrUnknown, "", ""},
+		{"log", "log", `{"level":"warning","logger":"db","data":{"x":1}}`, all, &fakeClient{}, 0, `{}`, `log warning db {"x":1}`},
+		{"log bad level", "log", `{"level":"loud","data":1}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"log no data", "log", `{"level":"info"}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"log not json", "log", `nope`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"log client panics", "log", `{"level":"info","data":1}`, all, &fakeClient{panicLog: true}, abi.ErrFailed, `{"code":-32603,"message":"internal error"}`, ""},
+		{"progress", "progress", `{"progress":1,"total":4,"message":"m"}`, all, &fakeClient{}, 0, `{}`, "progress 1 4 m"},
+		{"progress missing", "progress", `{"total":4}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"list changed", "notify/list_changed", `{"kind":"tools"}`, all, &fakeClient{}, 0, `{}`, "list_changed tools"},
+		{"list changed bad kind", "notify/list_changed", `{"kind":"files"}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"resource updated", "notify/resource_updated", `{"uri":"a://b"}`, all, &fakeClient{}, 0, `{}`, "updated a://b"},
+		{"resource updated no uri", "notify/resource_updated", `{}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"config granted", "config/get", `{"key":"api_key"}`, all, &fakeClient{}, 0, `{"value":"s3cret"}`, ""},
+		{"config not granted", "config/get", `{"key":"other"}`, all, &fakeClient{}, abi.ErrDenied, "", ""},
+		{"config no grants", "config/get", `{"key":"api_key"}`, Grants{}, &fakeClient{}, abi.ErrDenied, "", ""},
+		{"config bad params", "config/get", `[1]`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"http not granted", "http/fetch", `{"url":"https://example.com/"}`, Grants{}, &fakeClient{}, abi.ErrDenied, "", ""},
+		{"kv not granted", "kv/get", `{"key":"k"}`, Grants{}, &fakeClient{}, abi.ErrDenied, "", ""},
+		{"kv granted without store", "kv/get", `{"key":"k"}`, Grants{KV: true}, &fakeClient{}, abi.ErrDenied, "", ""},
+		{"elicit", "elicitation/create", `{"message":"ok?"}`, all, &fakeClient{result: json.RawMessage(`{"action":"accept"}`)}, 0, `{"action":"accept"}`, `request elicitation/create {"message":"ok?"}`},
+		{"elicit not granted", "elicitation/create", `{}`, Grants{}, &fakeClient{}, abi.ErrDenied, "", ""},
+		{"sample unsupported", "sampling/createMessage", `{}`, all, &fakeClient{err: fmt.Errorf("stateless: %w", ErrUnsupported)}, abi.ErrUnsupported, "", "request sampling/createMessage {}"},
+		{"roots rpc error", "roots/list", `{}`, all, &fakeClient{err: rpcErr{}}, abi.ErrFailed, `{"code":-32042,"message":"user declined"}`, "request roots/list {}"},
+		{"roots other error", "roots/list", ``, all, &fakeClient{err: errors.New("boom")}, abi.ErrFailed, `{"code":-32603,"message":"boom"}`, "request roots/list {}"},
+		{"request bad json", "roots/list", `{`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newHost(t, tt.grants).Bind(tt.client)
+			res, errno := b.Call(context.Background(), tt.method, []byte(tt.params))
+			if errno != tt.errno || string(res) != tt.result {
+				t.Errorf("Call = %s, %d; want %s, %d", res, errno, tt.result, tt.errno)
+			}
+			if tt.event != "" && (len(tt.client.events) != 1 || tt.client.events[0] != tt.event) {
+				t.Errorf("client saw %q, want %q", tt.client.events, tt.event)
+			}
+			if tt.event == "" && len(tt.client.events) != 0 {
+				t.Errorf("client saw %q, want nothing", tt.client.events)
+			}
+		})
+	}
+}
+
+func TestNilClient(t *testing.T) {
+	b := newHost(t, Grants{Sampling: true, Config: map[string]string{"k": "v"}}).Bind(nil)
+	for _, tt := range []struct {
+		method, params string
+		errno          int32
+	}{
+		{"log", `{"level":"info","data":"x"}`, 0},
+		{"progress", `{"progress":1}`, 0},
+		{"notify/list_changed", `{"kind":"prompts"}`, 0},
+		{"sampling/createMessage", `{}`, abi.ErrUnsupported},
+		{"config/get", `{"key":"k"}`, 0},
+	} {
+		if _, errno := b.Call(context.Background(), tt.method, []byte(tt.params)); errno != tt.errno {
+			t.Errorf("%s: errno %d, want %d", tt.method, errno, tt.errno)
+		}
+	}
+	b.Log(context.Background(), 3, []byte("dropped to the server log"))
+}
+
+func TestFastLogAndRateLimit(t *testing.T) {
+	c := &fakeClient{}
+	b := newHost(t, Grants{}).Bind(c)
+	b.Log(context.Background(), 99, []byte("a \"quoted\" line"))
+	if len(c.events) != 1 || c.events[0] != `log emergency  "a \"quoted\" line"` {
+		t.Fatalf("events %q", c.events)
+	}
+	for range 2 * maxNotifications {
+		b.Call(context.Background(), "progress", []byte(`{"progress":1}`))
+	}
+	if len(c.events) != maxNotifications {
+		t.Errorf("%d notifications passed, want %d", len(c.events), maxNotifications)
+	}
+}
+
+func TestCanceledCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &fakeClient{}
+	if _, errno := newHost(t, Grants{}).Bind(c).Call(ctx, "log", []byte(`{"level":"info","data":1}`)); errno != abi.ErrCanceled {
+		t.Errorf("errno %d, want -3", errno)
+	}
+	if len(c.events) != 0 {
+		t.Errorf("client called after cancellation")
+	}
+}
+
+func TestNewRejectsBadRules(t *testing.T) {
+	for _, r := range []string{"ftp://x/", "https://user@x/", "https://*.x.com/", "https:///", "https://x/?q=1", "x.com", "https://x/a/../b"} {
+		if _, err := New(Options{Plugin: "p", Grants: Grants{HTTP: []string{r}}}); err == nil {
+			t.Errorf("rule %q accepted", r)
+		} else if !strings.Contains(err.Error(), "rule") {
+			t.Errorf("rule %q: error %v does not say which rule", r, err)
+		}
+	}
+	if _, err := New(Options{}); err == nil {
+		t.Error("New without a plugin name succeeded")
+	}
+}
