@@ -50,7 +50,7 @@ func (c *fakeClient) Request(ctx context.Context, method string, params json.Raw
 
 type rpcErr struct{}
 
-func (rpcErr) Error() string                   { return "user declined" }
+func (rpcErr) Error() string                    { return "user declined" }
 func (rpcErr) RPCError() (code int, msg string) { return -32042, "user declined" }
 
 func newHost(t testing.TB, g Grants) *Host {
