@@ -50,6 +50,9 @@ type call struct {
 	// keepAlive is the interval of keep-alives on long-lived requests
 	// (subscriptions/listen over HTTP); 0 disables them.
 	keepAlive time.Duration
+	// stop, when closed, ends long-lived requests like a server Close
+	// (the HTTP handler shutting down).
+	stop <-chan struct{}
 	// release and acquire give back and retake the connection's
 	// concurrency slot while the request waits for the client.
 	release, acquire func()

@@ -1,4 +1,260 @@
 package mcp
 
-// toolIndex caches the x-mcp-header annotations of the tools.
-type toolIndex struct{}
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// Header validation of 2026-07-28 POSTs (SEP-2243): MCP-Protocol-Version,
+// Mcp-Method and Mcp-Name must be present and equal the body, and every
+// tool argument annotated with x-mcp-header must travel in its
+// Mcp-Param-{Name} header. Any failure is -32020 with HTTP 400.
+
+func headerMismatch(format string, args ...string) *jsonrpc.Error {
+	msg := format
+	for i, a := range args {
+		msg = strings.Replace(msg, "{"+strconv.Itoa(i)+"}", a, 1)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeHeaderMismatch, Message: "Header mismatch: " + msg}
+}
+
+// header returns the single value of header name (whitespace around it
+// trimmed) and whether it is present; ok is false too when the header is
+// repeated.
+func header(r *http.Request, name string) (v string, present, ok bool) {
+	vals := r.Header.Values(name)
+	switch len(vals) {
+	case 0:
+		return "", false, true
+	case 1:
+		return strings.Trim(vals[0], " \t"), true, true
+	}
+	return "", true, false
+}
+
+// plainASCII reports whether v has only visible ASCII and inner spaces.
+func plainASCII(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeHeaderValue decodes the =?base64?...?= sentinel (strict, padded
+// standard base64 of UTF-8); other values are taken literally and must be
+// plain ASCII.
+func decodeHeaderValue(v string) (string, bool) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
+		if err != nil || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	return v, plainASCII(v)
+}
+
+// checkHeaders validates the standard and custom headers of request m.
+func (h *httpHandler) checkHeaders(r *http.Request, m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error {
+	pv, present, ok := header(r, "Mcp-Protocol-Version")
+	switch {
+	case !present:
+		return headerMismatch("missing MCP-Protocol-Version header")
+	case !ok || !plainASCII(pv):
+		return headerMismatch("invalid MCP-Protocol-Version header")
+	case pv != mi.version:
+		return headerMismatch("MCP-Protocol-Version header value '{0}' does not match body value '{1}'", pv, mi.version)
+	}
+	mm, present, ok := header(r, "Mcp-Method")
+	switch {
+	case !present:
+		return headerMismatch("missing Mcp-Method header")
+	case !ok || !plainASCII(mm):
+		return headerMismatch("invalid Mcp-Method header")
+	case mm != m.Method:
+		return headerMismatch("Mcp-Method header value '{0}' does not match body value '{1}'", mm, m.Method)
+	}
+	var nameKey string
+	switch m.Method {
+	case methodToolsCall, methodPromptsGet:
+		nameKey = "name"
+	case methodResRead:
+		nameKey = "uri"
+	default:
+		return nil
+	}
+	bodyName, inBody := stringParam(m.Params, nameKey)
+	raw, present, ok := header(r, "Mcp-Name")
+	if !ok {
+		return headerMismatch("repeated Mcp-Name header")
+	}
+	if present {
+		hn, valid := decodeHeaderValue(raw)
+		switch {
+		case !valid:
+			return headerMismatch("invalid Mcp-Name header")
+		case !inBody:
+			return headerMismatch("Mcp-Name header present but the body has no " + nameKey)
+		case hn != bodyName:
+			return headerMismatch("Mcp-Name header value '{0}' does not match body value '{1}'", hn, bodyName)
+		}
+	} else if inBody {
+		return headerMismatch("missing Mcp-Name header")
+	}
+	if m.Method == methodToolsCall && inBody {
+		return h.checkParamHeaders(r, m, bodyName)
+	}
+	return nil
+}
+
+// checkParamHeaders validates the Mcp-Param-* headers of a tools/call.
+func (h *httpHandler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, tool string) *jsonrpc.Error {
+	params, err := h.s.toolHeaders(r, m, tool)
+	if err != nil || len(params) == 0 {
+		return nil // unknown tool: the Provider answers
+	}
+	args, _ := jsonrpc.Member(m.Params, "arguments")
+	for _, p := range params {
+		v, inBody := jsonrpc.Member(args, p.prop)
+		if inBody && jsonrpc.Kind(v) == 'z' {
+			inBody = false
+		}
+		raw, present, ok := header(r, p.header)
+		if !ok {
+			return headerMismatch("repeated " + p.header + " header")
+		}
+		if !present {
+			if inBody {
+				return headerMismatch("missing " + p.header + " header")
+			}
+			continue
+		}
+		hv, valid := decodeHeaderValue(raw)
+		switch {
+		case !valid:
+			return headerMismatch("invalid " + p.header + " header")
+		case !inBody:
+			return headerMismatch(p.header + " header present but the argument is absent")
+		case !paramMatches(v, hv):
+			return headerMismatch(p.header+" header value '{0}' does not match body value '{1}'", hv, string(v))
+		}
+	}
+	return nil
+}
+
+// paramMatches compares a body argument with its header value: strings
+// exactly, integers numerically, booleans as true/false.
+func paramMatches(body []byte, hv string) bool {
+	switch jsonrpc.Kind(body) {
+	case 's':
+		s, _ := jsonrpc.String(body)
+		return s == hv
+	case 'b':
+		return string(body) == hv
+	case 'n':
+		a, err1 := strconv.ParseInt(string(body), 10, 64)
+		b, err2 := strconv.ParseInt(hv, 10, 64)
+		if err1 == nil && err2 == nil {
+			return a == b
+		}
+		return string(body) == hv
+	}
+	return false
+}
+
+// paramHeader is one tool argument annotated with x-mcp-header.
+type paramHeader struct {
+	prop   string // argument name
+	header string // canonical header name, Mcp-Param-{Name}
+}
+
+// toolIndex caches the annotated arguments of a tools list. It stays valid
+// while the Provider returns the same items (same backing arrays) and is
+// dropped on NotifyListChanged("tools").
+type toolIndex struct {
+	ptrs    []*byte
+	lens    []int
+	headers map[string][]paramHeader
+}
+
+func (ti *toolIndex) matches(items []json.RawMessage) bool {
+	if len(items) != len(ti.ptrs) {
+		return false
+	}
+	for i, it := range items {
+		if len(it) != ti.lens[i] || len(it) == 0 || &it[0] != ti.ptrs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// toolHeaders returns the annotated arguments of tool, from the Provider's
+// tool list (as this request would see it).
+func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) ([]paramHeader, error) {
+	var mi metaInfo
+	scanMeta(m.Params, &mi)
+	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), ProtocolVersion: mi.version,
+		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps}
+	items, err := s.p.Tools(r.Context(), req)
+	if err != nil {
+		return nil, err
+	}
+	ti := s.tools.Load()
+	if ti == nil || !ti.matches(items) {
+		ti = buildToolIndex(items)
+		s.tools.Store(ti)
+	}
+	return ti.headers[tool], nil
+}
+
+func buildToolIndex(items []json.RawMessage) *toolIndex {
+	ti := &toolIndex{ptrs: make([]*byte, len(items)), lens: make([]int, len(items)), headers: map[string][]paramHeader{}}
+	for i, it := range items {
+		ti.lens[i] = len(it)
+		if len(it) > 0 {
+			ti.ptrs[i] = &it[0]
+		}
+		if !jsonrpc.Valid(it) {
+			continue
+		}
+		name, ok := stringParam(it, "name")
+		if !ok {
+			continue
+		}
+		schema, _ := jsonrpc.Member(it, "inputSchema")
+		props, _ := jsonrpc.Member(schema, "properties")
+		pit, ok := jsonrpc.NewObjectIter(props)
+		if !ok {
+			continue
+		}
+		var hs []paramHeader
+		for {
+			k, v, more := pit.Next()
+			if !more {
+				break
+			}
+			hn, ok := stringParam(v, "x-mcp-header")
+			if !ok || hn == "" {
+				continue
+			}
+			prop, ok := jsonrpc.String(append(append([]byte{'"'}, k...), '"'))
+			if !ok {
+				continue
+			}
+			hs = append(hs, paramHeader{prop: prop, header: http.CanonicalHeaderKey("Mcp-Param-" + hn)})
+		}
+		if hs != nil {
+			ti.headers[name] = hs
+		}
+	}
+	return ti
+}

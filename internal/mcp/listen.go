@@ -177,6 +177,8 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 			}
 		case <-s.ctx.Done():
 			return listenComplete(cl), nil
+		case <-cl.stop:
+			return listenComplete(cl), nil
 		case <-cl.ctx.Done():
 			if s.ctx.Err() != nil {
 				return listenComplete(cl), nil

@@ -24,6 +24,11 @@ type Provider struct {
 	// non-nil (tests use it to know a slow call is running). Sends never
 	// block: a full channel drops the name.
 	Started chan string
+	// Stopped receives the name of the slow tool when its context ends.
+	Stopped chan string
+	// Gate, when non-nil, holds the close_stream tool after it closed its
+	// stream until Gate is closed or receives.
+	Gate chan struct{}
 
 	mu        sync.Mutex
 	server    *mcp.Server
@@ -191,6 +196,9 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 		return p.elicit(ctx, r, &cp, arg("message"))
 	case "slow":
 		<-ctx.Done()
+		if p.Stopped != nil {
+			p.Stopped <- cp.Name
+		}
 		return nil, ctx.Err()
 	case "panic":
 		panic("mcptest: the panic tool panicked")
@@ -230,6 +238,13 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 		return text(strings.Repeat("x", argInt("n", 1000))), nil
 	case "close_stream":
 		r.CloseStream()
+		if p.Gate != nil {
+			select {
+			case <-p.Gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		return text("after close"), nil
 	case "transient":
 		return text("transient"), nil

@@ -1,0 +1,254 @@
+package mcp
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// HTTPOptions configures the Streamable HTTP handler. The zero value of
+// every field selects the documented default; nil means all defaults.
+type HTTPOptions struct {
+	// Path is the MCP endpoint; requests for other paths get 404. Default
+	// "/mcp".
+	Path string
+
+	// AllowedOrigins lists the browser origins ("https://app.example")
+	// accepted besides loopback origins (http or https on localhost,
+	// 127.0.0.1 or [::1], any port), which are always accepted; "*"
+	// accepts every origin. Requests without an Origin header are not
+	// affected. A refused Origin gets 403 (DNS-rebinding protection).
+	AllowedOrigins []string
+	// AllowedHosts lists the Host header values accepted ("mcp.example"
+	// or "mcp.example:8443") besides loopback hosts; "*" accepts every
+	// host. When empty, a server listening on a loopback address accepts
+	// only loopback hosts and any other server accepts every host.
+	AllowedHosts []string
+
+	// MaxBodyBytes bounds a POST body; larger bodies get 413 without
+	// being read. Default 4 MiB.
+	MaxBodyBytes int64
+	// SessionIdleTimeout ends a legacy session after that long without a
+	// request or an open stream. Default 30 minutes.
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the legacy sessions alive at once; initialize
+	// beyond it gets 503. Default 10000.
+	MaxSessions int
+	// KeepAlive is the interval of SSE comment lines on idle long-lived
+	// streams (GET streams and subscriptions/listen). Default 25 seconds;
+	// negative disables them.
+	KeepAlive time.Duration
+	// SSERetry is the reconnection delay announced in the priming event of
+	// legacy SSE streams. Default 1 second.
+	SSERetry time.Duration
+	// ReplayEvents is how many events each legacy SSE stream keeps for
+	// Last-Event-ID replay. Default 256.
+	ReplayEvents int
+
+	// Logger receives transport diagnostics. Nil uses the Server's.
+	Logger *slog.Logger
+}
+
+func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
+	var v HTTPOptions
+	if o != nil {
+		v = *o
+	}
+	if v.Path == "" {
+		v.Path = "/mcp"
+	}
+	if v.MaxBodyBytes <= 0 {
+		v.MaxBodyBytes = 4 << 20
+	}
+	if v.SessionIdleTimeout <= 0 {
+		v.SessionIdleTimeout = 30 * time.Minute
+	}
+	if v.MaxSessions <= 0 {
+		v.MaxSessions = 10000
+	}
+	switch {
+	case v.KeepAlive == 0:
+		v.KeepAlive = 25 * time.Second
+	case v.KeepAlive < 0:
+		v.KeepAlive = 0
+	}
+	if v.SSERetry <= 0 {
+		v.SSERetry = time.Second
+	}
+	if v.ReplayEvents <= 0 {
+		v.ReplayEvents = 256
+	}
+	if v.Logger == nil {
+		v.Logger = s.log
+	}
+	return v
+}
+
+// httpHandler serves the Streamable HTTP transport of one Server.
+type httpHandler struct {
+	s    *Server
+	opts HTTPOptions
+	log  *slog.Logger
+	done chan struct{} // closed by close
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closed   bool
+}
+
+// HTTPHandler returns the Streamable HTTP handler of the server: POST for
+// every client message (JSON or SSE replies), GET for the standalone SSE
+// stream of a legacy session (with Last-Event-ID resumption), DELETE to end
+// a legacy session. Legacy clients open sessions with initialize
+// (Mcp-Session-Id); 2026-07-28 clients send self-contained requests, with
+// the headers of that version validated against the body. opts may be nil.
+//
+// The handler is closed with the Server (Close) or by RunHTTP.
+func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
+	return s.newHTTPHandler(opts)
+}
+
+func (s *Server) newHTTPHandler(opts *HTTPOptions) *httpHandler {
+	o := opts.withDefaults(s)
+	h := &httpHandler{s: s, opts: o, log: o.Logger, done: make(chan struct{}), sessions: map[string]*httpSession{}}
+	s.addCloser(h.close)
+	return h
+}
+
+// close ends every session and stream of the handler.
+func (h *httpHandler) close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	close(h.done)
+	sessions := make([]*httpSession, 0, len(h.sessions))
+	for _, ss := range h.sessions {
+		sessions = append(sessions, ss)
+	}
+	h.mu.Unlock()
+	for _, ss := range sessions {
+		ss.close()
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != h.opts.Path {
+		writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not found: the MCP endpoint is " + h.opts.Path})
+		return
+	}
+	if why := h.checkOrigin(r); why != "" {
+		h.log.Warn("request refused", "reason", why, "origin", r.Header.Get("Origin"), "host", r.Host)
+		writeError(w, http.StatusForbidden, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "forbidden: " + why})
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.serveGet(w, r)
+	case http.MethodDelete:
+		h.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "method not allowed"})
+	}
+}
+
+// writeError writes a JSON-RPC error response with an HTTP status.
+func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	b := getBuf()
+	*b = jsonrpc.AppendError((*b)[:0], id, e)
+	writeJSON(w, status, *b)
+	putBuf(b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	hd := w.Header()
+	hd["Content-Type"] = jsonContentType
+	hd["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+var (
+	jsonContentType = []string{"application/json"}
+	sseContentType  = []string{"text/event-stream"}
+	noCache         = []string{"no-cache"}
+	noBuffering     = []string{"no"}
+)
+
+// statusFor is the HTTP status of a JSON response carrying error code
+// (0 for a result) on the 2026-07-28 path.
+func statusFor(code int) int {
+	switch code {
+	case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingClientCapability, jsonrpc.CodeUnsupportedVersion,
+		jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest:
+		return http.StatusBadRequest
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
+}
+
+var errBodyTooLarge = errors.New("mcp: request body too large")
+
+// readBody reads the POST body into a pooled buffer, refusing bodies over
+// the limit (413) without reading them.
+func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) (*[]byte, error) {
+	max := h.opts.MaxBodyBytes
+	if r.ContentLength > max {
+		return nil, errBodyTooLarge
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	buf := getBuf()
+	b := (*buf)[:0]
+	if r.ContentLength > 0 && int64(cap(b)) < r.ContentLength {
+		b = make([]byte, 0, r.ContentLength)
+	}
+	body := io.LimitReader(r.Body, max+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > max {
+			*buf = b
+			putBuf(buf)
+			return nil, errBodyTooLarge
+		}
+		if err == io.EOF {
+			*buf = b
+			return buf, nil
+		}
+		if err != nil {
+			*buf = b
+			putBuf(buf)
+			return nil, err
+		}
+	}
+}
+
+// checkContentType refuses bodies that are declared as something other
+// than JSON.
+func checkContentType(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
