@@ -1,0 +1,77 @@
+// Command wasmcp is an MCP server whose tools, resources and prompts are
+// WebAssembly plugins. See README.md for usage.
+//
+//	wasmcp serve   [--config FILE] [--plugins DIR]... [--http ADDR]
+//	wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]
+//	wasmcp inspect [--config FILE] [--json] PLUGIN.wasm
+//	wasmcp new     --lang go|c|rust|assemblyscript NAME
+//	wasmcp version
+//
+// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+// Diagnostics go to stderr only.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// usageError is a mistake on the command line or in the configuration:
+// exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const usage = `usage:
+  wasmcp serve   [--config FILE] [--plugins DIR]... [--http ADDR]   serve MCP on stdio, or on HTTP at ADDR
+  wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]     call one tool, print the result
+  wasmcp inspect [--config FILE] [--json] PLUGIN.wasm               show a plugin's manifest and capabilities
+  wasmcp new     --lang go|c|rust|assemblyscript NAME               scaffold a plugin project
+  wasmcp version                                                    print the version
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wasmcp:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:])
+	case "call":
+		return cmdCall(ctx, args[1:])
+	case "inspect":
+		return cmdInspect(ctx, args[1:])
+	case "new":
+		return cmdNew(args[1:])
+	case "version", "--version", "-v":
+		fmt.Println("wasmcp", version())
+		return nil
+	case "help", "--help", "-h":
+		fmt.Print(usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return usagef("unknown command %q", args[0])
+}

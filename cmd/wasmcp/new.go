@@ -1,0 +1,5 @@
+package main
+
+func cmdNew(args []string) error {
+	return usagef("new: not available yet")
+}

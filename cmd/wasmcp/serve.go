@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/wasmcp/wasmcp/internal/server"
+)
+
+func cmdServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fs)
+	addr := fs.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("serve: unexpected argument %q", pos[0])
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.Server.LogLevel)
+	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log})
+	if err != nil {
+		return usageError{err}
+	}
+	defer srv.Close(context.WithoutCancel(ctx))
+	if len(srv.Registry().Plugins()) == 0 {
+		log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
+	}
+	if *addr == "" {
+		log.Info("serving MCP on stdio", "plugins", len(srv.Registry().Plugins()), "tools", len(srv.Registry().Tools()))
+		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	path := cfg.HTTP.Path
+	if path == "" {
+		path = "/mcp"
+	}
+	fmt.Fprintf(os.Stderr, "wasmcp: serving MCP on http://%s%s\n", ln.Addr(), path)
+	return srv.ServeHTTP(ctx, ln)
+}

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/plugins"
+)
+
+// provider serves the plugin registry to the MCP engine.
+type provider struct {
+	reg *plugins.Registry
+	log *slog.Logger
+}
+
+var _ mcp.Provider = (*provider)(nil)
+
+// Features declares every feature: plugins come and go with reloads, so
+// the lists may be empty but the methods always exist.
+func (p *provider) Features() mcp.Features {
+	return mcp.Features{Tools: true, Resources: true, Prompts: true, Completions: true, Subscribe: true, ListChanged: true}
+}
+
+func (p *provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	return p.reg.Tools(), nil
+}
+
+func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	return p.reg.Resources(), nil
+}
+
+func (p *provider) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	return p.reg.ResourceTemplates(), nil
+}
+
+func (p *provider) Prompts(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	return p.reg.Prompts(), nil
+}
+
+func (p *provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+	return p.do(ctx, r, p.reg.CallTool)
+}
+
+func (p *provider) ReadResource(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+	return p.do(ctx, r, p.reg.ReadResource)
+}
+
+func (p *provider) GetPrompt(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+	return p.do(ctx, r, p.reg.GetPrompt)
+}
+
+func (p *provider) Complete(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+	return p.do(ctx, r, p.reg.Complete)
+}
+
+func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Context, *plugins.Request) (json.RawMessage, error)) (json.RawMessage, error) {
+	req := plugins.Request{
+		Params:             r.Params,
+		ProtocolVersion:    r.ProtocolVersion,
+		Stateless:          r.Stateless,
+		ClientInfo:         r.ClientInfo,
+		ClientCapabilities: r.ClientCapabilities,
+		ProgressToken:      r.ProgressToken,
+		Principal:          r.Principal,
+		Caller:             caller{r},
+	}
+	out, err := call(ctx, &req)
+	if err != nil {
+		return mapError(ctx, p.log, r, err)
+	}
+	return out, nil
+}
+
+// caller adapts an MCP request to what plugins need of the client.
+type caller struct{ r *mcp.Request }
+
+func (c caller) Log(level, logger string, data json.RawMessage) { c.r.Log(level, logger, data) }
+
+func (c caller) Progress(progress float64, total *float64, message string) {
+	c.r.Progress(progress, total, message)
+}
+
+func (c caller) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	res, err := c.r.ClientCall(ctx, method, params)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.Is(err, mcp.ErrNoClientRequests):
+		return nil, hostapi.ErrUnsupported
+	case errors.As(err, &rpcErr):
+		return nil, clientError{rpcErr}
+	}
+	return res, err
+}
+
+// clientError is an error the client answered with; hostapi passes its
+// code to the plugin.
+type clientError struct{ e *jsonrpc.Error }
+
+func (c clientError) Error() string                  { return c.e.Message }
+func (c clientError) RPCError() (code int, msg string) { return c.e.Code, c.e.Message }

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/plugins"
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+// Options configures New besides the configuration file.
+type Options struct {
+	// Version is the wasmcp version, reported as serverInfo.version when
+	// the configuration names none.
+	Version string
+	// Logger receives every log line (the caller points it at stderr);
+	// nil discards.
+	Logger *slog.Logger
+	// WatchInterval is the polling interval of [server] watch (default 1s).
+	WatchInterval time.Duration
+}
+
+// Server is a configured wasmcp: plugins loaded and the MCP engine ready
+// to serve them on any number of transports.
+type Server struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	engine *runtime.Engine
+	kv     *hostapi.KVStore
+	reg    *plugins.Registry
+	mcp    *mcp.Server
+	stop   context.CancelFunc
+	done   chan struct{}
+}
+
+// New builds a Server from cfg and loads its plugins. Plugins named in
+// [[plugins]] must load: any failure is returned (and nothing is left
+// running). Files found in plugin directories that fail to load are logged
+// and skipped, so one bad file dropped in a directory does not stop the
+// server.
+func New(ctx context.Context, cfg *config.Config, opts Options) (s *Server, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s = &Server{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			s.Close(context.WithoutCancel(ctx))
+			s = nil
+		}
+	}()
+	s.engine, err = runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("wasm engine: %w", err)
+	}
+	s.kv, err = hostapi.OpenKV(cfg.Server.KVDir, hostapi.KVQuota{})
+	if err != nil {
+		return nil, fmt.Errorf("kv store: %w", err)
+	}
+	version := cfg.Server.Version
+	if version == "" {
+		version = opts.Version
+	}
+	s.reg, err = plugins.NewRegistry(plugins.Options{
+		Engine: s.engine,
+		KV:     s.kv,
+		Logger: log,
+		OnListChanged: func(kind string) {
+			if s.mcp != nil {
+				s.mcp.NotifyListChanged(kind)
+			}
+		},
+		OnResourceUpdated: func(uri string) {
+			if s.mcp != nil {
+				s.mcp.NotifyResourceUpdated(uri)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	specs, err := Specs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.reg.Load(ctx, specs); err != nil {
+		var fatal []error
+		for _, e := range unjoin(err) {
+			var le *plugins.LoadError
+			if errors.As(e, &le) && cfg.Plugin(le.Spec.Name) == nil {
+				log.Error("skipping plugin", "error", e)
+				continue
+			}
+			fatal = append(fatal, e)
+		}
+		if len(fatal) > 0 {
+			return nil, errors.Join(fatal...)
+		}
+	}
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log}, &mcp.Options{
+		Name:         cfg.Server.Name,
+		Version:      version,
+		Instructions: cfg.Server.Instructions,
+		Logger:       log,
+	})
+	watchCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop, s.done = stop, make(chan struct{})
+	if cfg.Server.Watch {
+		go func() {
+			defer close(s.done)
+			s.reg.Watch(watchCtx, opts.WatchInterval, func() ([]plugins.Spec, error) { return Specs(cfg) })
+		}()
+	} else {
+		close(s.done)
+	}
+	return s, nil
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// Registry returns the plugin registry (for inspect and tests).
+func (s *Server) Registry() *plugins.Registry { return s.reg }
+
+// ServeStdio serves MCP on r and w until r ends or ctx is done.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	return s.mcp.ServeStdio(ctx, r, w)
+}
+
+// ServeHTTP serves MCP over Streamable HTTP on ln until ctx is done.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	h := s.cfg.HTTP
+	return s.mcp.RunHTTP(ctx, ln, &mcp.HTTPOptions{
+		Path:           h.Path,
+		AllowedOrigins: h.AllowedOrigins,
+		AllowedHosts:   h.AllowedHosts,
+		MaxBodyBytes:   int64(h.MaxBody),
+		Logger:         s.log,
+	})
+}
+
+// CallTool runs one tools/call outside any session (the `wasmcp call`
+// command): the result, or a JSON-RPC error.
+func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	params, err := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+	}{name, args})
+	if err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
+	}
+	r := &mcp.Request{Method: "tools/call", Params: params, ProtocolVersion: "2025-11-25", ClientCapabilities: json.RawMessage("{}")}
+	return (&provider{reg: s.reg, log: s.log}).CallTool(ctx, r)
+}
+
+// Close stops watching, drops every plugin (calls in flight finish), and
+// closes the engine and the kv store.
+func (s *Server) Close(ctx context.Context) error {
+	if s.stop != nil {
+		s.stop()
+		<-s.done
+	}
+	var errs []error
+	if s.mcp != nil {
+		errs = append(errs, s.mcp.Close())
+	}
+	if s.reg != nil {
+		errs = append(errs, s.reg.Close(ctx))
+	}
+	if s.engine != nil {
+		errs = append(errs, s.engine.Close(ctx))
+	}
+	if s.kv != nil {
+		errs = append(errs, s.kv.Close())
+	}
+	return errors.Join(errs...)
+}

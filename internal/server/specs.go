@@ -1,0 +1,89 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/plugins"
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+// Specs turns a configuration into plugin specs: every [[plugins]] entry,
+// then every *.wasm file of the plugin directories (sorted by name) that is
+// not already an entry, with the default limits and no grants.
+func Specs(cfg *config.Config) ([]plugins.Spec, error) {
+	var specs []plugins.Spec
+	seen := map[string]bool{}
+	for i := range cfg.Plugins {
+		p := &cfg.Plugins[i]
+		abs, err := filepath.Abs(p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", p.Name, err)
+		}
+		seen[abs] = true
+		specs = append(specs, specFor(cfg, p, abs))
+	}
+	for _, dir := range cfg.Server.PluginDirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("plugin directory: %w", err)
+		}
+		var names []string
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".wasm") {
+				names = append(names, e.Name())
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			abs, err := filepath.Abs(filepath.Join(dir, n))
+			if err != nil {
+				return nil, err
+			}
+			if seen[abs] {
+				continue
+			}
+			seen[abs] = true
+			specs = append(specs, specFor(cfg, &config.Plugin{}, abs))
+		}
+	}
+	return specs, nil
+}
+
+func specFor(cfg *config.Config, p *config.Plugin, path string) plugins.Spec {
+	l := cfg.LimitsFor(p)
+	s := plugins.Spec{
+		Name:   p.Name,
+		Path:   path,
+		SHA256: p.SHA256,
+		Prefix: p.Prefix,
+		Limits: runtime.Limits{
+			Memory:    uint64(l.Memory),
+			Timeout:   time.Duration(l.Timeout),
+			MaxOutput: int(l.MaxOutput),
+			Instances: l.Instances,
+			MaxQueue:  l.MaxQueue,
+		},
+		Grants: hostapi.Grants{
+			HTTP:        p.Grants.HTTP,
+			KV:          p.Grants.KV,
+			Config:      p.Grants.Config,
+			Elicitation: p.Grants.Elicitation,
+			Sampling:    p.Grants.Sampling,
+			Roots:       p.Grants.Roots,
+		},
+	}
+	if len(p.Grants.Env) > 0 {
+		s.Sandbox.Env = p.Grants.Env
+	}
+	for _, m := range p.Grants.FS {
+		s.Sandbox.Mounts = append(s.Sandbox.Mounts, runtime.Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly()})
+	}
+	return s
+}

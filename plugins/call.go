@@ -1,0 +1,446 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// Caller is the client side of one request, as plugins needs it. The
+// composition root implements it over the MCP engine's request.
+type Caller interface {
+	// Log sends notifications/message, subject to the client's level.
+	Log(level, logger string, data json.RawMessage)
+	// Progress sends notifications/progress if the client asked for it.
+	Progress(progress float64, total *float64, message string)
+	// Request sends a server-to-client request and waits for the answer;
+	// it returns hostapi.ErrUnsupported when the connection cannot carry
+	// one.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Request is one client request routed to a plugin.
+type Request struct {
+	// Params is the MCP params object as the client sent it.
+	Params json.RawMessage
+	// ProtocolVersion is the request's protocol version.
+	ProtocolVersion string
+	// Stateless is true for 2026-07-28 requests: input_required results
+	// go back to the client instead of being performed by the host.
+	Stateless bool
+	// ClientInfo and ClientCapabilities are the client's, as declared.
+	ClientInfo         json.RawMessage
+	ClientCapabilities json.RawMessage
+	// ProgressToken is the request's progress token, or nil.
+	ProgressToken json.RawMessage
+	// Principal is the authenticated caller, bound into requestState.
+	Principal string
+	// Caller carries notifications and client requests; nil drops them.
+	Caller Caller
+}
+
+// envContext is the "context" member of the request envelope (ABI §3).
+type envContext struct {
+	ProtocolVersion    string          `json:"protocolVersion,omitempty"`
+	ClientInfo         json.RawMessage `json:"clientInfo,omitempty"`
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	ProgressToken      json.RawMessage `json:"progressToken,omitempty"`
+	InputResponses     json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState       *string         `json:"requestState,omitempty"`
+}
+
+// resultHead is what the host reads of a plugin's result.
+type resultHead struct {
+	ResultType        string                  `json:"resultType"`
+	IsError           bool                    `json:"isError"`
+	StructuredContent json.RawMessage         `json:"structuredContent"`
+	InputRequests     map[string]inputRequest `json:"inputRequests"`
+	RequestState      *string                 `json:"requestState"`
+}
+
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// callParams is the union of the params the host reads.
+type callParams struct {
+	Name           string          `json:"name"`
+	URI            string          `json:"uri"`
+	Arguments      json.RawMessage `json:"arguments"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+	RequestState   *string         `json:"requestState"`
+	Ref            *struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	} `json:"ref"`
+}
+
+func parseParams(raw json.RawMessage) (*callParams, error) {
+	var p callParams
+	if len(raw) == 0 {
+		return &p, nil
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, &ParamsError{Msg: "invalid params: " + err.Error()}
+	}
+	return &p, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// CallTool runs tools/call. Arguments are validated against the tool's
+// inputSchema (*ArgumentsError) and structuredContent against its
+// outputSchema (*OutputError).
+func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage, error) {
+	p, err := parseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, &ParamsError{Msg: "tools/call needs a tool name"}
+	}
+	t := r.cat.Load().tools[p.Name]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTool, p.Name)
+	}
+	args := p.Arguments
+	if isNull(args) {
+		args = json.RawMessage("{}")
+	} else if args[0] != '{' {
+		return nil, &ParamsError{Msg: "tools/call arguments must be an object"}
+	}
+	if err := t.input.Validate(args); err != nil {
+		return nil, &ArgumentsError{Err: err}
+	}
+	params := rewriteParams(req.Params, p, t.name != t.orig, t.orig)
+	out, head, err := r.run(ctx, t.plugin, abi.MethodToolsCall, t.name, req, params, p)
+	if err != nil {
+		return nil, err
+	}
+	if t.output != nil && !head.IsError && head.ResultType != "input_required" {
+		if isNull(head.StructuredContent) {
+			return nil, &OutputError{Tool: t.name, Err: errors.New("no structuredContent")}
+		}
+		if err := t.output.Validate(head.StructuredContent); err != nil {
+			return nil, &OutputError{Tool: t.name, Err: err}
+		}
+	}
+	return out, nil
+}
+
+// GetPrompt runs prompts/get; missing required arguments are a
+// *ParamsError.
+func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage, error) {
+	p, err := parseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, &ParamsError{Msg: "prompts/get needs a prompt name"}
+	}
+	e := r.cat.Load().prompts[p.Name]
+	if e == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Name)
+	}
+	var args map[string]json.RawMessage
+	if !isNull(p.Arguments) {
+		if err := json.Unmarshal(p.Arguments, &args); err != nil {
+			return nil, &ParamsError{Msg: "prompts/get arguments must be an object of strings"}
+		}
+	}
+	for _, a := range e.args {
+		if v, ok := args[a.Name]; a.Required && (!ok || isNull(v)) {
+			return nil, &ParamsError{Msg: fmt.Sprintf("prompt %q: missing required argument %q", e.name, a.Name)}
+		}
+	}
+	params := rewriteParams(req.Params, p, e.name != e.orig, e.orig)
+	out, _, err := r.run(ctx, e.plugin, abi.MethodPromptsGet, e.name, req, params, p)
+	return out, err
+}
+
+// ReadResource runs resources/read on the plugin that serves the URI (a
+// static resource, else the first matching template): *NotFoundError if
+// none does.
+func (r *Registry) ReadResource(ctx context.Context, req *Request) (json.RawMessage, error) {
+	p, err := parseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, &ParamsError{Msg: "resources/read needs a uri"}
+	}
+	pl, ok := r.cat.Load().findResource(p.URI)
+	if !ok {
+		return nil, &NotFoundError{URI: p.URI}
+	}
+	params := rewriteParams(req.Params, p, false, "")
+	out, _, err := r.run(ctx, pl, abi.MethodResourceRead, p.URI, req, params, p)
+	return out, err
+}
+
+// emptyCompletion is the answer for plugins that do not complete.
+var emptyCompletion = json.RawMessage(`{"completion":{"values":[],"hasMore":false}}`)
+
+// Complete runs completion/complete on the plugin that owns the referenced
+// prompt or resource template.
+func (r *Registry) Complete(ctx context.Context, req *Request) (json.RawMessage, error) {
+	p, err := parseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.Ref == nil {
+		return nil, &ParamsError{Msg: "completion/complete needs a ref"}
+	}
+	cat := r.cat.Load()
+	var pl *Plugin
+	params := req.Params
+	switch p.Ref.Type {
+	case "ref/prompt":
+		e := cat.prompts[p.Ref.Name]
+		if e == nil {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Ref.Name)
+		}
+		pl = e.plugin
+		if e.name != e.orig {
+			ref := map[string]string{"type": "ref/prompt", "name": e.orig}
+			params = setMember(params, "ref", ref)
+		}
+	case "ref/resource":
+		for _, t := range cat.templates {
+			if t.tmpl.String() == p.Ref.URI {
+				pl = t.plugin
+				break
+			}
+		}
+		if pl == nil {
+			pl, _ = cat.findResource(p.Ref.URI)
+		}
+		if pl == nil {
+			return nil, &NotFoundError{URI: p.Ref.URI}
+		}
+	default:
+		return nil, &ParamsError{Msg: fmt.Sprintf("unknown completion ref type %q", p.Ref.Type)}
+	}
+	if !pl.manifest.Completions {
+		return emptyCompletion, nil
+	}
+	out, _, err := r.run(ctx, pl, abi.MethodComplete, "", req, params, &callParams{})
+	return out, err
+}
+
+// rewriteParams gives the plugin its own name for the item and takes out
+// the input_required fields, which travel in the envelope's context.
+func rewriteParams(raw json.RawMessage, p *callParams, rename bool, orig string) json.RawMessage {
+	if !rename && isNull(p.InputResponses) && p.RequestState == nil {
+		return raw
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	if rename {
+		m["name"], _ = json.Marshal(orig)
+	}
+	delete(m, "inputResponses")
+	delete(m, "requestState")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// run calls a plugin and carries out the input_required flow of ABI §6.
+func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, req *Request, params json.RawMessage, p *callParams) (json.RawMessage, *resultHead, error) {
+	ec := envContext{
+		ProtocolVersion:    req.ProtocolVersion,
+		ClientInfo:         req.ClientInfo,
+		ClientCapabilities: req.ClientCapabilities,
+		ProgressToken:      req.ProgressToken,
+	}
+	binding := stateBinding{Plugin: pl.name, Method: method, Target: target, Principal: req.Principal}
+	if p.RequestState != nil {
+		inner, err := r.sealer.open(binding, *p.RequestState)
+		if err != nil {
+			return nil, nil, err
+		}
+		ec.RequestState = &inner
+	}
+	if !isNull(p.InputResponses) {
+		ec.InputResponses = p.InputResponses
+	}
+	client := &callClient{reg: r, plugin: pl, req: req}
+	host := pl.host.Bind(client)
+	for round := 1; ; round++ {
+		env, err := buildEnvelope(method, params, &ec)
+		if err != nil {
+			return nil, nil, &ParamsError{Msg: err.Error()}
+		}
+		status, out, err := pl.pool.Call(ctx, env, host)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
+		}
+		if status == abi.StatusError {
+			var pe PluginError
+			if json.Unmarshal(out, &pe) != nil || pe.Code == 0 {
+				return nil, nil, &BadResultError{Msg: "status 1 without a JSON-RPC error object"}
+			}
+			return nil, nil, &pe
+		}
+		var head resultHead
+		if err := json.Unmarshal(out, &head); err != nil {
+			return nil, nil, &BadResultError{Msg: "not a JSON object: " + err.Error()}
+		}
+		if head.ResultType != "input_required" {
+			return out, &head, nil
+		}
+		if len(head.InputRequests) == 0 && head.RequestState == nil {
+			return nil, nil, &BadResultError{Msg: "input_required without inputRequests or requestState"}
+		}
+		if missing := missingCapabilities(req.ClientCapabilities, head.InputRequests); missing != nil {
+			return nil, nil, missing
+		}
+		if req.Stateless {
+			if head.RequestState != nil {
+				out = setMember(out, "requestState", r.sealer.seal(binding, *head.RequestState))
+			}
+			return out, &head, nil
+		}
+		if round >= r.opts.MaxInputRounds {
+			return nil, nil, &BadResultError{Msg: fmt.Sprintf("still asking for input after %d rounds", round)}
+		}
+		// A legacy client: perform the requests, then call again.
+		keys := make([]string, 0, len(head.InputRequests))
+		for k := range head.InputRequests {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		responses := make(map[string]json.RawMessage, len(keys))
+		for _, k := range keys {
+			ir := head.InputRequests[k]
+			params := ir.Params
+			if isNull(params) {
+				params = json.RawMessage("{}")
+			}
+			res, err := client.Request(ctx, ir.Method, params)
+			if err != nil {
+				return nil, nil, &ClientRequestError{Key: k, Method: ir.Method, Err: err}
+			}
+			responses[k] = res
+		}
+		ec.InputResponses, _ = json.Marshal(responses)
+		ec.RequestState = head.RequestState
+	}
+}
+
+// capabilityOf names the client capability an input request needs.
+func capabilityOf(method string) string {
+	switch method {
+	case abi.HostElicit:
+		return "elicitation"
+	case abi.HostSample:
+		return "sampling"
+	case abi.HostRoots:
+		return "roots"
+	}
+	return ""
+}
+
+// missingCapabilities returns the capabilities the input requests need
+// that the client did not declare, or nil.
+func missingCapabilities(clientCaps json.RawMessage, reqs map[string]inputRequest) *MissingCapabilityError {
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(clientCaps, &caps)
+	var missing map[string]json.RawMessage
+	for _, ir := range reqs {
+		c := capabilityOf(ir.Method)
+		if c == "" {
+			continue // unknown methods are the client's to refuse
+		}
+		v, ok := caps[c]
+		if ok && !isNull(v) {
+			continue
+		}
+		if missing == nil {
+			missing = map[string]json.RawMessage{}
+		}
+		missing[c] = json.RawMessage("{}")
+	}
+	if missing == nil {
+		return nil
+	}
+	return &MissingCapabilityError{Required: missing}
+}
+
+// buildEnvelope writes the request envelope of ABI §3.
+func buildEnvelope(method string, params json.RawMessage, ec *envContext) ([]byte, error) {
+	ctxJSON, err := json.Marshal(ec)
+	if err != nil {
+		return nil, fmt.Errorf("envelope context: %w", err)
+	}
+	if isNull(params) {
+		params = json.RawMessage("{}")
+	}
+	b := make([]byte, 0, len(params)+len(ctxJSON)+len(method)+40)
+	b = append(b, `{"method":"`...)
+	b = append(b, method...)
+	b = append(b, `","params":`...)
+	b = append(b, params...)
+	b = append(b, `,"context":`...)
+	b = append(b, ctxJSON...)
+	b = append(b, '}')
+	return b, nil
+}
+
+// callClient is the hostapi.Client of one call.
+type callClient struct {
+	reg    *Registry
+	plugin *Plugin
+	req    *Request
+}
+
+var _ hostapi.Client = (*callClient)(nil)
+
+func (c *callClient) Log(level, logger string, data json.RawMessage) {
+	if c.req.Caller != nil {
+		c.req.Caller.Log(level, logger, data)
+	}
+}
+
+func (c *callClient) Progress(progress float64, total *float64, message string) {
+	if c.req.Caller != nil {
+		c.req.Caller.Progress(progress, total, message)
+	}
+}
+
+func (c *callClient) NotifyListChanged(kind string) {
+	// The plugin's instance is busy with this call: describe it again
+	// from another goroutine.
+	go c.reg.redescribe(c.plugin, kind)
+}
+
+func (c *callClient) NotifyResourceUpdated(uri string) {
+	if c.reg.opts.OnResourceUpdated != nil && uri != "" && !strings.ContainsAny(uri, "\r\n") {
+		c.reg.opts.OnResourceUpdated(uri)
+	}
+}
+
+func (c *callClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c.req.Caller == nil || c.req.Stateless {
+		return nil, hostapi.ErrUnsupported
+	}
+	if missingCapabilities(c.req.ClientCapabilities, map[string]inputRequest{"": {Method: method}}) != nil {
+		return nil, hostapi.ErrUnsupported
+	}
+	return c.req.Caller.Request(ctx, method, params)
+}

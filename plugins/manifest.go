@@ -1,0 +1,145 @@
+package plugins
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// Manifest is a plugin's answer to wasmcp/describe (ABI §3). Items are kept
+// as the plugin wrote them, so keys wasmcp does not know reach the client.
+type Manifest struct {
+	ABI               int               `json:"abi"`
+	Name              string            `json:"name"`
+	Version           string            `json:"version,omitempty"`
+	Description       string            `json:"description,omitempty"`
+	Tools             []json.RawMessage `json:"tools,omitempty"`
+	Resources         []json.RawMessage `json:"resources,omitempty"`
+	ResourceTemplates []json.RawMessage `json:"resourceTemplates,omitempty"`
+	Prompts           []json.RawMessage `json:"prompts,omitempty"`
+	Completions       bool              `json:"completions,omitempty"`
+	Capabilities      Requested         `json:"capabilities"`
+}
+
+// Requested is what a plugin asks for in its manifest. Only the operator's
+// grants decide what it gets; wasmcp inspect shows both side by side.
+type Requested struct {
+	HTTP        []string `json:"http,omitempty"`
+	KV          bool     `json:"kv,omitempty"`
+	Config      []string `json:"config,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	FS          []string `json:"fs,omitempty"`
+	Elicitation bool     `json:"elicitation,omitempty"`
+	Sampling    bool     `json:"sampling,omitempty"`
+	Roots       bool     `json:"roots,omitempty"`
+}
+
+// maxManifest bounds the size of a describe answer.
+const maxManifest = 4 << 20
+
+// ParseManifest decodes and checks a describe answer. Every problem found
+// is reported, joined into one error.
+func ParseManifest(data []byte) (*Manifest, error) {
+	if len(data) > maxManifest {
+		return nil, fmt.Errorf("manifest is %d bytes, over the %d byte limit", len(data), maxManifest)
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("manifest is not valid JSON: %w", err)
+	}
+	var errs []error
+	if m.ABI != abi.Version {
+		errs = append(errs, fmt.Errorf("manifest declares abi %d; this host speaks abi %d", m.ABI, abi.Version))
+	}
+	if m.Name != "" {
+		if err := checkName("plugin", m.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, raw := range m.Tools {
+		name, err := itemString(raw, "name")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tools[%d]: %w", i, err))
+			continue
+		}
+		if err := checkName("tool", name); err != nil {
+			errs = append(errs, fmt.Errorf("tools[%d]: %w", i, err))
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("tools[%d]: duplicate tool name %q", i, name))
+		}
+		seen[name] = true
+	}
+	seen = map[string]bool{}
+	for i, raw := range m.Prompts {
+		name, err := itemString(raw, "name")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prompts[%d]: %w", i, err))
+			continue
+		}
+		if err := checkName("prompt", name); err != nil {
+			errs = append(errs, fmt.Errorf("prompts[%d]: %w", i, err))
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("prompts[%d]: duplicate prompt name %q", i, name))
+		}
+		seen[name] = true
+	}
+	seen = map[string]bool{}
+	for i, raw := range m.Resources {
+		uri, err := itemString(raw, "uri")
+		if err == nil {
+			_, err = itemString(raw, "name")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("resources[%d]: %w", i, err))
+			continue
+		}
+		if seen[uri] {
+			errs = append(errs, fmt.Errorf("resources[%d]: duplicate resource uri %q", i, uri))
+		}
+		seen[uri] = true
+	}
+	for i, raw := range m.ResourceTemplates {
+		tmpl, err := itemString(raw, "uriTemplate")
+		if err == nil {
+			_, err = itemString(raw, "name")
+		}
+		if err == nil {
+			_, err = ParseURITemplate(tmpl)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("resourceTemplates[%d]: %w", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &m, nil
+}
+
+// itemString returns the non-empty string member key of a JSON object.
+func itemString(raw json.RawMessage, key string) (string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return "", fmt.Errorf("not a JSON object")
+	}
+	v, ok := obj[key]
+	if !ok {
+		return "", fmt.Errorf("missing %q", key)
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", fmt.Errorf("%q is not a string", key)
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("%q is empty", key)
+	}
+	return s, nil
+}
