@@ -101,5 +101,5 @@ func (c caller) Request(ctx context.Context, method string, params json.RawMessa
 // code to the plugin.
 type clientError struct{ e *jsonrpc.Error }
 
-func (c clientError) Error() string                  { return c.e.Message }
+func (c clientError) Error() string                    { return c.e.Message }
 func (c clientError) RPCError() (code int, msg string) { return c.e.Code, c.e.Message }
