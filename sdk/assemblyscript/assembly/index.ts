@@ -200,6 +200,24 @@ export function httpFetch(method: string, url: string, headers: JSONValue = JSON
   return hostCall("http/fetch", p);
 }
 
+/** The body of an httpFetch result as bytes (from body or body_base64). */
+export function httpBodyBytes(r: HostResult): Uint8Array {
+  const b64 = r.value.get("body_base64");
+  if (b64.isString) {
+    const d = base64Decode(b64.str);
+    return d !== null ? d : new Uint8Array(0);
+  }
+  return Uint8Array.wrap(String.UTF8.encode(r.value.get("body").str));
+}
+
+/** The body of an httpFetch result as text (body, or body_base64 decoded as UTF-8). */
+export function httpBodyText(r: HostResult): string {
+  const b64 = r.value.get("body_base64");
+  if (!b64.isString) return r.value.get("body").str;
+  const d = httpBodyBytes(r);
+  return String.UTF8.decode(d.buffer.slice(d.byteOffset, d.byteOffset + d.byteLength));
+}
+
 // ---- the request ----
 
 /** One request as the plugin sees it. */
