@@ -287,8 +287,8 @@ func TestOutputCap(t *testing.T) {
 func TestManyCalls(t *testing.T) {
 	forEachSDK(t, func(t *testing.T, p *runtime.Pool) {
 		h := newHost(nil)
-		payload := strings.Repeat("abcdefghij", 2000)
-		for i := range 300 {
+		payload := strings.Repeat("abcdefghij", 200)
+		for i := range 100 {
 			if got, _ := toolText(t, p, h, "echo", obj{"text": payload}); got != payload {
 				t.Fatalf("call %d: wrong echo", i)
 			}
