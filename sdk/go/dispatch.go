@@ -1,0 +1,459 @@
+package wasmcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+)
+
+// Status values of a call (ABI §4).
+const (
+	StatusOK    uint32 = abi.StatusOK
+	StatusError uint32 = abi.StatusError
+)
+
+// maxCompletionValues is the protocol's limit on completion values.
+const maxCompletionValues = 100
+
+var served *Plugin
+
+// Serve makes p the plugin this module serves: the wasmcp_call export
+// dispatches every request to it. Call it in init.
+func Serve(p *Plugin) { served = p }
+
+// Handle answers one request envelope with the plugin passed to [Serve],
+// using the real host (under GOOS=wasip1; elsewhere a host that supports
+// nothing). The wasmcp_call export is Handle plus the memory plumbing.
+func Handle(envelope []byte) (status uint32, out []byte) {
+	if served == nil {
+		return rpcError(&RPCError{Code: CodeInternalError, Message: "plugin has no handlers: call wasmcp.Serve in init"})
+	}
+	return served.Handle(envelope)
+}
+
+// Handle answers one request envelope using the real host (see the
+// package-level [Handle]).
+func (p *Plugin) Handle(envelope []byte) (status uint32, out []byte) {
+	return p.HandleWith(defaultHost(), envelope)
+}
+
+// requestEnvelope is the request envelope (ABI §3).
+type requestEnvelope struct {
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Context struct {
+		ProtocolVersion    string                     `json:"protocolVersion"`
+		ClientInfo         *Implementation            `json:"clientInfo"`
+		ClientCapabilities json.RawMessage            `json:"clientCapabilities"`
+		ProgressToken      json.RawMessage            `json:"progressToken"`
+		InputResponses     map[string]json.RawMessage `json:"inputResponses"`
+		RequestState       *string                    `json:"requestState"`
+	} `json:"context"`
+}
+
+// HandleWith answers one request envelope using host h for the handlers'
+// host calls. It never panics; a handler's panic is answered as an error.
+// Tests use it with a fake Host to run handlers natively.
+func (p *Plugin) HandleWith(h Host, envelope []byte) (status uint32, out []byte) {
+	if h == nil {
+		h = unsupportedHost{}
+	}
+	var env requestEnvelope
+	if err := json.Unmarshal(envelope, &env); err != nil {
+		return rpcError(&RPCError{Code: CodeInvalidRequest, Message: "invalid request envelope: " + err.Error()})
+	}
+	var common struct {
+		Meta           json.RawMessage            `json:"_meta"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	}
+	if len(env.Params) > 0 && string(env.Params) != "null" {
+		if err := json.Unmarshal(env.Params, &common); err != nil {
+			return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
+		}
+	}
+	c := &Context{
+		Method:             env.Method,
+		ProtocolVersion:    env.Context.ProtocolVersion,
+		ClientInfo:         env.Context.ClientInfo,
+		ClientCapabilities: env.Context.ClientCapabilities,
+		ProgressToken:      env.Context.ProgressToken,
+		InputResponses:     env.Context.InputResponses,
+		Meta:               common.Meta,
+		host:               h,
+	}
+	if c.InputResponses == nil {
+		c.InputResponses = common.InputResponses // a host that passes them in params
+	}
+	switch {
+	case env.Context.RequestState != nil:
+		c.RequestState = *env.Context.RequestState
+	case common.RequestState != nil:
+		c.RequestState = *common.RequestState
+	}
+	switch env.Method {
+	case abi.MethodDescribe:
+		return p.describe(c)
+	case abi.MethodToolsCall:
+		return p.callTool(c, env.Params)
+	case abi.MethodResourceRead:
+		return p.readResource(c, env.Params)
+	case abi.MethodPromptsGet:
+		return p.getPrompt(c, env.Params)
+	case abi.MethodComplete:
+		return p.complete(c, env.Params)
+	}
+	return rpcError(&RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", env.Method)})
+}
+
+// manifest is the result of wasmcp/describe (ABI §3).
+type manifest struct {
+	ABI               int                `json:"abi"`
+	Name              string             `json:"name,omitempty"`
+	Version           string             `json:"version,omitempty"`
+	Description       string             `json:"description,omitempty"`
+	Tools             []toolJSON         `json:"tools"`
+	Resources         []Resource         `json:"resources"`
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	Prompts           []Prompt           `json:"prompts"`
+	Completions       bool               `json:"completions"`
+	Capabilities      Capabilities       `json:"capabilities"`
+}
+
+func (p *Plugin) describe(c *Context) (uint32, []byte) {
+	m := manifest{
+		ABI: abi.Version, Name: p.info.Name, Version: p.info.Version, Description: p.info.Description,
+		Tools: []toolJSON{}, Resources: []Resource{}, ResourceTemplates: []ResourceTemplate{}, Prompts: []Prompt{},
+		Completions:  len(p.promptCompletions)+len(p.resourceCompletions) > 0,
+		Capabilities: p.info.Capabilities,
+	}
+	for _, e := range p.tools {
+		m.Tools = append(m.Tools, e.tool)
+	}
+	seen := map[string]bool{}
+	for _, e := range p.resources {
+		m.Resources = append(m.Resources, e.res)
+		seen[e.res.URI] = true
+	}
+	for _, l := range p.listers {
+		var listed []Resource
+		err := protect(func() error {
+			var err error
+			listed, err = l(c)
+			return err
+		})
+		if err != nil {
+			// The static part of the manifest is still right; say why the
+			// dynamic part is missing in the server log.
+			c.Logf(LevelWarning, "wasmcp: listing resources: %v", err)
+			continue
+		}
+		for _, r := range listed {
+			if r.URI == "" || seen[r.URI] {
+				continue
+			}
+			if r.Name == "" {
+				r.Name = r.URI
+			}
+			seen[r.URI] = true
+			m.Resources = append(m.Resources, r)
+		}
+	}
+	for _, e := range p.templates {
+		m.ResourceTemplates = append(m.ResourceTemplates, e.tmpl)
+	}
+	for _, e := range p.prompts {
+		m.Prompts = append(m.Prompts, e.prompt)
+	}
+	return result(m)
+}
+
+func (p *Plugin) callTool(c *Context, params json.RawMessage) (uint32, []byte) {
+	var req struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &req); err != nil {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid tools/call params: " + err.Error()})
+	}
+	e := p.tool(req.Name)
+	if e == nil {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)})
+	}
+	args := req.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var r *Result
+	err := protect(func() error {
+		var err error
+		r, err = e.handler(c, args)
+		return err
+	})
+	if err != nil {
+		if status, out, ok := special(err); ok {
+			return status, out
+		}
+		return result(ErrorResult(err.Error()))
+	}
+	if r == nil {
+		r = &Result{}
+	}
+	status, out := result(r)
+	if status != StatusOK {
+		return result(ErrorResult("cannot encode the tool result: " + string(out)))
+	}
+	return status, out
+}
+
+func (p *Plugin) readResource(c *Context, params json.RawMessage) (uint32, []byte) {
+	var req struct {
+		URI string `json:"uri"`
+	}
+	if err := json.Unmarshal(params, &req); err != nil || req.URI == "" {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid resources/read params: missing uri"})
+	}
+	notFound := &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + req.URI, Data: map[string]string{"uri": req.URI}}
+	var handler ResourceHandler
+	rr := &ResourceRequest{URI: req.URI}
+	for _, e := range p.resources {
+		if e.res.URI == req.URI {
+			handler = e.handler
+			break
+		}
+	}
+	if handler == nil {
+		for _, e := range p.templates {
+			if vars, ok := e.parsed.match(req.URI); ok {
+				handler, rr.Vars = e.handler, vars
+				break
+			}
+		}
+	}
+	if handler == nil {
+		return rpcError(notFound)
+	}
+	var contents []ResourceContents
+	err := protect(func() error {
+		var err error
+		contents, err = handler(c, rr)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrResourceNotFound) {
+			return rpcError(notFound)
+		}
+		return failure(err)
+	}
+	if contents == nil {
+		contents = []ResourceContents{}
+	}
+	return result(struct {
+		Contents []ResourceContents `json:"contents"`
+	}{contents})
+}
+
+func (p *Plugin) getPrompt(c *Context, params json.RawMessage) (uint32, []byte) {
+	var req struct {
+		Name      string                     `json:"name"`
+		Arguments map[string]json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &req); err != nil {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid prompts/get params: " + err.Error()})
+	}
+	e := p.prompt(req.Name)
+	if e == nil {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)})
+	}
+	args := make(map[string]string, len(req.Arguments))
+	for k, v := range req.Arguments {
+		args[k] = jsonString(v)
+	}
+	var missing []string
+	for _, a := range e.prompt.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("prompt %q: missing required arguments: %s", req.Name, strings.Join(missing, ", "))})
+	}
+	var r *PromptResult
+	err := protect(func() error {
+		var err error
+		r, err = e.handler(c, args)
+		return err
+	})
+	if err != nil {
+		return failure(err)
+	}
+	if r == nil {
+		r = &PromptResult{}
+	}
+	if r.Messages == nil {
+		r.Messages = []PromptMessage{}
+	}
+	return result(r)
+}
+
+func (p *Plugin) complete(c *Context, params json.RawMessage) (uint32, []byte) {
+	var req struct {
+		Ref struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+		Argument struct {
+			Name  string `json:"name"`
+			Value string `json:"value"`
+		} `json:"argument"`
+		Context struct {
+			Arguments map[string]string `json:"arguments"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(params, &req); err != nil {
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid completion/complete params: " + err.Error()})
+	}
+	var h CompletionHandler
+	cr := &CompleteRequest{Argument: req.Argument.Name, Value: req.Argument.Value, Arguments: req.Context.Arguments}
+	switch req.Ref.Type {
+	case "ref/prompt":
+		cr.Ref = req.Ref.Name
+		if p.prompt(req.Ref.Name) == nil && p.promptCompletions[req.Ref.Name] == nil {
+			return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Ref.Name)})
+		}
+		h = p.promptCompletions[req.Ref.Name]
+	case "ref/resource":
+		cr.Ref = req.Ref.URI
+		h = p.resourceCompletions[req.Ref.URI]
+		if h == nil && !p.knowsResource(req.Ref.URI) {
+			return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown resource or template %q", req.Ref.URI)})
+		}
+	default:
+		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown completion reference type %q", req.Ref.Type)})
+	}
+	comp := &Completion{}
+	if h != nil {
+		err := protect(func() error {
+			r, err := h(c, cr)
+			if r != nil {
+				comp = r
+			}
+			return err
+		})
+		if err != nil {
+			return failure(err)
+		}
+	}
+	out := *comp
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	if len(out.Values) > maxCompletionValues {
+		out.Total = max(out.Total, len(out.Values))
+		out.Values = out.Values[:maxCompletionValues]
+		out.HasMore = true
+	}
+	return result(struct {
+		Completion Completion `json:"completion"`
+	}{out})
+}
+
+func (p *Plugin) knowsResource(uri string) bool {
+	for _, e := range p.templates {
+		if e.tmpl.URITemplate == uri {
+			return true
+		}
+	}
+	for _, e := range p.resources {
+		if e.res.URI == uri {
+			return true
+		}
+	}
+	return false
+}
+
+// CompleteFrom returns the candidates that start with prefix (ignoring
+// case), sorted, at most 100 of them with Total and HasMore set.
+func CompleteFrom(candidates []string, prefix string) *Completion {
+	var values []string
+	lp := strings.ToLower(prefix)
+	for _, v := range candidates {
+		if strings.HasPrefix(strings.ToLower(v), lp) {
+			values = append(values, v)
+		}
+	}
+	sort.Strings(values)
+	c := &Completion{Values: values, Total: len(values)}
+	if len(values) > maxCompletionValues {
+		c.Values, c.HasMore = values[:maxCompletionValues], true
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	return c
+}
+
+// protect runs f, turning a panic into an error and writing the stack to
+// stderr (the server log).
+func protect(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(os.Stderr, "wasmcp: handler panic: %v\n%s", v, debug.Stack())
+			err = fmt.Errorf("internal error: the handler panicked: %v", v)
+		}
+	}()
+	return f()
+}
+
+// special answers the errors every method treats alike: input_required
+// and JSON-RPC errors.
+func special(err error) (uint32, []byte, bool) {
+	var ir *InputRequired
+	if errors.As(err, &ir) {
+		if len(ir.Requests) == 0 && ir.State == "" {
+			s, out := rpcError(&RPCError{Code: CodeInternalError, Message: "input_required result with neither requests nor state"})
+			return s, out, true
+		}
+		s, out := result(ir)
+		return s, out, true
+	}
+	var re *RPCError
+	if errors.As(err, &re) {
+		s, out := rpcError(re)
+		return s, out, true
+	}
+	return 0, nil, false
+}
+
+// failure answers a non-tool handler's error.
+func failure(err error) (uint32, []byte) {
+	if s, out, ok := special(err); ok {
+		return s, out
+	}
+	return rpcError(&RPCError{Code: CodeInternalError, Message: err.Error()})
+}
+
+// result marshals a result; on failure it answers an internal error whose
+// output holds the reason.
+func result(v any) (uint32, []byte) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return rpcError(&RPCError{Code: CodeInternalError, Message: "cannot encode the result: " + err.Error()})
+	}
+	return StatusOK, b
+}
+
+func rpcError(e *RPCError) (uint32, []byte) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		b, _ = json.Marshal(&RPCError{Code: e.Code, Message: e.Message})
+	}
+	return StatusError, b
+}

@@ -1,0 +1,167 @@
+package wasmcp
+
+import "encoding/json"
+
+// Info is the plugin's identity, reported in its manifest.
+type Info struct {
+	// Name identifies the plugin (^[A-Za-z0-9_-]{1,64}$). Empty lets the
+	// host name it after its file.
+	Name string
+	// Version is the plugin's version, e.g. "1.2.0".
+	Version string
+	// Description says what the plugin offers, in a sentence.
+	Description string
+	// Capabilities is what the plugin asks the operator to grant. Asking
+	// grants nothing: only the server's configuration does.
+	Capabilities Capabilities
+}
+
+// Capabilities lists the host features a plugin asks for (manifest
+// "capabilities"). Zero fields ask for nothing.
+type Capabilities struct {
+	// HTTP are URL prefixes the plugin wants to fetch, e.g.
+	// "https://api.weather.gov/".
+	HTTP []string `json:"http,omitempty"`
+	// KV asks for a key-value store.
+	KV bool `json:"kv,omitempty"`
+	// Config are configuration keys the plugin reads with ConfigGet.
+	Config []string `json:"config,omitempty"`
+	// Env are environment variables the plugin reads.
+	Env []string `json:"env,omitempty"`
+	// FS are guest paths the plugin expects directories mounted at.
+	FS []string `json:"fs,omitempty"`
+	// Elicitation, Sampling and Roots ask for the blocking client calls
+	// (Context.Elicit, Context.Sample, Context.ListRoots). input_required
+	// results need no grant.
+	Elicitation bool `json:"elicitation,omitempty"`
+	Sampling    bool `json:"sampling,omitempty"`
+	Roots       bool `json:"roots,omitempty"`
+}
+
+// Tool describes a tool (MCP Tool). Name and InputSchema are what the
+// client sees; see [AddTool] for how the schemas may be given.
+type Tool struct {
+	// Name is the tool's name within the plugin (^[A-Za-z0-9_-]{1,64}$);
+	// the host may prefix it.
+	Name string
+	// Title is an optional human-readable name.
+	Title string
+	// Description tells the model what the tool does and when to use it.
+	Description string
+	// InputSchema is the JSON Schema of the arguments, an object schema:
+	// a [Schema], json.RawMessage, []byte or string holding JSON, or any
+	// value that marshals to a JSON object. Nil means {"type":"object"}.
+	InputSchema any
+	// OutputSchema is the optional JSON Schema of structuredContent, given
+	// like InputSchema. When set, the tool must return structured content
+	// that conforms to it (the host checks).
+	OutputSchema any
+	// Annotations are optional hints about the tool's behaviour.
+	Annotations *ToolAnnotations
+	// Icons are optional icons for clients to display.
+	Icons []Icon
+	// Meta is the optional _meta object.
+	Meta map[string]any
+}
+
+// ToolAnnotations are hints about a tool (MCP ToolAnnotations). Clients
+// must not trust them from untrusted servers. Nil pointers are unset.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Icon is an icon for a tool, resource or prompt (MCP Icon).
+type Icon struct {
+	Src      string   `json:"src"`
+	MIMEType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+}
+
+// Annotations are hints about content or a resource (MCP Annotations).
+type Annotations struct {
+	// Audience lists who the content is for: "user", "assistant".
+	Audience []Role `json:"audience,omitempty"`
+	// Priority is the importance from 0 (least) to 1 (most); nil is unset.
+	Priority *float64 `json:"priority,omitempty"`
+	// LastModified is an ISO 8601 timestamp.
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+// Role is the speaker of a message: [RoleUser] or [RoleAssistant].
+type Role string
+
+// The two roles of MCP messages.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Resource describes a resource with a fixed URI (MCP Resource).
+type Resource struct {
+	URI         string         `json:"uri"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	MIMEType    string         `json:"mimeType,omitempty"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Size        int64          `json:"size,omitempty"`
+	Icons       []Icon         `json:"icons,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate describes a family of resources (MCP
+// ResourceTemplate). URITemplate uses RFC 6570 simple expressions:
+// "{var}" matches one path segment (no "/"), and as an extension "{+var}"
+// matches any run of characters, "/" included.
+type ResourceTemplate struct {
+	URITemplate string         `json:"uriTemplate"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	MIMEType    string         `json:"mimeType,omitempty"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Icons       []Icon         `json:"icons,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
+}
+
+// Prompt describes a prompt (MCP Prompt).
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Icons       []Icon           `json:"icons,omitempty"`
+	Meta        map[string]any   `json:"_meta,omitempty"`
+}
+
+// PromptArgument describes one argument of a prompt. Required arguments
+// are checked before the handler runs.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Implementation names a client or server (MCP Implementation).
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// toolJSON is the wire form of a Tool.
+type toolJSON struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []Icon           `json:"icons,omitempty"`
+	Meta         map[string]any   `json:"_meta,omitempty"`
+}
