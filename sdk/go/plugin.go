@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 )
 
@@ -91,12 +90,25 @@ type promptEntry struct {
 	handler PromptHandler
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// validName reports whether name matches ^[A-Za-z0-9_-]{1,64}$, the rule
+// for names exposed to clients.
+func validName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
 
 // New returns a plugin with the given identity and nothing registered.
 // It panics if info.Name is set but not a valid name.
 func New(info Info) *Plugin {
-	if info.Name != "" && !namePattern.MatchString(info.Name) {
+	if info.Name != "" && !validName(info.Name) {
 		panic(fmt.Sprintf("wasmcp: plugin name %q must match ^[A-Za-z0-9_-]{1,64}$", info.Name))
 	}
 	return &Plugin{
@@ -146,7 +158,7 @@ func AddTool[In, Out any](p *Plugin, t Tool, h func(c *Context, in In) (Out, err
 // invalid or duplicate tool.
 func (p *Plugin) AddRawTool(t Tool, h ToolHandler) {
 	where := fmt.Sprintf("wasmcp: tool %q", t.Name)
-	if !namePattern.MatchString(t.Name) {
+	if !validName(t.Name) {
 		panic(where + ": name must match ^[A-Za-z0-9_-]{1,64}$")
 	}
 	if h == nil {
@@ -234,7 +246,7 @@ func (p *Plugin) AddResourceLister(l ResourceLister) {
 func (p *Plugin) AddPrompt(pr Prompt, h PromptHandler) {
 	where := fmt.Sprintf("wasmcp: prompt %q", pr.Name)
 	switch {
-	case !namePattern.MatchString(pr.Name):
+	case !validName(pr.Name):
 		panic(where + ": name must match ^[A-Za-z0-9_-]{1,64}$")
 	case h == nil:
 		panic(where + ": nil handler")
