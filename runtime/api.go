@@ -1,8 +1,7 @@
 package runtime
 
 // This file is the contract other packages (hostapi, plugins,
-// internal/server) program against. Bodies marked "TODO(runtime)" are to be
-// implemented; names and signatures are fixed.
+// internal/server) program against; names and signatures are fixed.
 
 import (
 	"context"

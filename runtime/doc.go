@@ -3,4 +3,28 @@
 // instances per plugin, enforces memory, time and output limits, wires the
 // wasmcp/1 imports to a per-call Host, and classifies every failure. It
 // knows nothing about MCP.
+//
+// Use it in three steps: one Engine per process, Compile each plugin once at
+// load, NewPool per (plugin, limits, sandbox), then Call per request with
+// the request's Host:
+//
+//	e, err := runtime.NewEngine(ctx, runtime.Config{Logger: log})
+//	m, err := e.Compile(ctx, "weather", wasm) // *ImportError names refused imports
+//	p, err := m.NewPool(runtime.Limits{Timeout: 5 * time.Second}, runtime.Sandbox{Output: w})
+//	status, out, err := p.Call(ctx, envelope, host) // err is an *Error with a Kind
+//
+// # Sandbox
+//
+// Instances get no arguments, only Sandbox.Env and Sandbox.Mounts, an empty
+// stdin (reactor mode), crypto randomness, real clocks and sleeps capped at
+// 10 ms per poll so deadlines fire. stdout and stderr go to Sandbox.Output,
+// 64 KiB each per call. Guest code is interruptible (CloseOnContextDone):
+// a call past its deadline is stopped. Wasm recursion is not interruptible
+// (wazero checks at loop headers only) and is bounded by the stack limit.
+//
+// # Memory
+//
+// Each instance's linear memory is limited by Limits.Memory through a
+// per-instance allocator (see Engine); the wasm call stack and the compiled
+// code live outside that limit, so bound Instances too.
 package runtime
