@@ -142,7 +142,9 @@ func TestFetchRedirects(t *testing.T) {
 	})
 	pol := HTTPPolicy{Resolver: mapResolver{"evil.test": loopback}}
 	self := "http://127.0.0.1:" + port + "/"
-	to := func(u string) string { return `{"url":"` + self + `go?to=` + url.QueryEscape(u) + `","headers":{"Authorization":"Bearer x"}}` }
+	to := func(u string) string {
+		return `{"url":"` + self + `go?to=` + url.QueryEscape(u) + `","headers":{"Authorization":"Bearer x"}}`
+	}
 
 	m, errno := fetch(t, []string{self}, pol, `{"method":"POST","url":"`+self+`local","body":"b","headers":{"Authorization":"Bearer x"}}`)
 	if errno != 0 || m["body"] != `GET final auth="Bearer x"` {
