@@ -66,6 +66,9 @@ func parseTemplate(s string) (*uriTemplate, error) {
 		if !validVarName(part.name) {
 			return nil, fmt.Errorf("expression {%s} in %q: only {name} and {+name} are supported", expr, s)
 		}
+		if n := len(t.parts); n > 0 && t.parts[n-1].name != "" {
+			return nil, fmt.Errorf("adjacent variables in %q: separate them with a literal", s)
+		}
 		for _, v := range t.vars {
 			if v == part.name {
 				return nil, fmt.Errorf("variable %q appears twice in %q", part.name, s)
@@ -77,51 +80,65 @@ func parseTemplate(s string) (*uriTemplate, error) {
 	return t, nil
 }
 
+// maxTemplateURI bounds the URIs matched against templates.
+const maxTemplateURI = 64 << 10
+
+func isSep(c byte) bool { return c == '/' || c == '?' || c == '#' }
+
 // match returns the variables of uri, or false if it does not match.
-// Variables take the shortest values that let the rest match.
+// Earlier variables take the shortest values that let the rest match. It
+// runs in O(parts × len(uri)): can[i][p] records whether parts[i:] match
+// uri[p:], computed from the end, and the values are then read forwards.
 func (t *uriTemplate) match(uri string) (map[string]string, bool) {
-	values := make([]string, 0, len(t.vars))
-	failed := map[[2]int]bool{} // (part, position) known not to match
-	var try func(i, pos int) bool
-	try = func(i, pos int) bool {
-		if i == len(t.parts) {
-			return pos == len(uri)
-		}
-		key := [2]int{i, pos}
-		if failed[key] {
-			return false
-		}
-		p := t.parts[i]
-		if p.name == "" {
-			if strings.HasPrefix(uri[pos:], p.literal) && try(i+1, pos+len(p.literal)) {
-				return true
-			}
-			failed[key] = true
-			return false
-		}
-		for end := pos + 1; end <= len(uri); end++ {
-			if c := uri[end-1]; !p.reserved && (c == '/' || c == '?' || c == '#') {
-				break
-			}
-			values = append(values, uri[pos:end])
-			if try(i+1, end) {
-				return true
-			}
-			values = values[:len(values)-1]
-		}
-		failed[key] = true
-		return false
+	if len(uri) > maxTemplateURI {
+		return nil, false
 	}
-	if !try(0, 0) {
+	n := len(uri)
+	can := make([][]bool, len(t.parts)+1)
+	for i := range can {
+		can[i] = make([]bool, n+1)
+	}
+	can[len(t.parts)][n] = true
+	for i := len(t.parts) - 1; i >= 0; i-- {
+		p, next, cur := t.parts[i], can[i+1], can[i]
+		if p.name == "" {
+			for pos := 0; pos+len(p.literal) <= n; pos++ {
+				cur[pos] = next[pos+len(p.literal)] && uri[pos:pos+len(p.literal)] == p.literal
+			}
+			continue
+		}
+		// cur[pos]: some end q in (pos, n] has next[q], with no separator
+		// in uri[pos:q] unless the variable is reserved.
+		has := false
+		for pos := n - 1; pos >= 0; pos-- {
+			if !p.reserved && isSep(uri[pos]) {
+				has = false
+				continue
+			}
+			has = has || next[pos+1]
+			cur[pos] = has
+		}
+	}
+	if !can[0][0] {
 		return nil, false
 	}
 	vars := make(map[string]string, len(t.vars))
-	for i, name := range t.vars {
-		v := values[i]
+	pos := 0
+	for i, p := range t.parts {
+		if p.name == "" {
+			pos += len(p.literal)
+			continue
+		}
+		end := pos + 1
+		for !can[i+1][end] {
+			end++
+		}
+		v := uri[pos:end]
 		if u, err := url.PathUnescape(v); err == nil {
 			v = u
 		}
-		vars[name] = v
+		vars[p.name] = v
+		pos = end
 	}
 	return vars, true
 }
