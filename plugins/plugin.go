@@ -131,7 +131,7 @@ var ErrDigestMismatch = errors.New("sha256 mismatch")
 
 // load reads, verifies, compiles and describes one plugin. wasm may be
 // given (already read) or nil to read spec.Path.
-func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (p *Plugin, err error) {
+func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, err error) {
 	if wasm == nil {
 		wasm, err = os.ReadFile(spec.Path)
 		if err != nil {
@@ -146,7 +146,7 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (p *Plugin, e
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
 	}
-	p = &Plugin{name: name, spec: spec, digest: digest, rt: &pluginRuntime{}}
+	p := &Plugin{name: name, spec: spec, digest: digest, rt: &pluginRuntime{}}
 	defer func() {
 		if err != nil {
 			p.close(ctx)

@@ -1,0 +1,246 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/config"
+)
+
+// testCacheDir is the compilation cache shared by the tests (scripts/test.sh
+// points every package at one directory so each guest compiles once).
+func testCacheDir(t testing.TB) string {
+	if d := os.Getenv("WASMCP_TEST_CACHE"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "wasmcp-test-cache")
+}
+
+// newTestServer builds a Server from a wasmcp.toml text; {{kitchen}} is
+// replaced by the path of the kitchen test plugin.
+func newTestServer(t testing.TB, toml string) *Server {
+	t.Helper()
+	cfg, err := config.Parse([]byte(toml), "testdata")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	cfg.Server.CacheDir = testCacheDir(t)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	srv, err := New(context.Background(), cfg, Options{Version: "test"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return srv
+}
+
+const kitchenConfig = `
+[server]
+name = "test"
+[limits]
+timeout = "5s"
+memory = "32MiB"
+max_output = "64KiB"
+[[plugins]]
+name = "kitchen"
+path = "kitchen.wasm"
+[plugins.grants]
+kv = true
+config = { greeting = "hi there" }
+`
+
+// stdioClient speaks JSON-RPC over a server's stdio.
+type stdioClient struct {
+	t       testing.TB
+	w       *io.PipeWriter
+	mu      sync.Mutex
+	nextID  int
+	pending map[string]chan json.RawMessage
+	notes   chan json.RawMessage
+	// onRequest answers server-to-client requests; nil answers -32601.
+	onRequest func(method string, params json.RawMessage) (any, error)
+	done      chan error
+}
+
+func startStdio(t testing.TB, srv *Server) *stdioClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &stdioClient{t: t, w: inW, pending: map[string]chan json.RawMessage{}, notes: make(chan json.RawMessage, 1000), done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		c.done <- srv.ServeStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	go c.read(outR)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second):
+			t.Error("ServeStdio did not return after stdin closed")
+		}
+		cancel()
+	})
+	return c
+}
+
+func (c *stdioClient) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.t.Errorf("server wrote a non-JSON line: %q", line)
+			continue
+		}
+		switch {
+		case m.Method != "" && m.ID != nil:
+			go c.answer(m.ID, m.Method, m.Params)
+		case m.Method != "":
+			c.notes <- line
+		default:
+			c.mu.Lock()
+			ch := c.pending[string(m.ID)]
+			delete(c.pending, string(m.ID))
+			c.mu.Unlock()
+			if ch == nil {
+				c.t.Errorf("response to unknown id: %s", line)
+				continue
+			}
+			ch <- line
+		}
+	}
+}
+
+func (c *stdioClient) answer(id json.RawMessage, method string, params json.RawMessage) {
+	var msg any
+	if c.onRequest == nil {
+		msg = map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32601, "message": "no handler"}}
+	} else if res, err := c.onRequest(method, params); err != nil {
+		msg = map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -1, "message": err.Error()}}
+	} else {
+		msg = map[string]any{"jsonrpc": "2.0", "id": id, "result": res}
+	}
+	c.send(msg)
+}
+
+func (c *stdioClient) send(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w.Write(append(b, '\n'))
+}
+
+// response is a decoded JSON-RPC response.
+type response struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+// call sends a request and waits for its response.
+func (c *stdioClient) call(method string, params any) response {
+	c.t.Helper()
+	c.mu.Lock()
+	c.nextID++
+	id := fmt.Sprint(c.nextID)
+	ch := make(chan json.RawMessage, 1)
+	c.pending[id] = ch
+	c.mu.Unlock()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	select {
+	case line := <-ch:
+		var r response
+		if err := json.Unmarshal(line, &r); err != nil {
+			c.t.Fatalf("bad response %s: %v", line, err)
+		}
+		return r
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("%s: no response", method)
+	}
+	return response{}
+}
+
+func (c *stdioClient) notify(method string, params any) {
+	c.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// initialize opens a legacy session.
+func (c *stdioClient) initialize(version string, caps map[string]any) {
+	c.t.Helper()
+	r := c.call("initialize", map[string]any{"protocolVersion": version, "capabilities": caps,
+		"clientInfo": map[string]any{"name": "test", "version": "1"}})
+	if r.Error != nil {
+		c.t.Fatalf("initialize: %+v", r.Error)
+	}
+	c.notify("notifications/initialized", map[string]any{})
+}
+
+// modernMeta is the _meta of a 2026-07-28 request.
+func modernMeta(caps map[string]any) map[string]any {
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	return map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "test", "version": "1"},
+	}
+}
+
+// toolResult decodes a CallToolResult.
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+	ResultType        string          `json:"resultType"`
+	InputRequests     map[string]struct {
+		Method string `json:"method"`
+	} `json:"inputRequests"`
+	RequestState string `json:"requestState"`
+}
+
+func decodeTool(t testing.TB, r response) toolResult {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	var tr toolResult
+	if err := json.Unmarshal(r.Result, &tr); err != nil {
+		t.Fatalf("bad tool result %s: %v", r.Result, err)
+	}
+	return tr
+}
+
+func (tr toolResult) text() string {
+	s := ""
+	for _, c := range tr.Content {
+		s += c.Text
+	}
+	return s
+}
