@@ -1,0 +1,165 @@
+package scaffold
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+func sdkRoot(t *testing.T) string {
+	t.Helper()
+	root, err := FindSDKRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestWriteRefuses(t *testing.T) {
+	root := sdkRoot(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		lang, name string
+		opts       Options
+		want       string
+	}{
+		{"cobol", "x", Options{SDKRoot: root}, "unknown language"},
+		{"c", "Bad Name", Options{SDKRoot: root}, "invalid plugin name"},
+		{"c", "1abc", Options{SDKRoot: root}, "invalid plugin name"},
+		{"c", "ok", Options{}, "SDKRoot is required"},
+		{"c", "ok", Options{SDKRoot: dir}, "not a wasmcp checkout"},
+	} {
+		err := Write(filepath.Join(dir, "p"), c.lang, c.name, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Write(%q, %q, %+v) = %v, want %q", c.lang, c.name, c.opts, err, c.want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, "c", "ok", Options{SDKRoot: root}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("Write into a non-empty dir = %v", err)
+	}
+}
+
+func TestLanguages(t *testing.T) {
+	got := Languages()
+	if strings.Join(got, " ") != "assemblyscript c go rust" {
+		t.Errorf("Languages() = %v", got)
+	}
+	for _, l := range got {
+		if _, ok := languages[l]; !ok {
+			t.Errorf("language %q has no templates", l)
+		}
+	}
+}
+
+// toolchain lists the programs each language's build needs.
+var toolchain = map[string][]string{
+	"go":             {"go"},
+	"c":              {"clang", "wasm-ld"},
+	"rust":           {"rustc"},
+	"assemblyscript": {"node", "npm"},
+}
+
+// TestScaffoldBuildsAndRuns writes each language's project, runs its
+// test.sh (build + export check), then loads the .wasm and calls greet.
+func TestScaffoldBuildsAndRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds four plugins")
+	}
+	root := sdkRoot(t)
+	engine, err := runtime.NewEngine(context.Background(), runtime.Config{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = engine.Close(context.Background()) })
+
+	for _, lang := range Languages() {
+		t.Run(lang, func(t *testing.T) {
+			for _, tool := range toolchain[lang] {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("%s toolchain missing: %s not on PATH", lang, tool)
+				}
+			}
+			if lang == "rust" {
+				if _, err := os.Stat("/usr/lib/rustlib/wasm32-wasi"); err != nil {
+					t.Skip("rust toolchain missing: no wasm32-wasi standard library (Debian: libstd-rust-dev-wasm32)")
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "hello-"+lang)
+			if err := Write(dir, lang, "hello", Options{SDKRoot: root}); err != nil {
+				t.Fatal(err)
+			}
+			if lang == "assemblyscript" {
+				linkNodeModules(t, root, dir)
+			}
+			cmd := exec.Command("./test.sh")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("test.sh: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), "ok: hello.wasm exports wasmcp_call") {
+				t.Fatalf("test.sh output:\n%s", out)
+			}
+
+			wasm, err := os.ReadFile(filepath.Join(dir, "hello.wasm"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := engine.Compile(context.Background(), lang, wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := m.NewPool(runtime.Limits{}, runtime.Sandbox{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close(context.Background())
+			env := []byte(`{"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}},"context":{}}`)
+			status, res, err := p.Call(context.Background(), env, nopHost{})
+			if err != nil || status != 0 {
+				t.Fatalf("greet: %d %s %v", status, res, err)
+			}
+			var r struct {
+				Content []struct{ Text string }
+				IsError bool
+			}
+			if err := json.Unmarshal(res, &r); err != nil || r.IsError || len(r.Content) != 1 || r.Content[0].Text != "Hello, Ada!" {
+				t.Fatalf("greet result: %s (%v)", res, err)
+			}
+			status, res, err = p.Call(context.Background(), []byte(`{"method":"wasmcp/describe","params":{},"context":{}}`), nopHost{})
+			if err != nil || status != 0 || !strings.Contains(string(res), `"name":"hello"`) {
+				t.Fatalf("describe: %d %s %v", status, res, err)
+			}
+		})
+	}
+}
+
+// linkNodeModules points the project's node_modules at the repository's
+// npm cache (.cache/npm, filled by scripts/build-sdk-examples.sh) when it
+// exists, so the test does not download the packages again.
+func linkNodeModules(t *testing.T, root, dir string) {
+	t.Helper()
+	cache := filepath.Join(root, ".cache", "npm", "node_modules")
+	if _, err := os.Stat(filepath.Join(cache, ".bin", "asc")); err != nil {
+		return // build.sh runs npm install
+	}
+	if err := os.Symlink(cache, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nopHost denies every host call.
+type nopHost struct{}
+
+func (nopHost) Log(context.Context, int32, []byte) {}
+
+func (nopHost) Call(context.Context, string, []byte) ([]byte, int32) { return nil, -1 }
