@@ -47,6 +47,7 @@ func newTestServer(t testing.TB, toml string) *Server {
 const kitchenConfig = `
 [server]
 name = "test"
+kv_dir = ":memory:"
 [limits]
 timeout = "5s"
 memory = "32MiB"

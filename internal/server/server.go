@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
@@ -63,7 +65,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (s *Server, err 
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}
-	s.kv, err = hostapi.OpenKV(cfg.Server.KVDir, hostapi.KVQuota{})
+	s.kv, err = hostapi.OpenKV(kvDir(cfg.Server.KVDir), hostapi.KVQuota{})
 	if err != nil {
 		return nil, fmt.Errorf("kv store: %w", err)
 	}
@@ -124,6 +126,27 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (s *Server, err 
 		close(s.done)
 	}
 	return s, nil
+}
+
+// kvDir resolves [server] kv_dir: empty means the user's data directory
+// ($XDG_DATA_HOME/wasmcp/kv, else ~/.local/share/wasmcp/kv), so plugin data
+// survives restarts; ":memory:" keeps it in memory only.
+func kvDir(dir string) string {
+	switch {
+	case filepath.Base(dir) == ":memory:":
+		return ""
+	case dir == "":
+		base := os.Getenv("XDG_DATA_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return ""
+			}
+			base = filepath.Join(home, ".local", "share")
+		}
+		return filepath.Join(base, "wasmcp", "kv")
+	}
+	return dir
 }
 
 func unjoin(err error) []error {
