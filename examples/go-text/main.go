@@ -42,12 +42,12 @@ func init() {
 	}, textStats)
 
 	wasmcp.AddTool(plugin, wasmcp.Tool{
-		Name:        "convert_case",
-		Title:       "Convert case",
-		Description: "Converts text to another letter case or identifier style (snake_case, kebab-case, camelCase, ...).",
-		InputSchema: wasmcp.Object(textProp, wasmcp.Required("to", wasmcp.Enum("The target case.", caseNames...))),
+		Name:         "convert_case",
+		Title:        "Convert case",
+		Description:  "Converts text to another letter case or identifier style (snake_case, kebab-case, camelCase, ...).",
+		InputSchema:  wasmcp.Object(textProp, wasmcp.Required("to", wasmcp.Enum("The target case.", caseNames...))),
 		OutputSchema: wasmcp.Object(wasmcp.Required("result", wasmcp.String(""))),
-		Annotations: readOnly,
+		Annotations:  readOnly,
 	}, convertCase)
 
 	wasmcp.AddTool(plugin, wasmcp.Tool{
