@@ -303,3 +303,9 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+// countGoroutines settles and counts goroutines, for leak checks.
+func countGoroutines() int {
+	runtime.GC()
+	return runtime.NumGoroutine()
+}

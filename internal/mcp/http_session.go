@@ -99,7 +99,6 @@ func (ss *httpSession) expire() {
 	ss.close()
 }
 
-
 // close ends the session: its requests are cancelled and its streams end.
 func (ss *httpSession) close() {
 	ss.mu.Lock()
