@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Benchmarks of the hot paths. Compile: "cold" is a new engine over an
@@ -97,6 +98,26 @@ func BenchmarkCall(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkCPU is CPU-bound guest work, where the cost of interruption
+// checks in loops shows: a WAT counting loop of 10M iterations and a Go
+// plugin filling and hashing 1 MiB with crypto/sha256.
+func BenchmarkCPU(b *testing.B) {
+	for _, fx := range []struct{ name, path, input string }{
+		{"wat/loop10M", watGuest, "n" + le(10_000_000, 0, 0, 0)[:4]},
+		{"go/sha256-1MiB", goPlugin, `{"method":"sha256","params":1048576}`},
+	} {
+		b.Run(fx.name, func(b *testing.B) {
+			p := newPool(b, fx.path, Limits{Timeout: time.Minute}, Sandbox{})
+			in := []byte(fx.input)
+			for b.Loop() {
+				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

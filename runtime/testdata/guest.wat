@@ -6,6 +6,7 @@
 ;;   t  trap (unreachable)                 x  proc_exit(3)
 ;;   r  unbounded recursion                L  log(byte[1]-'0', rest)
 ;;   c  "c<method>\n<params>": call the host; output = i32 r (LE) + result bytes
+;;   n  "n" + u32 count (LE, unaligned): count loop iterations; output = the sum (i32 LE)
 ;;   F  fuzz driver: byte[1] picks an import, 4 i32 args follow (LE, unaligned);
 ;;      output = the import's i32 result (LE)
 (module
@@ -93,6 +94,19 @@
         (local.set $dst (i32.add (i32.const 1024) (local.get $n)))
         (local.set $r (call $read_result (local.get $dst)))
         (call $output_write (local.get $dst) (local.get $r))
+        (return (i32.const 0))))
+    (if (i32.eq (local.get $op) (i32.const 110)) ;; n
+      (then
+        (local.set $i (i32.load (i32.const 1025)))
+        (local.set $r (i32.const 0))
+        (block $done
+          (loop $l
+            (br_if $done (i32.eqz (local.get $i)))
+            (local.set $r (i32.add (local.get $r) (local.get $i)))
+            (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+            (br $l)))
+        (i32.store (i32.const 0) (local.get $r))
+        (call $output_write (i32.const 0) (i32.const 4))
         (return (i32.const 0))))
     (if (i32.eq (local.get $op) (i32.const 70)) ;; F
       (then

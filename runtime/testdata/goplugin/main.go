@@ -9,6 +9,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
@@ -101,6 +102,15 @@ func wasmcpCall() uint32 {
 		}
 	case "sleep":
 		time.Sleep(time.Hour)
+	case "sha256": // params: n; fill n bytes and hash them (a CPU-bound call)
+		var n int
+		_ = json.Unmarshal(env.Params, &n)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i * 31)
+		}
+		sum := sha256.Sum256(b)
+		writeJSON(hex.EncodeToString(sum[:]))
 	case "spin":
 		for {
 		}
