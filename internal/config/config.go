@@ -157,22 +157,24 @@ func Default() *Config {
 }
 
 // Load reads, decodes and validates the configuration file at path.
-// Relative paths in it are resolved against its directory.
+// Relative paths in it are resolved against its directory. Errors do not
+// repeat path (beyond what the OS error for reading it says): callers
+// prefix it, as cmd/wasmcp does ("config wasmcp.toml: line 3: ...").
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	c, err := Parse(data, filepath.Dir(abs))
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, err
 	}
 	return c, nil
 }
