@@ -73,13 +73,13 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	}
 	switch c.Type {
 	case TypeText:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 			common
 		}{c.Type, c.Text, common{c.Annotations, c.Meta}})
 	case TypeImage, TypeAudio:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type     string `json:"type"`
 			Data     string `json:"data"`
 			MIMEType string `json:"mimeType"`
@@ -89,7 +89,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		if c.Resource == nil {
 			return nil, errors.New("wasmcp: resource content without Resource")
 		}
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type     string            `json:"type"`
 			Resource *ResourceContents `json:"resource"`
 			common
@@ -105,7 +105,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		if c.Meta != nil {
 			l.Meta = c.Meta
 		}
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type string `json:"type"`
 			Resource
 		}{c.Type, l})
@@ -188,7 +188,7 @@ func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 	} else {
 		w.Text = &rc.Text
 	}
-	return json.Marshal(w)
+	return marshal(w)
 }
 
 // UnmarshalJSON decodes text or blob contents.
@@ -241,7 +241,7 @@ func ErrorResult(message string) *Result {
 // StructuredResult returns a result whose structuredContent is v, with the
 // same JSON in a text block for clients that only read content.
 func StructuredResult(v any) (*Result, error) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("wasmcp: structured result: %w", err)
 	}
@@ -254,7 +254,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	if content == nil {
 		content = []Content{}
 	}
-	return json.Marshal(struct {
+	return marshal(struct {
 		Content           []Content      `json:"content"`
 		StructuredContent any            `json:"structuredContent,omitempty"`
 		IsError           bool           `json:"isError,omitempty"`

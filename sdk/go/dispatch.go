@@ -332,6 +332,15 @@ func (p *Plugin) complete(c *Context, params json.RawMessage) (uint32, []byte) {
 	case "ref/resource":
 		cr.Ref = req.Ref.URI
 		h = p.resourceCompletions[req.Ref.URI]
+		if h == nil {
+			// A concrete URI (allowed since 2026-07-28): the template it matches.
+			for _, e := range p.templates {
+				if _, ok := e.parsed.match(req.Ref.URI); ok && p.resourceCompletions[e.tmpl.URITemplate] != nil {
+					cr.Ref, h = e.tmpl.URITemplate, p.resourceCompletions[e.tmpl.URITemplate]
+					break
+				}
+			}
+		}
 		if h == nil && !p.knowsResource(req.Ref.URI) {
 			return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown resource or template %q", req.Ref.URI)})
 		}
@@ -443,7 +452,7 @@ func failure(err error) (uint32, []byte) {
 // result marshals a result; on failure it answers an internal error whose
 // output holds the reason.
 func result(v any) (uint32, []byte) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return rpcError(&RPCError{Code: CodeInternalError, Message: "cannot encode the result: " + err.Error()})
 	}
@@ -451,7 +460,7 @@ func result(v any) (uint32, []byte) {
 }
 
 func rpcError(e *RPCError) (uint32, []byte) {
-	b, err := json.Marshal(e)
+	b, err := marshal(e)
 	if err != nil {
 		b, _ = json.Marshal(&RPCError{Code: e.Code, Message: e.Message})
 	}

@@ -1,7 +1,6 @@
 package wasmcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -34,7 +33,7 @@ func (e *RPCError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message
 
 // MarshalJSON encodes e as a JSON-RPC error object.
 func (e *RPCError) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	return marshal(struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 		Data    any    `json:"data,omitempty"`

@@ -55,6 +55,9 @@ func (c *Context) LogData(level Level, logger string, data any) error {
 // total is unknown; message may be empty. progress must increase from
 // call to call. Without a progress token from the client it does nothing.
 func (c *Context) Progress(progress, total float64, message string) error {
+	if c.ProgressToken == nil {
+		return nil // the host would drop it: save the call
+	}
 	p := struct {
 		Progress float64  `json:"progress"`
 		Total    *float64 `json:"total,omitempty"`

@@ -40,7 +40,7 @@ func (e *InputRequired) Error() string {
 
 // MarshalJSON encodes e as an input_required result.
 func (e *InputRequired) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	return marshal(struct {
 		ResultType    string                  `json:"resultType"`
 		InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`
 		RequestState  string                  `json:"requestState,omitempty"`
@@ -220,7 +220,7 @@ func (r SamplingResult) MarshalJSON() ([]byte, error) {
 	if len(r.Content) == 1 {
 		content = r.Content[0]
 	}
-	return json.Marshal(struct {
+	return marshal(struct {
 		Role       Role   `json:"role"`
 		Content    any    `json:"content"`
 		Model      string `json:"model"`

@@ -139,3 +139,46 @@ func TestInputRequiredMultipleInputs(t *testing.T) {
 		t.Fatalf("r2 = %+v, %v", r, err)
 	}
 }
+
+func TestInputRequiredFromPromptsAndResources(t *testing.T) {
+	p := wasmcp.New(wasmcp.Info{Name: "mrtr2"})
+	ask := &wasmcp.InputRequired{Requests: map[string]wasmcp.InputRequest{
+		"user_context": wasmcp.NewElicitRequest("What context should the prompt use?", wasmcp.Object(wasmcp.Required("context", wasmcp.String("")))),
+	}}
+	p.AddPrompt(wasmcp.Prompt{Name: "test_input_required_result_prompt"}, func(c *wasmcp.Context, _ map[string]string) (*wasmcp.PromptResult, error) {
+		r, err := c.ElicitResponse("user_context")
+		if errors.Is(err, wasmcp.ErrNoInputResponse) {
+			return nil, ask
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &wasmcp.PromptResult{Messages: []wasmcp.PromptMessage{wasmcp.UserMessage(wasmcp.Text("context: " + r.Content["context"].(string)))}}, nil
+	})
+	p.AddResource(wasmcp.Resource{URI: "test://needs-input"}, func(c *wasmcp.Context, r *wasmcp.ResourceRequest) ([]wasmcp.ResourceContents, error) {
+		if c.RequestState != "again" {
+			return nil, &wasmcp.InputRequired{State: "again"} // requestState only: "retry later"
+		}
+		return []wasmcp.ResourceContents{wasmcp.TextContents(r.URI, "", "done")}, nil
+	})
+	s := wasmcptest.NewSession(p, wasmcptest.NewHost())
+	var ir *wasmcptest.InputRequired
+	if _, err := s.GetPrompt("test_input_required_result_prompt", nil); !errors.As(err, &ir) || ir.InputRequests["user_context"].Method != "elicitation/create" {
+		t.Fatalf("prompt r1 = %v", err)
+	}
+	var r wasmcp.PromptResult
+	err := s.Do("prompts/get", map[string]any{"name": "test_input_required_result_prompt"}, &wasmcptest.Retry{
+		Responses: map[string]any{"user_context": map[string]any{"action": "accept", "content": map[string]any{"context": "tests"}}},
+	}).Decode(&r)
+	if err != nil || r.Messages[0].Content.Text != "context: tests" {
+		t.Fatalf("prompt r2 = %+v, %v", r, err)
+	}
+	resp := s.Do("resources/read", map[string]any{"uri": "test://needs-input"}, nil)
+	if string(resp.Output) != `{"resultType":"input_required","requestState":"again"}` {
+		t.Fatalf("resource r1 = %s", resp.Output)
+	}
+	var rr struct{ Contents []wasmcp.ResourceContents }
+	if err := s.Do("resources/read", map[string]any{"uri": "test://needs-input"}, &wasmcptest.Retry{State: "again"}).Decode(&rr); err != nil || rr.Contents[0].Text != "done" {
+		t.Fatalf("resource r2 = %+v, %v", rr, err)
+	}
+}

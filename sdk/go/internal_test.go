@@ -166,3 +166,15 @@ func FuzzHandle(f *testing.F) {
 		}
 	})
 }
+
+func TestNoHTMLEscaping(t *testing.T) {
+	r, err := StructuredResult(map[string]string{"s": "a<b & c>d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, out := result(r)
+	want := `{"content":[{"type":"text","text":"{\"s\":\"a<b & c>d\"}"}],"structuredContent":{"s":"a<b & c>d"}}`
+	if status != StatusOK || string(out) != want {
+		t.Errorf("got %s\nwant %s", out, want)
+	}
+}

@@ -254,6 +254,10 @@ func TestPromptsAndCompletion(t *testing.T) {
 	if err != nil || len(c.Values) != 100 || !c.HasMore || c.Total != 150 {
 		t.Errorf("CompleteResource = %d values, total %d, hasMore %v, %v", len(c.Values), c.Total, c.HasMore, err)
 	}
+	c, err = s.CompleteResource("test://template/abc/data", "id", "")
+	if err != nil || len(c.Values) != 100 {
+		t.Errorf("completion by a concrete URI = %+v, %v", c, err)
+	}
 	c, err = s.CompleteResource("test://static", "x", "")
 	if err != nil || len(c.Values) != 0 {
 		t.Errorf("completion without handler = %+v, %v", c, err)
@@ -366,7 +370,9 @@ func TestHostCalls(t *testing.T) {
 		got = append(got, fmt.Sprintf("unknown=%v", errors.Is(err, wasmcp.ErrUnknownMethod)))
 		return wasmcp.TextResult("ok"), nil
 	})
-	if _, err := wasmcptest.NewSession(p, h).CallTool("run", nil); err != nil {
+	s := wasmcptest.NewSession(p, h)
+	s.ProgressToken = 7
+	if _, err := s.CallTool("run", nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -391,6 +397,11 @@ func TestHostCalls(t *testing.T) {
 		if calls := h.CallsTo(method); len(calls) == 0 || string(calls[0]) != want {
 			t.Errorf("%s params = %s, want %s", method, calls, want)
 		}
+	}
+	s.ProgressToken = nil
+	s.CallTool("run", nil)
+	if n := len(h.CallsTo("progress")); n != 1 {
+		t.Errorf("progress without a token reached the host: %d calls", n)
 	}
 	if kv := h.CallsTo("kv/set"); len(kv) < 2 || string(kv[1]) != `{"key":"b","value":"2","ttl_s":2}` {
 		t.Errorf("kv/set with ttl params = %s", kv)
