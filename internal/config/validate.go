@@ -173,8 +173,10 @@ func checkHTTPRule(rule string) error {
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("%q: scheme must be http or https", rule)
-	case u.Host == "":
+	case u.Opaque != "" || u.Hostname() == "":
 		return fmt.Errorf("%q: missing host", rule)
+	case strings.ContainsAny(u.Hostname(), "*%"):
+		return fmt.Errorf("%q: wildcards are not supported; list each host", rule)
 	case u.User != nil:
 		return fmt.Errorf("%q: must not contain user info", rule)
 	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(rule, "?#"):
