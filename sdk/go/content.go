@@ -150,11 +150,16 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 // ResourceContents is the content of a resource (MCP TextResourceContents
 // or BlobResourceContents): Blob when not nil, else Text.
 type ResourceContents struct {
-	URI      string
+	// URI identifies the contents (usually the requested URI).
+	URI string
+	// MIMEType is the optional media type.
 	MIMEType string
-	Text     string
-	Blob     []byte
-	Meta     map[string]any
+	// Text is the content of a text resource.
+	Text string
+	// Blob is the raw content of a binary resource (base64 on the wire).
+	Blob []byte
+	// Meta is the optional _meta object.
+	Meta map[string]any
 }
 
 // TextContents returns text contents of the resource uri.
@@ -281,7 +286,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PromptMessage is one message of a prompt (MCP PromptMessage).
+// PromptMessage is one message of a prompt (MCP PromptMessage): who says
+// it and one content block.
 type PromptMessage struct {
 	Role    Role    `json:"role"`
 	Content Content `json:"content"`
@@ -295,7 +301,8 @@ func AssistantMessage(c Content) PromptMessage {
 	return PromptMessage{Role: RoleAssistant, Content: c}
 }
 
-// PromptResult is the result of a prompt (MCP GetPromptResult).
+// PromptResult is the result of a prompt (MCP GetPromptResult): an
+// optional description and the messages.
 type PromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
@@ -303,8 +310,9 @@ type PromptResult struct {
 }
 
 // Completion is the answer to a completion request (MCP
-// CompleteResult.completion). At most 100 values are sent; see
-// [CompleteFrom].
+// CompleteResult.completion): suggested Values, optionally the Total
+// number of matches and whether there are more than sent. At most 100
+// values are sent; see [CompleteFrom].
 type Completion struct {
 	Values  []string `json:"values"`
 	Total   int      `json:"total,omitempty"`

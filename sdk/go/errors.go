@@ -17,7 +17,9 @@ const (
 // RPCError is a JSON-RPC error. A handler that returns one (possibly
 // wrapped) makes the request fail with it, instead of producing a result.
 type RPCError struct {
-	Code    int
+	// Code is the JSON-RPC error code, e.g. CodeInvalidParams.
+	Code int
+	// Message is a short description.
 	Message string
 	// Data is optional extra information, any JSON-marshalable value.
 	Data any

@@ -44,10 +44,15 @@ var (
 // for example an HTTP transport failure or a client's JSON-RPC error
 // answer to an elicitation.
 type HostError struct {
-	Method  string
-	Code    int
+	// Method is the host method that failed, e.g. "http/fetch".
+	Method string
+	// Code is the error code the host gave (a JSON-RPC code when the
+	// client answered with an error).
+	Code int
+	// Message describes the failure.
 	Message string
-	Data    json.RawMessage
+	// Data is optional detail, as JSON.
+	Data json.RawMessage
 }
 
 // Error returns "wasmcp: <method>: <message> (code <code>)".

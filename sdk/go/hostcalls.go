@@ -134,12 +134,14 @@ type HTTPRequest struct {
 
 // HTTPResponse is the answer to an [HTTPRequest].
 type HTTPResponse struct {
+	// Status is the HTTP status code.
 	Status int
 	// Headers are the response headers; a repeated header's values are
 	// joined with ", ". Use [HTTPResponse.Header] for a case-insensitive
 	// lookup.
 	Headers map[string]string
-	Body    []byte
+	// Body is the response body.
+	Body []byte
 }
 
 // Header returns the value of the named header, ignoring case.

@@ -47,7 +47,8 @@ func (e *InputRequired) MarshalJSON() ([]byte, error) {
 	}{"input_required", e.Requests, e.State})
 }
 
-// InputRequest is one request to the client inside an [InputRequired]:
+// InputRequest is one request to the client inside an [InputRequired]
+// (Method and its MCP Params):
 // build it with [NewElicitRequest], [NewURLElicitRequest],
 // [NewSamplingRequest], [NewTextSamplingRequest] or [NewRootsRequest].
 type InputRequest struct {
@@ -132,7 +133,9 @@ func (r *ElicitResult) Decode(v any) error {
 }
 
 // SamplingParams are the parameters of a sampling request (MCP
-// CreateMessageRequestParams).
+// CreateMessageRequestParams): the conversation so far, an optional
+// system prompt, the token limit (required) and optional sampling
+// settings.
 type SamplingParams struct {
 	Messages         []SamplingMessage `json:"messages"`
 	SystemPrompt     string            `json:"systemPrompt,omitempty"`
@@ -168,11 +171,15 @@ type ModelHint struct {
 // SamplingResult is the client's answer to a sampling request (MCP
 // CreateMessageResult).
 type SamplingResult struct {
+	// Role is normally RoleAssistant.
 	Role Role
 	// Content holds the answer's blocks (one, unless the client used
 	// sampling with tools).
-	Content    []Content
-	Model      string
+	Content []Content
+	// Model names the model that answered.
+	Model string
+	// StopReason says why it stopped: "endTurn", "stopSequence",
+	// "maxTokens", ...
 	StopReason string
 }
 

@@ -11,7 +11,8 @@ package wasmcp
 //	)
 type Schema map[string]any
 
-// Property is one property of an [Object] schema.
+// Property is one property of an [Object] schema: its name, its schema
+// and whether it is required.
 type Property struct {
 	Name     string
 	Schema   Schema

@@ -67,18 +67,30 @@ type Tool struct {
 // ToolAnnotations are hints about a tool (MCP ToolAnnotations). Clients
 // must not trust them from untrusted servers. Nil pointers are unset.
 type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	// Title is a human-readable name (Tool.Title takes precedence).
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint: the tool does not change its environment (default
+	// false).
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint: changes may destroy data (default true; meaningful
+	// only when not read-only).
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint: repeating a call with the same arguments has no
+	// further effect (default false).
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint: the tool reaches outside systems such as the web
+	// (default true).
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
 }
 
 // Icon is an icon for a tool, resource or prompt (MCP Icon).
 type Icon struct {
-	Src      string   `json:"src"`
-	MIMEType string   `json:"mimeType,omitempty"`
-	Sizes    []string `json:"sizes,omitempty"`
+	// Src is the icon's URI (https: or data:).
+	Src string `json:"src"`
+	// MIMEType is the image type, e.g. "image/png".
+	MIMEType string `json:"mimeType,omitempty"`
+	// Sizes lists sizes like "48x48" or "any".
+	Sizes []string `json:"sizes,omitempty"`
 }
 
 // Annotations are hints about content or a resource (MCP Annotations).
@@ -100,7 +112,9 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// Resource describes a resource with a fixed URI (MCP Resource).
+// Resource describes a resource with a fixed URI (MCP Resource). URI and
+// Name are required (the SDK uses the URI when Name is empty); Size is the
+// size in bytes, 0 when unknown; the other fields are optional.
 type Resource struct {
 	URI         string         `json:"uri"`
 	Name        string         `json:"name"`
@@ -114,7 +128,7 @@ type Resource struct {
 }
 
 // ResourceTemplate describes a family of resources (MCP
-// ResourceTemplate). URITemplate uses RFC 6570 simple expressions:
+// ResourceTemplate); the fields mean what they mean in [Resource]. URITemplate uses RFC 6570 simple expressions:
 // "{var}" matches one path segment (no "/"), and as an extension "{+var}"
 // matches any run of characters, "/" included.
 type ResourceTemplate struct {
@@ -128,7 +142,8 @@ type ResourceTemplate struct {
 	Meta        map[string]any `json:"_meta,omitempty"`
 }
 
-// Prompt describes a prompt (MCP Prompt).
+// Prompt describes a prompt (MCP Prompt). Name follows the tool name
+// rule; Arguments are the string arguments it takes.
 type Prompt struct {
 	Name        string           `json:"name"`
 	Title       string           `json:"title,omitempty"`
@@ -138,8 +153,9 @@ type Prompt struct {
 	Meta        map[string]any   `json:"_meta,omitempty"`
 }
 
-// PromptArgument describes one argument of a prompt. Required arguments
-// are checked before the handler runs.
+// PromptArgument describes one argument of a prompt (Name required,
+// Title and Description optional). Required arguments are checked before
+// the handler runs.
 type PromptArgument struct {
 	Name        string `json:"name"`
 	Title       string `json:"title,omitempty"`
@@ -147,7 +163,8 @@ type PromptArgument struct {
 	Required    bool   `json:"required,omitempty"`
 }
 
-// Implementation names a client or server (MCP Implementation).
+// Implementation names a client or server (MCP Implementation): Name and
+// Version, and an optional display Title.
 type Implementation struct {
 	Name    string `json:"name"`
 	Title   string `json:"title,omitempty"`
