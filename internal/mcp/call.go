@@ -83,9 +83,10 @@ func (cl *call) cancelByClient() {
 	cl.cancel()
 }
 
-// sendLocked sends msg unless the request is finished. cl.mu must be held.
+// sendLocked sends msg unless the request is finished or cancelled by the
+// client. cl.mu must be held.
 func (cl *call) sendLocked(msg []byte) error {
-	if cl.done {
+	if cl.done || cl.clientCancelled {
 		return errRequestDone
 	}
 	return cl.out.send(msg)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"sync"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -12,7 +13,15 @@ type listener struct {
 	id                        jsonrpc.ID
 	tools, prompts, resources bool
 	uris                      []string
-	ch                        chan []byte
+	ch                        chan []byte // queue drained by the listen loop
+
+	// On stdio, notifications are written straight to the connection once
+	// the acknowledgement is out, so that a change made during a request
+	// is on the wire before that request's response.
+	mu     sync.Mutex
+	direct *call
+	acked  bool
+	ended  bool
 }
 
 func (l *listener) wantsList(kind string) bool {
@@ -39,6 +48,15 @@ func (l *listener) wantsResource(uri string) bool {
 // deliver queues msg without blocking the notifier; when the stream is too
 // slow the notification is dropped (list_changed notifications coalesce).
 func (l *listener) deliver(msg []byte) {
+	l.mu.Lock()
+	if l.direct != nil && l.acked && !l.ended {
+		l.direct.mu.Lock()
+		_ = l.direct.sendLocked(msg)
+		l.direct.mu.Unlock()
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
 	select {
 	case l.ch <- msg:
 	default:
@@ -132,24 +150,40 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	}
 	p = append(p, "}}"...)
 
-	// Register under the call lock, so that nothing reaches the stream
-	// before the acknowledgement.
-	cl.mu.Lock()
-	err := cl.sendLocked(jsonrpc.AppendNotification(nil, notifAcked, p))
-	if err == nil {
-		s.mu.Lock()
-		s.listeners[l] = struct{}{}
-		s.mu.Unlock()
+	if _, ok := cl.out.(lineSink); ok {
+		l.direct = cl
 	}
-	cl.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
+	// Register before acknowledging, so that no change after the client
+	// saw the acknowledgement is missed; queued notifications only go out
+	// after the acknowledgement.
+	s.mu.Lock()
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
 		s.mu.Unlock()
+		l.mu.Lock()
+		l.ended = true
+		l.mu.Unlock()
 	}()
+	l.mu.Lock()
+	cl.mu.Lock()
+	err := cl.sendLocked(jsonrpc.AppendNotification(nil, notifAcked, p))
+	for drained := false; err == nil && l.direct != nil && !drained; {
+		select {
+		case msg := <-l.ch:
+			err = cl.sendLocked(msg)
+		default:
+			drained = true
+		}
+	}
+	cl.mu.Unlock()
+	l.acked = true
+	l.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	if cl.release != nil {
 		cl.release()
 		defer cl.acquire()
