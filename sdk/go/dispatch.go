@@ -43,10 +43,11 @@ func (p *Plugin) Handle(envelope []byte) (status uint32, out []byte) {
 	return p.HandleWith(defaultHost(), envelope)
 }
 
-// requestEnvelope is the request envelope (ABI §3).
+// requestEnvelope is the request envelope (ABI §3), with the params of
+// every method in one struct so that the envelope is decoded in one pass.
 type requestEnvelope struct {
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	Method  string         `json:"method"`
+	Params  *requestParams `json:"params"`
 	Context struct {
 		ProtocolVersion    string                     `json:"protocolVersion"`
 		ClientInfo         *Implementation            `json:"clientInfo"`
@@ -55,6 +56,30 @@ type requestEnvelope struct {
 		InputResponses     map[string]json.RawMessage `json:"inputResponses"`
 		RequestState       *string                    `json:"requestState"`
 	} `json:"context"`
+}
+
+// requestParams are the params of tools/call (name, arguments),
+// resources/read (uri), prompts/get (name, arguments) and
+// completion/complete (ref, argument, context), plus the common ones.
+type requestParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	URI       string          `json:"uri"`
+	Ref       struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	} `json:"ref"`
+	Argument struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Context struct {
+		Arguments map[string]string `json:"arguments"`
+	} `json:"context"`
+	Meta           json.RawMessage            `json:"_meta"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	RequestState   *string                    `json:"requestState"`
 }
 
 // HandleWith answers one request envelope using host h for the handlers'
@@ -66,17 +91,19 @@ func (p *Plugin) HandleWith(h Host, envelope []byte) (status uint32, out []byte)
 	}
 	var env requestEnvelope
 	if err := json.Unmarshal(envelope, &env); err != nil {
+		// Tell a broken envelope from params of the wrong shape.
+		var loose struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(envelope, &loose) == nil {
+			return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("invalid %s params: %v", loose.Method, err)})
+		}
 		return rpcError(&RPCError{Code: CodeInvalidRequest, Message: "invalid request envelope: " + err.Error()})
 	}
-	var common struct {
-		Meta           json.RawMessage            `json:"_meta"`
-		InputResponses map[string]json.RawMessage `json:"inputResponses"`
-		RequestState   *string                    `json:"requestState"`
-	}
-	if len(env.Params) > 0 && string(env.Params) != "null" {
-		if err := json.Unmarshal(env.Params, &common); err != nil {
-			return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()})
-		}
+	params := env.Params
+	if params == nil {
+		params = &requestParams{}
 	}
 	c := &Context{
 		Method:             env.Method,
@@ -85,29 +112,29 @@ func (p *Plugin) HandleWith(h Host, envelope []byte) (status uint32, out []byte)
 		ClientCapabilities: env.Context.ClientCapabilities,
 		ProgressToken:      env.Context.ProgressToken,
 		InputResponses:     env.Context.InputResponses,
-		Meta:               common.Meta,
+		Meta:               params.Meta,
 		host:               h,
 	}
 	if c.InputResponses == nil {
-		c.InputResponses = common.InputResponses // a host that passes them in params
+		c.InputResponses = params.InputResponses // a host that passes them in params
 	}
 	switch {
 	case env.Context.RequestState != nil:
 		c.RequestState = *env.Context.RequestState
-	case common.RequestState != nil:
-		c.RequestState = *common.RequestState
+	case params.RequestState != nil:
+		c.RequestState = *params.RequestState
 	}
 	switch env.Method {
 	case abi.MethodDescribe:
 		return p.describe(c)
 	case abi.MethodToolsCall:
-		return p.callTool(c, env.Params)
+		return p.callTool(c, params)
 	case abi.MethodResourceRead:
-		return p.readResource(c, env.Params)
+		return p.readResource(c, params)
 	case abi.MethodPromptsGet:
-		return p.getPrompt(c, env.Params)
+		return p.getPrompt(c, params)
 	case abi.MethodComplete:
-		return p.complete(c, env.Params)
+		return p.complete(c, params)
 	}
 	return rpcError(&RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", env.Method)})
 }
@@ -174,14 +201,7 @@ func (p *Plugin) describe(c *Context) (uint32, []byte) {
 	return result(m)
 }
 
-func (p *Plugin) callTool(c *Context, params json.RawMessage) (uint32, []byte) {
-	var req struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(params, &req); err != nil {
-		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid tools/call params: " + err.Error()})
-	}
+func (p *Plugin) callTool(c *Context, req *requestParams) (uint32, []byte) {
 	e := p.tool(req.Name)
 	if e == nil {
 		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)})
@@ -212,11 +232,8 @@ func (p *Plugin) callTool(c *Context, params json.RawMessage) (uint32, []byte) {
 	return status, out
 }
 
-func (p *Plugin) readResource(c *Context, params json.RawMessage) (uint32, []byte) {
-	var req struct {
-		URI string `json:"uri"`
-	}
-	if err := json.Unmarshal(params, &req); err != nil || req.URI == "" {
+func (p *Plugin) readResource(c *Context, req *requestParams) (uint32, []byte) {
+	if req.URI == "" {
 		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid resources/read params: missing uri"})
 	}
 	notFound := &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + req.URI, Data: map[string]string{"uri": req.URI}}
@@ -259,20 +276,19 @@ func (p *Plugin) readResource(c *Context, params json.RawMessage) (uint32, []byt
 	}{contents})
 }
 
-func (p *Plugin) getPrompt(c *Context, params json.RawMessage) (uint32, []byte) {
-	var req struct {
-		Name      string                     `json:"name"`
-		Arguments map[string]json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(params, &req); err != nil {
-		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid prompts/get params: " + err.Error()})
+func (p *Plugin) getPrompt(c *Context, req *requestParams) (uint32, []byte) {
+	var raw map[string]json.RawMessage
+	if len(req.Arguments) > 0 {
+		if err := json.Unmarshal(req.Arguments, &raw); err != nil {
+			return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid prompts/get arguments: " + err.Error()})
+		}
 	}
 	e := p.prompt(req.Name)
 	if e == nil {
 		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Name)})
 	}
-	args := make(map[string]string, len(req.Arguments))
-	for k, v := range req.Arguments {
+	args := make(map[string]string, len(raw))
+	for k, v := range raw {
 		args[k] = jsonString(v)
 	}
 	var missing []string
@@ -302,24 +318,7 @@ func (p *Plugin) getPrompt(c *Context, params json.RawMessage) (uint32, []byte) 
 	return result(r)
 }
 
-func (p *Plugin) complete(c *Context, params json.RawMessage) (uint32, []byte) {
-	var req struct {
-		Ref struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-		} `json:"ref"`
-		Argument struct {
-			Name  string `json:"name"`
-			Value string `json:"value"`
-		} `json:"argument"`
-		Context struct {
-			Arguments map[string]string `json:"arguments"`
-		} `json:"context"`
-	}
-	if err := json.Unmarshal(params, &req); err != nil {
-		return rpcError(&RPCError{Code: CodeInvalidParams, Message: "invalid completion/complete params: " + err.Error()})
-	}
+func (p *Plugin) complete(c *Context, req *requestParams) (uint32, []byte) {
 	var h CompletionHandler
 	cr := &CompleteRequest{Argument: req.Argument.Name, Value: req.Argument.Value, Arguments: req.Context.Arguments}
 	switch req.Ref.Type {
