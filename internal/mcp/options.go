@@ -41,6 +41,11 @@ type Options struct {
 	// MaxMessageBytes is the longest stdio line accepted; longer lines are
 	// discarded and answered with an error. Default 4 MiB.
 	MaxMessageBytes int
+
+	// DrainTimeout is how long ServeStdio lets the requests in flight run
+	// after the end of its input before cancelling them. Default 10
+	// seconds; negative waits without limit.
+	DrainTimeout time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -67,6 +72,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.MaxMessageBytes <= 0 {
 		v.MaxMessageBytes = 4 << 20
+	}
+	if v.DrainTimeout == 0 {
+		v.DrainTimeout = 10 * time.Second
 	}
 	return v
 }

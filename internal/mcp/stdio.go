@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
@@ -20,7 +21,7 @@ import (
 //
 // Requests run concurrently (at most Options.MaxConcurrency at once). At
 // end of input ServeStdio stops listen streams, lets the requests in flight
-// finish, and returns nil. When ctx ends or the Server is closed, the
+// finish (cancelling them after Options.DrainTimeout), and returns nil. When ctx ends or the Server is closed, the
 // requests in flight are cancelled and ServeStdio returns once they have
 // returned; a Read blocked on r is then abandoned to a goroutine that
 // exits as soon as that Read returns, without reading further.
@@ -37,6 +38,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	select {
 	case err = <-readDone:
 		st.endOfInput()
+		st.drain()
 	case <-st.c.ctx.Done():
 		st.stopped.Store(true)
 		err = ctx.Err()
@@ -103,6 +105,30 @@ func (st *stdioConn) endOfInput() {
 		cl.cancelByClient()
 	}
 	st.c.failPending()
+}
+
+// drain waits for the requests in flight, cancelling them after the
+// drain timeout (or when the connection is cancelled).
+func (st *stdioConn) drain() {
+	idle := make(chan struct{})
+	go func() {
+		st.wg.Wait()
+		close(idle)
+	}()
+	var timeout <-chan time.Time
+	if d := st.srv.opts.DrainTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-idle:
+		return
+	case <-timeout:
+	case <-st.c.ctx.Done():
+	}
+	st.c.cancel()
+	<-idle
 }
 
 func (st *stdioConn) writeError(id jsonrpc.ID, e *jsonrpc.Error) {
