@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,38 +111,59 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 	for _, p := range old.plugins {
 		byPath[p.spec.Path] = p
 	}
-	var errs []error
-	var next []*Plugin
-	var fresh []*Plugin
-	for _, spec := range specs {
+	// Load new and changed plugins in parallel (compiling is the slow
+	// part of a cold start), then assemble the result in spec order.
+	type outcome struct {
+		p      *Plugin // the plugin to serve, or nil
+		loaded bool    // p is a fresh load
+		err    error
+	}
+	results := make([]outcome, len(specs))
+	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
 		prev := byPath[spec.Path]
 		wasm, err := os.ReadFile(spec.Path)
 		if err != nil {
-			errs = append(errs, &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)})
-			if prev != nil {
-				next = append(next, prev)
-				delete(byPath, spec.Path)
-			}
+			results[i] = outcome{p: prev, err: &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)}}
 			continue
 		}
 		if prev != nil && sameSpec(prev.spec, spec) && prev.digest == digestOf(wasm) {
-			next = append(next, prev)
-			delete(byPath, spec.Path)
+			results[i] = outcome{p: prev}
 			continue
 		}
-		p, err := load(ctx, loadDeps{engine: r.opts.Engine, kv: r.opts.KV, http: r.opts.HTTP, log: r.log}, spec, wasm)
-		if err != nil {
-			errs = append(errs, &LoadError{Spec: spec, Err: err})
-			r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
-			if prev != nil {
-				r.log.Warn("previous version keeps serving", "plugin", prev.name)
-				next = append(next, prev)
-				delete(byPath, spec.Path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			p, err := load(ctx, loadDeps{engine: r.opts.Engine, kv: r.opts.KV, http: r.opts.HTTP, log: r.log}, spec, wasm)
+			if err != nil {
+				r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
+				if prev != nil {
+					r.log.Warn("previous version keeps serving", "plugin", prev.name)
+				}
+				results[i] = outcome{p: prev, err: &LoadError{Spec: spec, Err: err}}
+				return
 			}
+			results[i] = outcome{p: p, loaded: true}
+		}()
+	}
+	wg.Wait()
+	var errs []error
+	var next, fresh []*Plugin
+	for _, o := range results {
+		if o.err != nil {
+			errs = append(errs, o.err)
+		}
+		if o.p == nil {
 			continue
 		}
-		next = append(next, p)
-		fresh = append(fresh, p)
+		next = append(next, o.p)
+		delete(byPath, o.p.spec.Path)
+		if o.loaded {
+			fresh = append(fresh, o.p)
+		}
 	}
 	cat, collisions := buildCatalog(next)
 	for _, c := range collisions {
