@@ -82,10 +82,10 @@ const (
 // On CodeInvalidRequest the returned Message still carries the ID when one
 // could be read, so the error response can echo it.
 func Parse(data []byte) (Message, *Error) {
-	if !utf8Valid(data) {
-		return Message{}, &Error{Code: CodeParseError, Message: "parse error: invalid UTF-8"}
-	}
-	if !json.Valid(data) {
+	if !Valid(data) {
+		if !utf8Valid(data) {
+			return Message{}, &Error{Code: CodeParseError, Message: "parse error: invalid UTF-8"}
+		}
 		return Message{}, &Error{Code: CodeParseError, Message: "parse error: invalid JSON"}
 	}
 	return parseValid(data)

@@ -228,3 +228,33 @@ func TestMemberAndIter(t *testing.T) {
 		t.Errorf("array elements = %q", got)
 	}
 }
+
+func TestValid(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{`{}`, true}, {` [ ] `, true}, {`{"a":{"b":[1,{"c":null}]}}`, true}, {`"\u00e9\t\"x\""`, true},
+		{`-0.5e+10`, true}, {`0`, true}, {"\"é✓😀\"", true},
+		{``, false}, {` `, false}, {`{`, false}, {`{"a"}`, false}, {`{"a":}`, false}, {`[1 2]`, false},
+		{`01`, false}, {`1.`, false}, {`.5`, false}, {`+1`, false}, {`1e`, false}, {`tru`, false}, {`nul`, false},
+		{`"\x"`, false}, {`"\u12"`, false}, {"\"a\nb\"", false}, {"\"\xff\"", false}, {`{} {}`, false}, {`[1,]`, false},
+		{`{"a":1,}`, false}, {`{1:2}`, false}, {`]`, false},
+		{strings.Repeat("[", 10000) + strings.Repeat("]", 10000), true},
+		{strings.Repeat("[", 10001) + strings.Repeat("]", 10001), false},
+	}
+	for _, tt := range tests {
+		name := tt.in
+		if len(name) > 20 {
+			name = name[:20]
+		}
+		t.Run(name, func(t *testing.T) {
+			if got := Valid([]byte(tt.in)); got != tt.want {
+				t.Fatalf("Valid = %v, want %v", got, tt.want)
+			}
+			if utf8Valid([]byte(tt.in)) && json.Valid([]byte(tt.in)) != tt.want {
+				t.Fatalf("encoding/json disagrees")
+			}
+		})
+	}
+}

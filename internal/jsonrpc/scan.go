@@ -2,18 +2,11 @@ package jsonrpc
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // This file holds small scanners over JSON that has already been validated
 // (by Valid or Parse). They never allocate on the common path and never
 // recurse, so deeply nested input cannot exhaust the stack.
-
-// Valid reports whether data is a single well-formed JSON value in valid
-// UTF-8. encoding/json refuses nesting deeper than 10000 levels.
-func Valid(data []byte) bool {
-	return utf8.Valid(data) && json.Valid(data)
-}
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 

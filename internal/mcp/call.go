@@ -31,6 +31,12 @@ type streamCloser interface {
 	closeStream()
 }
 
+// slotPool bounds concurrent requests (stdio).
+type slotPool interface {
+	acquire()
+	release()
+}
+
 // errClientGone is returned by ClientCall when the client connection ends
 // before the answer arrives.
 var errClientGone = errors.New("mcp: client connection closed")
@@ -46,6 +52,7 @@ type call struct {
 	cancel context.CancelFunc
 	out    sink
 	minLog int32 // 2026-07-28: level from _meta, -1 when absent
+	extra  []byte // members checkResult adds to the result (resultType...)
 
 	// keepAlive is the interval of keep-alives on long-lived requests
 	// (subscriptions/listen over HTTP); 0 disables them.
@@ -53,9 +60,9 @@ type call struct {
 	// stop, when closed, ends long-lived requests like a server Close
 	// (the HTTP handler shutting down).
 	stop <-chan struct{}
-	// release and acquire give back and retake the connection's
-	// concurrency slot while the request waits for the client.
-	release, acquire func()
+	// slots, when set, bounds the connection's running requests: a request
+	// gives its slot back while it waits for the client.
+	slots slotPool
 
 	mu              sync.Mutex
 	done            bool // answered (or abandoned): nothing more may be sent
@@ -219,9 +226,9 @@ func (cl *call) clientCall(ctx context.Context, r *Request, method string, param
 		return nil, fmt.Errorf("mcp: %s: %w", method, err)
 	}
 
-	if cl.release != nil {
-		cl.release()
-		defer cl.acquire()
+	if cl.slots != nil {
+		cl.slots.release()
+		defer cl.slots.acquire()
 	}
 	select {
 	case rep := <-ch:

@@ -46,8 +46,25 @@ func (s *Server) newConn(parent context.Context, out sink) *conn {
 		pending:  map[jsonrpc.ID]chan clientReply{},
 	}
 	c.ctx, c.cancel = context.WithCancel(parent)
+	context.AfterFunc(c.ctx, c.cancelInflight)
 	c.logLevel.Store(-1)
 	return c
+}
+
+// cancelInflight cancels every request of the connection once its
+// context ends. Requests do not derive their contexts from the
+// connection's (that would put every request through one lock); this is
+// how they learn it ended.
+func (c *conn) cancelInflight() {
+	c.mu.Lock()
+	calls := make([]*call, 0, len(c.inflight))
+	for _, cl := range c.inflight {
+		calls = append(calls, cl)
+	}
+	c.mu.Unlock()
+	for _, cl := range calls {
+		cl.cancel()
+	}
 }
 
 // newSessionID returns 128 random bits in URL-safe base64: visible ASCII
@@ -112,7 +129,7 @@ func (c *conn) initialize(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 // newLegacyCall prepares the legacy request m; mi is its scanned _meta.
 func (c *conn) newLegacyCall(m *jsonrpc.Message, mi *metaInfo, out sink) *call {
 	_, version, info, caps := c.snapshot()
-	cl := c.srv.newCall(c.ctx, c, m.ID, out)
+	cl := c.srv.newCall(context.Background(), c, m.ID, out)
 	cl.req.Method = m.Method
 	cl.req.Params = paramsOrEmpty(m.Params)
 	cl.req.ProtocolVersion = version
@@ -131,12 +148,16 @@ func paramsOrEmpty(p json.RawMessage) json.RawMessage {
 }
 
 // track registers a running request for cancellation; false when a request
-// with the same id is already running.
+// with the same id is already running. A request tracked after the
+// connection ended starts cancelled.
 func (c *conn) track(cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.inflight[cl.id]; dup {
 		return false
+	}
+	if c.ctx.Err() != nil {
+		cl.cancel()
 	}
 	c.inflight[cl.id] = cl
 	return true

@@ -129,7 +129,7 @@ func (s *Server) finish(cl *call, res []byte, err error, dst []byte) (out []byte
 		e := s.wireError(cl, err)
 		return jsonrpc.AppendError(dst, cl.id, e), e.Code, true
 	}
-	return jsonrpc.AppendResult(dst, cl.id, res), 0, true
+	return appendResult(dst, cl.id, res, cl.extra), 0, true
 }
 
 // wireError maps a handler error to the error object the client sees.

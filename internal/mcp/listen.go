@@ -184,9 +184,9 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cl.release != nil {
-		cl.release()
-		defer cl.acquire()
+	if cl.slots != nil {
+		cl.slots.release()
+		defer cl.slots.acquire()
 	}
 
 	var tick <-chan time.Time

@@ -60,7 +60,11 @@ func scanMeta(params []byte, mi *metaInfo) {
 			}
 		case jsonrpc.KeyIs(k, metaProtocolVersion):
 			mi.modern = true
-			mi.version, mi.hasVersion = jsonrpc.String(v)
+			if jsonrpc.StringIs(v, version20260728) {
+				mi.version, mi.hasVersion = version20260728, true
+			} else {
+				mi.version, mi.hasVersion = jsonrpc.String(v)
+			}
 		case jsonrpc.KeyIs(k, metaClientCaps):
 			mi.modern = true
 			if jsonrpc.Kind(v) == 'o' {

@@ -65,7 +65,7 @@ func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 		s.log.Error("provider result is not a JSON object", "method", cl.req.Method)
 		return nil, errInternal
 	}
-	res = appendCompact(nil, res)
+	res = compact(res)
 	if f.resultType == "input_required" && (!cl.req.Stateless || !mayRequireInput(cl.req.Method)) {
 		s.log.Error("provider returned input_required where it is not allowed", "method", cl.req.Method, "stateless", cl.req.Stateless)
 		return nil, errInternal
@@ -78,37 +78,56 @@ func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 	if f.hasResultType && !needTTL {
 		return res, nil
 	}
+	if !needTTL {
+		cl.extra = resultTypeComplete // the common case: no allocation
+		return res, nil
+	}
 	var extra []byte
 	if !f.hasResultType {
-		extra = append(extra, `"resultType":"complete",`...)
+		extra = append(extra, resultTypeComplete...)
 	}
-	if needTTL {
-		if !f.hasTTL {
-			extra = append(extra, `"ttlMs":`...)
-			extra = strconv.AppendInt(extra, s.opts.ReadTTL.Milliseconds(), 10)
-			extra = append(extra, ',')
-		}
-		if !f.hasScope {
-			extra = append(extra, `"cacheScope":`...)
-			extra = append(extra, cacheScope(&cl.req)...)
-			extra = append(extra, ',')
-		}
+	if !f.hasTTL {
+		extra = append(extra, `"ttlMs":`...)
+		extra = strconv.AppendInt(extra, s.opts.ReadTTL.Milliseconds(), 10)
+		extra = append(extra, ',')
 	}
-	return insertMembers(res, extra), nil
+	if !f.hasScope {
+		extra = append(extra, `"cacheScope":`...)
+		extra = append(extra, cacheScope(&cl.req)...)
+		extra = append(extra, ',')
+	}
+	cl.extra = extra
+	return res, nil
 }
 
-// insertMembers adds members (each followed by a comma) at the start of
-// the object obj.
-func insertMembers(obj, members []byte) []byte {
-	i := bytes.IndexByte(obj, '{')
-	rest := bytes.TrimLeft(obj[i+1:], " \t\r\n")
-	out := make([]byte, 0, len(obj)+len(members))
-	out = append(out, '{')
-	out = append(out, members...)
-	if len(rest) > 0 && rest[0] == '}' {
-		out = out[:len(out)-1] // drop the trailing comma before an empty object's end
+var resultTypeComplete = []byte(`"resultType":"complete",`)
+
+// compact returns v without insignificant newlines (a copy only when it
+// has some).
+func compact(v []byte) []byte {
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
+		return v
 	}
-	return append(out, rest...)
+	return appendCompact(nil, v)
+}
+
+// appendResult appends the response carrying res, with the members extra
+// (each followed by a comma) inserted at the start of the object.
+func appendResult(dst []byte, id jsonrpc.ID, res, extra []byte) []byte {
+	if len(extra) == 0 {
+		return jsonrpc.AppendResult(dst, id, res)
+	}
+	i := bytes.IndexByte(res, '{')
+	rest := bytes.TrimLeft(res[i+1:], " \t\r\n")
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = id.AppendJSON(dst)
+	dst = append(dst, `,"result":{`...)
+	dst = append(dst, extra...)
+	if len(rest) > 0 && rest[0] == '}' {
+		dst = dst[:len(dst)-1] // no comma before the end of an empty object
+	}
+	dst = append(dst, rest...)
+	return append(dst, '}')
 }
 
 // cacheScope is "private" for authenticated callers, else "public".

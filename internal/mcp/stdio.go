@@ -180,7 +180,7 @@ func (st *stdioConn) prepare(m *jsonrpc.Message, out sink) *call {
 			st.writeError(m.ID, e)
 			return nil
 		}
-		return st.srv.newModernCall(c.ctx, c, m, &mi, out)
+		return st.srv.newModernCall(context.Background(), c, m, &mi, out)
 	}
 	if m.Method == methodInitialize {
 		res, e := c.initialize(m)
@@ -216,7 +216,7 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 		st.writeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"})
 		return false
 	}
-	cl.release, cl.acquire = st.release, st.acquire
+	cl.slots = st
 	st.wg.Add(1)
 	go st.run(cl, buf)
 	return true
