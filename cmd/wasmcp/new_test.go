@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNew: `wasmcp new` projects in every language build with their one
+// command and answer a call through `wasmcp call`.
+func TestNew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin per language")
+	}
+	needs := map[string][]string{
+		"go":             {"go"},
+		"c":              {"clang", "wasm-ld"},
+		"rust":           {"/usr/bin/rustc"},
+		"assemblyscript": {"node", "npm"},
+	}
+	root, _ := filepath.Abs("../..")
+	for _, lang := range []string{"go", "c", "rust", "assemblyscript"} {
+		t.Run(lang, func(t *testing.T) {
+			for _, tool := range needs[lang] {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("%s not installed (scripts/install-deps.sh installs it)", tool)
+				}
+			}
+			dir := filepath.Join(t.TempDir(), "proj")
+			if _, stderr, code := wasmcp(t, "", "new", "--lang", lang, "--dir", dir, "--sdk", root, "hello_"+lang[:1]); code != 0 {
+				t.Fatalf("new: exit %d: %s", code, stderr)
+			}
+			build := exec.Command("./build.sh")
+			build.Dir = dir
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("build.sh: %v\n%s", err, out)
+			}
+			stdout, stderr, code := wasmcp(t, "", "call", "--plugins", dir, "greet", `{"name":"Zed"}`)
+			if code != 0 || !strings.Contains(stdout, "Zed") {
+				t.Fatalf("call: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+		})
+	}
+}
