@@ -51,7 +51,7 @@ type call struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	out    sink
-	minLog int32 // 2026-07-28: level from _meta, -1 when absent
+	minLog int32  // 2026-07-28: level from _meta, -1 when absent
 	extra  []byte // members checkResult adds to the result (resultType...)
 
 	// keepAlive is the interval of keep-alives on long-lived requests
