@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -176,25 +177,35 @@ type paramHeader struct {
 	header string // canonical header name, Mcp-Param-{Name}
 }
 
-// toolIndex caches the annotated arguments of a tools list. It stays valid
-// while the Provider returns the same items (same backing arrays) and is
-// dropped on NotifyListChanged("tools").
+// toolIndex caches the annotated arguments of the tools, by name. An entry
+// is trusted while the Provider's list still holds the same tool
+// definition at the same position (same bytes), so a lookup costs one
+// comparison of that tool, not a pass over the list; the index is rebuilt
+// otherwise, and dropped on NotifyListChanged("tools").
 type toolIndex struct {
-	ptrs    []*byte
-	lens    []int
-	headers map[string][]paramHeader
+	n      int
+	byName map[string]toolEntry
 }
 
-func (ti *toolIndex) matches(items []json.RawMessage) bool {
-	if len(items) != len(ti.ptrs) {
-		return false
+type toolEntry struct {
+	i       int
+	raw     []byte
+	headers []paramHeader
+}
+
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || bytes.Equal(a, b))
+}
+
+func (ti *toolIndex) lookup(items []json.RawMessage, tool string) ([]paramHeader, bool) {
+	e, ok := ti.byName[tool]
+	if !ok {
+		return nil, len(items) == ti.n // unknown tool, same list size: trust it
 	}
-	for i, it := range items {
-		if len(it) != ti.lens[i] || len(it) == 0 || &it[0] != ti.ptrs[i] {
-			return false
-		}
+	if e.i < len(items) && sameBytes(items[e.i], e.raw) {
+		return e.headers, true
 	}
-	return true
+	return nil, false
 }
 
 // toolHeaders returns the annotated arguments of tool, from the Provider's
@@ -208,21 +219,19 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 	if err != nil {
 		return nil, err
 	}
-	ti := s.tools.Load()
-	if ti == nil || !ti.matches(items) {
-		ti = buildToolIndex(items)
-		s.tools.Store(ti)
+	if ti := s.tools.Load(); ti != nil {
+		if hs, ok := ti.lookup(items, tool); ok {
+			return hs, nil
+		}
 	}
-	return ti.headers[tool], nil
+	ti := buildToolIndex(items)
+	s.tools.Store(ti)
+	return ti.byName[tool].headers, nil
 }
 
 func buildToolIndex(items []json.RawMessage) *toolIndex {
-	ti := &toolIndex{ptrs: make([]*byte, len(items)), lens: make([]int, len(items)), headers: map[string][]paramHeader{}}
+	ti := &toolIndex{n: len(items), byName: make(map[string]toolEntry, len(items))}
 	for i, it := range items {
-		ti.lens[i] = len(it)
-		if len(it) > 0 {
-			ti.ptrs[i] = &it[0]
-		}
 		if !jsonrpc.Valid(it) {
 			continue
 		}
@@ -230,31 +239,27 @@ func buildToolIndex(items []json.RawMessage) *toolIndex {
 		if !ok {
 			continue
 		}
+		e := toolEntry{i: i, raw: it}
 		schema, _ := jsonrpc.Member(it, "inputSchema")
 		props, _ := jsonrpc.Member(schema, "properties")
-		pit, ok := jsonrpc.NewObjectIter(props)
-		if !ok {
-			continue
-		}
-		var hs []paramHeader
-		for {
-			k, v, more := pit.Next()
-			if !more {
-				break
+		if pit, ok := jsonrpc.NewObjectIter(props); ok {
+			for {
+				k, v, more := pit.Next()
+				if !more {
+					break
+				}
+				hn, ok := stringParam(v, "x-mcp-header")
+				if !ok || hn == "" {
+					continue
+				}
+				prop, ok := jsonrpc.String(append(append([]byte{'"'}, k...), '"'))
+				if !ok {
+					continue
+				}
+				e.headers = append(e.headers, paramHeader{prop: prop, header: http.CanonicalHeaderKey("Mcp-Param-" + hn)})
 			}
-			hn, ok := stringParam(v, "x-mcp-header")
-			if !ok || hn == "" {
-				continue
-			}
-			prop, ok := jsonrpc.String(append(append([]byte{'"'}, k...), '"'))
-			if !ok {
-				continue
-			}
-			hs = append(hs, paramHeader{prop: prop, header: http.CanonicalHeaderKey("Mcp-Param-" + hn)})
 		}
-		if hs != nil {
-			ti.headers[name] = hs
-		}
+		ti.byName[name] = e
 	}
 	return ti
 }

@@ -6,8 +6,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
 func TestHTTPLegacySession(t *testing.T) {
@@ -296,5 +298,30 @@ func TestHTTPLegacyBatch(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("batch in 2025-06-18: %d", resp.StatusCode)
+	}
+}
+
+func TestHTTPSessionExpiryAndLimit(t *testing.T) {
+	e := startHTTP(t, nil, &mcp.HTTPOptions{SessionIdleTimeout: 20 * time.Millisecond, MaxSessions: 2})
+	h := e.legacySession("2025-11-25", nil)
+	deadline := time.Now().Add(wait)
+	for {
+		resp := e.post(request(2, "ping", nil), h)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle session never expired")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e2 := startHTTP(t, nil, &mcp.HTTPOptions{MaxSessions: 2})
+	e2.legacySession("2025-11-25", nil)
+	e2.legacySession("2025-11-25", nil)
+	resp := e2.post(request(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}}), nil)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third session: %d", resp.StatusCode)
 	}
 }

@@ -40,7 +40,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		st.endOfInput()
 		st.drain()
 	case <-st.c.ctx.Done():
+		st.gate.Lock()
 		st.stopped.Store(true)
+		st.gate.Unlock()
 		err = ctx.Err()
 	}
 	st.wg.Wait()
@@ -60,7 +62,19 @@ type stdioConn struct {
 	sink    lineSink
 	sem     chan struct{}
 	wg      sync.WaitGroup
-	stopped atomic.Bool // set when ServeStdio stops reading
+	gate    sync.Mutex  // orders wg.Add against stopping
+	stopped atomic.Bool // set (under gate) when ServeStdio stops reading
+}
+
+// begin registers a handler goroutine; false once ServeStdio stopped.
+func (st *stdioConn) begin() bool {
+	st.gate.Lock()
+	defer st.gate.Unlock()
+	if st.stopped.Load() {
+		return false
+	}
+	st.wg.Add(1)
+	return true
 }
 
 func (st *stdioConn) acquire() { st.sem <- struct{}{} }
@@ -217,7 +231,12 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 		return false
 	}
 	cl.slots = st
-	st.wg.Add(1)
+	if !st.begin() {
+		st.c.untrack(cl)
+		st.release()
+		cl.cancel()
+		return false
+	}
 	go st.run(cl, buf)
 	return true
 }
@@ -293,7 +312,14 @@ func (st *stdioConn) handleBatch(line []byte) {
 		return
 	}
 	st.acquire()
-	st.wg.Add(1)
+	if !st.begin() {
+		st.release()
+		for _, cl := range calls {
+			st.c.untrack(cl)
+			cl.cancel()
+		}
+		return
+	}
 	go func() {
 		defer st.wg.Done()
 		defer st.release()

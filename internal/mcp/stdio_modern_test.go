@@ -265,3 +265,17 @@ func TestModernListenRefused(t *testing.T) {
 	res, _ = off.rpc(1, "subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil))
 	wantError(t, res, jsonrpc.CodeMethodNotFound)
 }
+
+func TestInputRequiredGating(t *testing.T) {
+	c := startStdio(t, nil, nil)
+	res, _ := c.rpc(1, "tools/call", withMeta(map[string]any{"name": "needs_input"}, nil))
+	if field(t, res.Result, "resultType") != "input_required" || field(t, res.Result, "ttlMs") != nil {
+		t.Fatalf("stateless tools/call = %s", res.raw)
+	}
+	complete := map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "with_args"}, "argument": map[string]any{"name": "arg1", "value": "input_required"}}
+	res, _ = c.rpc(2, "completion/complete", withMeta(complete, nil))
+	wantError(t, res, jsonrpc.CodeInternalError)
+	c.initialize("2025-11-25", nil)
+	res, _ = c.rpc(3, "tools/call", map[string]any{"name": "needs_input"})
+	wantError(t, res, jsonrpc.CodeInternalError)
+}

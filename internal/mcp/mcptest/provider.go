@@ -104,6 +104,7 @@ var baseTools = []string{
 	`{"name":"change_prompts","description":"Notifies prompts list_changed.","inputSchema":{"type":"object"}}`,
 	`{"name":"touch","description":"Notifies resources/updated for uri.","inputSchema":{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}}`,
 	`{"name":"big","description":"Answers a text of n bytes.","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}`,
+	`{"name":"needs_input","description":"Always answers input_required.","inputSchema":{"type":"object"}}`,
 	`{"name":"close_stream","description":"Closes its HTTP SSE stream, then answers.","inputSchema":{"type":"object"}}`,
 }
 
@@ -246,6 +247,8 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 			}
 		}
 		return text("after close"), nil
+	case "needs_input":
+		return json.RawMessage(`{"resultType":"input_required","requestState":"s1"}`), nil
 	case "transient":
 		return text("transient"), nil
 	}
@@ -389,6 +392,10 @@ func (p *Provider) Complete(ctx context.Context, r *mcp.Request) (json.RawMessag
 		} `json:"argument"`
 	}
 	_ = json.Unmarshal(r.Params, &cp)
+	if cp.Argument.Value == "input_required" {
+		// Not allowed for completion/complete: the engine must refuse it.
+		return json.RawMessage(`{"resultType":"input_required","requestState":"x"}`), nil
+	}
 	var vals []string
 	for _, v := range []string{"alpha", "alpine", "beta"} {
 		if strings.HasPrefix(v, cp.Argument.Value) {
