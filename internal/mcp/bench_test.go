@@ -2,8 +2,11 @@ package mcp_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 
@@ -79,4 +82,41 @@ func benchStdio(b *testing.B, inflight int, modern bool) {
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkHTTPToolsCall measures stateless (2026-07-28) tools/call round
+// trips over Streamable HTTP with keep-alive and 64 concurrent clients.
+func BenchmarkHTTPToolsCall(b *testing.B) {
+	s := mcp.NewServer(mcp.NewConstProvider(), nil)
+	defer s.Close()
+	ts := httptest.NewServer(s.HTTPHandler(nil))
+	defer ts.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}}
+	defer client.CloseIdleConnections()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	url := ts.URL + "/mcp"
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 4096)
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "echo")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n, _ := io.ReadFull(resp.Body, buf)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || n == 0 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
 }
