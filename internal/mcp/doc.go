@@ -3,4 +3,34 @@
 // 2026-07-28, dispatch of the server methods to a Provider, notifications,
 // cancellation, pagination, and the stdio and Streamable HTTP transports.
 // It knows nothing about WebAssembly.
+//
+// A composition root implements Provider and serves it:
+//
+//	srv := mcp.NewServer(provider, &mcp.Options{Name: "wasmcp", Version: version, Logger: logger})
+//	defer srv.Close()
+//	// stdio: one client on the process's stdin/stdout.
+//	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+//	// or Streamable HTTP on a listener, until ctx ends.
+//	err := srv.RunHTTP(ctx, ln, &mcp.HTTPOptions{Path: "/mcp", AllowedOrigins: origins})
+//
+// The provider calls srv.NotifyListChanged and srv.NotifyResourceUpdated
+// when its lists or resources change.
+//
+// # Eras
+//
+// One Server serves both eras at once, on the same stdio connection or HTTP
+// endpoint. A request whose params._meta carries
+// io.modelcontextprotocol/protocolVersion or .../clientCapabilities (or
+// whose method is server/discover or subscriptions/listen) is a stateless
+// 2026-07-28 request: its _meta is validated (-32602), then on HTTP its
+// headers (-32020), then its version (-32022), then its method (-32601).
+// Anything else belongs to a legacy session opened by initialize: the stdio
+// connection itself, or an HTTP session named by Mcp-Session-Id.
+//
+// # Errors
+//
+// Provider errors of type *jsonrpc.Error reach the client as they are,
+// except -32002 (resource not found), which 2026-07-28 requests receive as
+// -32602. Other errors and panics become -32603 with a generic message and
+// are logged. A request the client cancelled gets no response.
 package mcp

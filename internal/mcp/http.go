@@ -28,8 +28,9 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 	// AllowedHosts lists the Host header values accepted ("mcp.example"
 	// or "mcp.example:8443") besides loopback hosts; "*" accepts every
-	// host. When empty, a server listening on a loopback address accepts
-	// only loopback hosts and any other server accepts every host.
+	// host. When empty, a request that arrived on a loopback address
+	// (the server listens on loopback, or a local proxy connects through
+	// it) must name a loopback host, and other requests may name any host.
 	AllowedHosts []string
 
 	// MaxBodyBytes bounds a POST body; larger bodies get 413 without

@@ -215,7 +215,7 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 	startSSE(w)
 	_, version, _, _ := ss.c.snapshot()
 	h.writePriming(w, st, 0, version)
-	if st.pump(w, r, 0, 0, true) {
+	if st.pump(w, r, 0, h.opts.KeepAlive, true) {
 		ss.dropStream(st)
 	}
 }

@@ -17,20 +17,30 @@ type lineWriter struct {
 	w io.Writer
 
 	mu       sync.Mutex
-	buf      []byte // queued, not yet written
-	spare    []byte // the other buffer, reused
+	drained  *sync.Cond // signalled after each Write
+	buf      []byte     // queued, not yet written
+	spare    []byte     // the other buffer, reused
 	flushing bool
 	err      error
 }
 
+// maxQueued is how much output may wait behind a blocked Write before
+// writers block too (backpressure on a client that does not read).
+const maxQueued = 8 << 20
+
 func newLineWriter(w io.Writer) *lineWriter {
-	return &lineWriter{w: w, buf: make([]byte, 0, 4096), spare: make([]byte, 0, 4096)}
+	lw := &lineWriter{w: w, buf: make([]byte, 0, 4096), spare: make([]byte, 0, 4096)}
+	lw.drained = sync.NewCond(&lw.mu)
+	return lw
 }
 
 // writeMsg queues msg plus a newline and makes sure it gets written. It
 // returns once msg is written or handed to the goroutine writing.
 func (lw *lineWriter) writeMsg(msg []byte) error {
 	lw.mu.Lock()
+	for lw.flushing && lw.err == nil && len(lw.buf) > maxQueued {
+		lw.drained.Wait()
+	}
 	if lw.err != nil {
 		err := lw.err
 		lw.mu.Unlock()
@@ -58,6 +68,7 @@ func (lw *lineWriter) writeMsg(msg []byte) error {
 		if err != nil && lw.err == nil {
 			lw.err = err
 		}
+		lw.drained.Broadcast()
 	}
 	lw.flushing = false
 	err = lw.err
@@ -71,6 +82,7 @@ func (lw *lineWriter) close() {
 	if lw.err == nil {
 		lw.err = errWriterClosed
 	}
+	lw.drained.Broadcast()
 	lw.mu.Unlock()
 }
 
