@@ -40,25 +40,32 @@ type statsOut struct {
 }
 
 // words splits text into words: runs of letters and digits, with inner
-// apostrophes and hyphens ("don't", "well-known").
+// apostrophes and hyphens ("don't", "well-known"). The words are slices of
+// text, so a large text costs no per-word allocation.
 func words(text string) []string {
 	var out []string
-	var cur strings.Builder
-	runes := []rune(text)
-	for i, r := range runes {
-		inner := (r == '\'' || r == '’' || r == '-') && cur.Len() > 0 && i+1 < len(runes) &&
-			(unicode.IsLetter(runes[i+1]) || unicode.IsDigit(runes[i+1]))
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || inner {
-			cur.WriteRune(r)
-			continue
+	start := -1
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		inner := false
+		if (r == '\'' || r == '’' || r == '-') && start >= 0 && i+size < len(text) {
+			next, _ := utf8.DecodeRuneInString(text[i+size:])
+			inner = isWord(next)
 		}
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
+		switch {
+		case isWord(r) || inner:
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			out = append(out, text[start:i])
+			start = -1
 		}
+		i += size
 	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
+	if start >= 0 {
+		out = append(out, text[start:])
 	}
 	return out
 }
