@@ -167,6 +167,20 @@ func FuzzHandle(f *testing.F) {
 	})
 }
 
+func TestToolExtra(t *testing.T) {
+	p := New(Info{})
+	p.AddRawTool(Tool{Name: "t", Extra: map[string]any{"execution": map[string]string{"taskSupport": "optional"}, "name": "ignored"}},
+		func(*Context, json.RawMessage) (*Result, error) { return nil, nil })
+	b, err := json.Marshal(p.tools[0].tool)
+	if want := `{"execution":{"taskSupport":"optional"},"inputSchema":{"type":"object"},"name":"t"}`; err != nil || string(b) != want {
+		t.Errorf("got %s, %v\nwant %s", b, err, want)
+	}
+	p.AddRawTool(Tool{Name: "u"}, func(*Context, json.RawMessage) (*Result, error) { return nil, nil })
+	if b, _ := json.Marshal(p.tools[1].tool); string(b) != `{"name":"u","inputSchema":{"type":"object"}}` {
+		t.Errorf("without extra: %s", b)
+	}
+}
+
 func TestNoHTMLEscaping(t *testing.T) {
 	r, err := StructuredResult(map[string]string{"s": "a<b & c>d"})
 	if err != nil {

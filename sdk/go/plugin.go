@@ -180,7 +180,7 @@ func (p *Plugin) AddRawTool(t Tool, h ToolHandler) {
 	}
 	p.tools = append(p.tools, &toolEntry{
 		tool: toolJSON{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in,
-			OutputSchema: out, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta},
+			OutputSchema: out, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta, Extra: t.Extra},
 		handler: h,
 	})
 }

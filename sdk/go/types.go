@@ -62,6 +62,10 @@ type Tool struct {
 	Icons []Icon
 	// Meta is the optional _meta object.
 	Meta map[string]any
+	// Extra holds further top-level keys of the tool object, for MCP
+	// fields this struct does not have (e.g. "execution"); keys that the
+	// fields above set win.
+	Extra map[string]any
 }
 
 // ToolAnnotations are hints about a tool (MCP ToolAnnotations). Clients
@@ -181,4 +185,29 @@ type toolJSON struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         map[string]any   `json:"_meta,omitempty"`
+	Extra        map[string]any   `json:"-"`
+}
+
+// MarshalJSON encodes the tool with its Extra keys.
+func (t toolJSON) MarshalJSON() ([]byte, error) {
+	type plain toolJSON
+	b, err := marshal(plain(t))
+	if err != nil || len(t.Extra) == 0 {
+		return b, err
+	}
+	var merged map[string]json.RawMessage
+	if err := json.Unmarshal(b, &merged); err != nil {
+		return nil, err
+	}
+	for k, v := range t.Extra {
+		if _, taken := merged[k]; taken {
+			continue
+		}
+		raw, err := marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		merged[k] = raw
+	}
+	return marshal(merged)
 }
