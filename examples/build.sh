@@ -17,7 +17,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
-export GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-}"
+export GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-}"
 
 check=0
 dirs=()
