@@ -96,7 +96,13 @@ func TestLayering(t *testing.T) {
 		case within(rel, "hostapi"):
 			forbidden = []string{mod + "/plugins", mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config"}
 		case within(rel, "plugins"):
-			forbidden = []string{wazero, mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config"}
+			// plugins reaches wazero only through runtime and hostapi.
+			for _, imp := range info.imports {
+				if within(imp, wazero) {
+					t.Errorf("%s imports %s directly; only runtime and hostapi may", path, imp)
+				}
+			}
+			forbidden = []string{mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config"}
 		case within(rel, "sdk"), within(rel, "examples"):
 			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config", wazero}
 		}
