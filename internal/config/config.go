@@ -40,13 +40,18 @@ type Server struct {
 	// CacheDir is the compilation cache directory. Empty means the
 	// runtime's default under the user cache directory.
 	CacheDir string `toml:"cache_dir" json:"cache_dir,omitempty"`
-	// KVDir is where plugin key-value stores are kept. Empty means in
-	// memory only.
+	// KVDir is where plugin key-value stores are kept, so that plugin data
+	// survives restarts. Empty means $XDG_DATA_HOME/wasmcp/kv (else
+	// ~/.local/share/wasmcp/kv); the special value ":memory:" keeps the
+	// data in memory only.
 	KVDir string `toml:"kv_dir" json:"kv_dir,omitempty"`
 	// LogLevel is the server's own log level on stderr: debug, info, warn
 	// or error. Default "info".
 	LogLevel string `toml:"log_level" json:"log_level"`
 }
+
+// MemoryKV is the kv_dir value that keeps plugin key-value data in memory.
+const MemoryKV = ":memory:"
 
 // HTTP is the [http] table, used by `serve --http`.
 type HTTP struct {
@@ -261,7 +266,9 @@ func (c *Config) normalize(dir string) {
 		c.Server.PluginDirs[i] = resolve(d)
 	}
 	c.Server.CacheDir = resolve(c.Server.CacheDir)
-	c.Server.KVDir = resolve(c.Server.KVDir)
+	if c.Server.KVDir != MemoryKV {
+		c.Server.KVDir = resolve(c.Server.KVDir)
+	}
 	for i := range c.Plugins {
 		p := &c.Plugins[i]
 		p.Path = resolve(p.Path)

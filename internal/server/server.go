@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (s *Server, err 
 // survives restarts; ":memory:" keeps it in memory only.
 func kvDir(dir string) string {
 	switch {
-	case filepath.Base(dir) == ":memory:":
+	case dir == config.MemoryKV:
 		return ""
 	case dir == "":
 		base := os.Getenv("XDG_DATA_HOME")
