@@ -258,3 +258,44 @@ func TestValid(t *testing.T) {
 		})
 	}
 }
+
+func TestValueHelpers(t *testing.T) {
+	tests := []struct {
+		in     string
+		kind   byte
+		str    string
+		isStr  bool
+		equals string // StringIs target that must match
+	}{
+		{in: `"plain"`, kind: 's', str: "plain", isStr: true, equals: "plain"},
+		{in: ` "esc\u00e9\n" `, kind: 's', str: "escé\n", isStr: true, equals: "escé\n"},
+		{in: `12`, kind: 'n'},
+		{in: `-1.5e3`, kind: 'n'},
+		{in: `true`, kind: 'b'},
+		{in: `false`, kind: 'b'},
+		{in: `null`, kind: 'z'},
+		{in: `{"a":1}`, kind: 'o'},
+		{in: `[1]`, kind: 'a'},
+		{in: ``, kind: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if k := Kind([]byte(tt.in)); k != tt.kind {
+				t.Errorf("Kind = %q, want %q", k, tt.kind)
+			}
+			s, ok := String([]byte(tt.in))
+			if ok != tt.isStr || s != tt.str {
+				t.Errorf("String = %q, %v", s, ok)
+			}
+			if tt.isStr && !StringIs([]byte(tt.in), tt.equals) {
+				t.Errorf("StringIs(%q) = false", tt.equals)
+			}
+			if StringIs([]byte(tt.in), "other") {
+				t.Error("StringIs(other) = true")
+			}
+		})
+	}
+	if !KeyIs([]byte(`a\u0062`), "ab") || KeyIs([]byte(`ab`), "AB") {
+		t.Error("KeyIs")
+	}
+}
