@@ -614,6 +614,9 @@ export class Plugin {
     const out = String.UTF8.encode(this.lastOutput);
     this.lastOutput = "";
     if (out.byteLength > 0) output_write(changetype<usize>(out), <u32>out.byteLength);
+    // Nothing allocated during the call is live now: collect it all at
+    // once (with --runtime minimal this is the only collection).
+    __collect();
     return status;
   }
 }
