@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"regexp"
@@ -323,5 +324,48 @@ func TestHTTPSessionExpiryAndLimit(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("third session: %d", resp.StatusCode)
+	}
+}
+
+func TestHTTPLegacyResumeWithoutGate(t *testing.T) {
+	// The tool closes its stream and answers at once: the result is never
+	// lost, whether it came on the POST stream or on resumption.
+	e := startHTTP(t, nil, nil)
+	h := e.legacySession("2025-11-25", nil)
+	resp := e.post(request(1, "tools/call", map[string]any{"name": "close_stream"}), h)
+	evs := readSSE(t, resp.Body)
+	resp.Body.Close()
+	if len(evs) == 0 || evs[0].data != "" || evs[0].retry == "" {
+		t.Fatalf("events = %+v", evs)
+	}
+	if len(evs) == 2 {
+		return // the result won the race onto the POST stream
+	}
+	get := e.do(http.MethodGet, map[string]string{"Mcp-Session-Id": h["Mcp-Session-Id"], "Last-Event-ID": evs[0].id})
+	defer get.Body.Close()
+	for _, ev := range readSSE(t, get.Body) {
+		if ev.data != "" {
+			if m := decodeLine(t, ev.data+"\n"); textOf(t, m.Result) == "after close" {
+				return
+			}
+		}
+	}
+	t.Fatal("result not replayed")
+}
+
+func TestHTTPKeepAlive(t *testing.T) {
+	e := startHTTP(t, nil, &mcp.HTTPOptions{KeepAlive: time.Millisecond})
+	h := e.legacySession("2025-11-25", nil)
+	get := e.do(http.MethodGet, h)
+	defer get.Body.Close()
+	br := bufio.NewReader(get.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended: %v", err)
+		}
+		if strings.HasPrefix(line, ":") {
+			return // a keep-alive comment
+		}
 	}
 }

@@ -232,7 +232,9 @@ func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, 
 	defer putBuf(buf)
 	for {
 		st.mu.Lock()
-		if st.writerGen != gen {
+		if st.writerGen != gen || st.closeReq != closeAt {
+			// Replaced, or the server closes this response: what is
+			// queued stays for the client's Last-Event-ID resumption.
 			st.mu.Unlock()
 			return false
 		}
@@ -245,7 +247,6 @@ func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, 
 			}
 		}
 		end := st.done && last >= st.nextSeq-1
-		closeNow := st.closeReq != closeAt
 		ch := st.changed
 		st.mu.Unlock()
 		*buf = b
@@ -265,9 +266,6 @@ func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, 
 		}
 		if end {
 			return true
-		}
-		if closeNow {
-			return false
 		}
 		select {
 		case <-ch:
