@@ -61,11 +61,16 @@ type Limits struct {
 	// bytes is closed after its call instead of being pooled. Zero means
 	// half of Memory.
 	RecycleMemory uint64
+	// IdleTimeout: a pooled instance unused for this long is closed (by
+	// one timer per pool, not per instance). Zero means the default;
+	// negative keeps idle instances until the pool closes.
+	IdleTimeout time.Duration
 }
 
 // DefaultLimits are the limits used for zero fields of Limits.
 func DefaultLimits() Limits {
-	return Limits{Memory: 64 << 20, Timeout: 10 * time.Second, MaxOutput: 4 << 20, Instances: 4}
+	return Limits{Memory: 64 << 20, Timeout: 10 * time.Second, MaxOutput: 4 << 20, Instances: 4,
+		IdleTimeout: 5 * time.Minute}
 }
 
 // Mount is a host directory made visible to the guest.

@@ -40,7 +40,8 @@ func (p *Pool) ctxError(ctx, cctx context.Context, start time.Time, err error) *
 
 // classify turns what a guest call (or instantiation) returned into an
 // *Error. Order matters: the output cap and the contexts first (a deadline
-// also shows up as a sys.ExitError), then memory (Go reports OOM as a trap
+// also shows up as a sys.ExitError, or as an unreachable trap in an
+// instrumented module), then a closed engine, then memory (Go reports OOM as a trap
 // or an exit), then exits, start failures, bad pointers and other traps.
 func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, refused bool, stderr string) *Error {
 	starting := false
@@ -67,6 +68,8 @@ func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, r
 			e.Timeout = d.Sub(start).Round(time.Millisecond)
 		}
 		e.Message = fmt.Sprintf("plugin timed out after %s", e.Timeout)
+	case p.m.e.closed.Load():
+		e.Kind, e.Message = KindClosed, "plugin is closed" // Engine.Close interrupted the call
 	case outOfMemory(stderr) || refused:
 		e.Kind = KindMemory
 		e.Message = fmt.Sprintf("plugin ran out of memory (limit %s)", formatBytes(p.lim.Memory))

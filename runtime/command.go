@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
@@ -23,8 +22,7 @@ func (p *Pool) command(ctx, cctx context.Context, start time.Time, input []byte,
 		WithStdout(stdoutOutput{st}).
 		WithStderr(stderr)
 	mem := &limitedMemory{limit: p.lim.Memory}
-	ictx := experimental.WithMemoryAllocator(&callCtx{Context: cctx, st: st}, mem)
-	mod, err := p.m.e.rt.InstantiateModule(ictx, p.m.cm, mc)
+	mod, _, err := p.instantiate(cctx, st, mem, mc)
 	p.created.Add(1)
 	if err == nil && cctx.Err() != nil {
 		err = cctx.Err()
@@ -44,7 +42,7 @@ func (p *Pool) command(ctx, cctx context.Context, start time.Time, input []byte,
 		cerr = p.classify(ctx, cctx, start, err, mem.refused, string(stderr.keep))
 	}
 	if mod != nil {
-		_ = mod.Close(context.Background())
+		p.closeModule(mod)
 	}
 	st.end()
 	if cerr != nil {

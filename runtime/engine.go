@@ -23,9 +23,26 @@ import (
 
 const wazeroModule = "github.com/tetratelabs/wazero"
 
-// Engine owns one wazero runtime (compiler engine, interruptible code, core
-// features V2), the compilation cache and the host modules. Compile modules
-// with it once at load, then create pools from the modules.
+// Engine owns the wazero runtimes (compiler engine, core features V2), the
+// compilation cache and the host modules. Compile modules with it once at
+// load, then create pools from the modules.
+//
+// # Interruption
+//
+// Compile instruments each module (package runtime/internal/instrument): a
+// check of an exported flag global at every function entry and loop
+// header, which costs a load and a branch. A call arms
+// context.AfterFunc on its context to set the flag, so a guest past its
+// deadline or cancelled traps at its next check, in loops and in recursion
+// alike, and the call is classified KindDeadline or KindCanceled. Such
+// modules run on a runtime without wazero's WithCloseOnContextDone, whose
+// per-loop exits to Go made loops 6–25× slower and cost a goroutine per
+// call.
+//
+// A module that cannot be instrumented (an instruction outside core
+// features V2, an export with a reserved name) is compiled on a second
+// runtime, created on first use, with WithCloseOnContextDone as before, and
+// the reason is logged. Both runtimes share the compilation cache.
 //
 // # Memory limits
 //
@@ -42,8 +59,11 @@ type Engine struct {
 	cfg   Config
 	log   *slog.Logger
 	cache wazero.CompilationCache
-	rt    wazero.Runtime
+	rt    wazero.Runtime // instrumented modules, no CloseOnContextDone
 	wasi  map[string]api.FunctionDefinition
+
+	safeMu sync.Mutex
+	safe   wazero.Runtime // fallback with CloseOnContextDone, created on first use
 
 	closed atomic.Bool
 	mu     sync.Mutex
@@ -71,21 +91,50 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		e.cache = c
 	}
+	rt, err := e.newRuntime(ctx, false)
+	if err != nil {
+		_ = e.cache.Close(ctx)
+		return nil, err
+	}
+	e.rt = rt
+	e.wasi = e.rt.Module(abi.WASIModule).ExportedFunctionDefinitions()
+	return e, nil
+}
+
+// newRuntime creates a runtime on the engine's cache with WASI and the
+// wasmcp host module; closeOnDone selects WithCloseOnContextDone.
+func (e *Engine) newRuntime(ctx context.Context, closeOnDone bool) (wazero.Runtime, error) {
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(e.cache).
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(closeOnDone).
 		WithCoreFeatures(api.CoreFeaturesV2)
-	e.rt = wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
-		_ = e.rt.Close(ctx)
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate wasi: %w", err)
 	}
-	e.wasi = e.rt.Module(abi.WASIModule).ExportedFunctionDefinitions()
-	if err := instantiateHostModule(ctx, e.rt); err != nil {
-		_ = e.rt.Close(ctx)
+	if err := instantiateHostModule(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate %s host module: %w", abi.ImportModule, err)
 	}
-	return e, nil
+	return rt, nil
+}
+
+// safeRuntime returns the fallback runtime, creating it on first use.
+func (e *Engine) safeRuntime(ctx context.Context) (wazero.Runtime, error) {
+	e.safeMu.Lock()
+	defer e.safeMu.Unlock()
+	if e.safe == nil {
+		if e.closed.Load() {
+			return nil, &Error{Kind: KindClosed, Message: "engine is closed"}
+		}
+		rt, err := e.newRuntime(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		e.safe = rt
+	}
+	return e.safe, nil
 }
 
 // cacheDir resolves, creates and secures the cache directory and returns
@@ -138,8 +187,10 @@ func wazeroVersion() string {
 	return "unknown"
 }
 
-// Close closes every module and pool of the engine, then the runtime and
-// the cache. Later calls fail with KindClosed. Close is idempotent.
+// Close interrupts running calls (they fail with KindClosed), closes every
+// module and pool of the engine, then the runtimes and the cache. Later
+// calls fail with KindClosed. Close does not wait for running calls and is
+// idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	if e.closed.Swap(true) {
 		return nil
@@ -152,9 +203,16 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Unlock()
 	var errs []error
 	for _, m := range mods {
+		m.interrupt()
 		errs = append(errs, m.Close(ctx))
 	}
-	errs = append(errs, e.rt.Close(ctx), e.cache.Close(ctx))
+	errs = append(errs, e.rt.Close(ctx))
+	e.safeMu.Lock()
+	if e.safe != nil {
+		errs = append(errs, e.safe.Close(ctx))
+	}
+	e.safeMu.Unlock()
+	errs = append(errs, e.cache.Close(ctx))
 	return errors.Join(errs...)
 }
 

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/runtime/internal/instrument"
 )
 
 // Module is a compiled, validated plugin. It is safe for concurrent use;
@@ -20,7 +22,9 @@ type Module struct {
 	e       *Engine
 	name    string
 	mode    Mode
+	rt      wazero.Runtime // e.rt, or e.safe for a module not instrumented
 	cm      wazero.CompiledModule
+	starts  []string // instrumented: the start functions the pool runs itself
 	imports []Import
 	exports []string
 	size    int
@@ -78,8 +82,10 @@ var (
 	}
 )
 
-// Compile compiles wasm (through the compilation cache, with one worker per
-// CPU), checks its imports against ABI §2 (only the six wasmcp functions with
+// Compile instruments wasm for interruption (see Engine; a module that
+// cannot be instrumented falls back to wazero's WithCloseOnContextDone),
+// compiles it (through the compilation cache, with one worker per CPU),
+// checks its imports against ABI §2 (only the six wasmcp functions with
 // their signatures and wasi_snapshot_preview1 functions other than sock_*;
 // anything else is an *ImportError naming each), requires an exported
 // memory and an entry point, and detects the Mode: Reactor if wasmcp_call is
@@ -89,11 +95,17 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	if e.closed.Load() {
 		return nil, &Error{Kind: KindClosed, Message: "engine is closed"}
 	}
-	cm, err := e.rt.CompileModule(experimental.WithCompilationWorkers(ctx, e.compileWorkers()), wasm)
+	m := &Module{e: e, name: name, size: len(wasm), pools: map[*Pool]struct{}{}}
+	var err error
+	m.rt, m.cm, err = e.compile(experimental.WithCompilationWorkers(ctx, e.compileWorkers()), name, wasm)
 	if err != nil {
+		var re *Error
+		if errors.As(err, &re) && re.Kind == KindClosed {
+			return nil, re
+		}
 		return nil, fmt.Errorf("compile plugin %q: %w", name, &Error{Kind: KindBadModule, Message: "invalid wasm module", Detail: err.Error(), Err: err})
 	}
-	m := &Module{e: e, name: name, cm: cm, size: len(wasm), pools: map[*Pool]struct{}{}}
+	cm := m.cm
 	if err := m.validate(); err != nil {
 		_ = cm.Close(ctx)
 		return nil, fmt.Errorf("compile plugin %q: %w", name, err)
@@ -108,6 +120,34 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	e.mu.Unlock()
 	return m, nil
 }
+
+// compile compiles the instrumented module on e.rt or, when wasm cannot be
+// instrumented (or, defensively, when the instrumented module does not
+// compile), wasm itself on the fallback runtime.
+func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (wazero.Runtime, wazero.CompiledModule, error) {
+	out, _, ierr := instrument.Instrument(wasm)
+	if ierr == nil {
+		cm, err := e.rt.CompileModule(ctx, out)
+		if err == nil {
+			return e.rt, cm, nil
+		}
+		ierr = fmt.Errorf("instrumented module does not compile: %w", err)
+	}
+	rt, err := e.safeRuntime(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.log.Warn("plugin not instrumented for interruption; its calls use wazero's slower CloseOnContextDone",
+		"plugin", name, "reason", ierr.Error())
+	return rt, cm, nil
+}
+
+// interruptible reports whether m was instrumented.
+func (m *Module) interruptible() bool { return m.rt == m.e.rt }
 
 func (m *Module) validate() error {
 	ie := &ImportError{}
@@ -155,6 +195,10 @@ func (m *Module) validate() error {
 	}
 	m.minMem = uint64(mem.Min()) << 16
 	fns := m.cm.ExportedFunctions()
+	_, hasStartSection := fns[instrument.StartName]
+	if m.interruptible() {
+		delete(fns, instrument.StartName) // added by instrument; not the plugin's
+	}
 	for n := range fns {
 		m.exports = append(m.exports, n)
 	}
@@ -197,6 +241,14 @@ func (m *Module) validate() error {
 	default:
 		return badModule("module exports neither wasmcp_call nor _start")
 	}
+	if m.interruptible() {
+		if hasStartSection {
+			m.starts = append(m.starts, instrument.StartName)
+		}
+		if m.init != "" {
+			m.starts = append(m.starts, m.init)
+		}
+	}
 	return nil
 }
 
@@ -238,6 +290,19 @@ func (m *Module) Exports() []string { return slices.Clone(m.exports) }
 
 // Size returns the size of the wasm binary in bytes.
 func (m *Module) Size() int { return m.size }
+
+// interrupt stops the running calls of m's pools (Engine.Close).
+func (m *Module) interrupt() {
+	m.mu.Lock()
+	pools := make([]*Pool, 0, len(m.pools))
+	for p := range m.pools {
+		pools = append(pools, p)
+	}
+	m.mu.Unlock()
+	for _, p := range pools {
+		p.interruptAll()
+	}
+}
 
 // Close closes the module's pools (see Pool.Close) and releases the
 // compiled code. It is idempotent.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 )
@@ -30,14 +29,18 @@ type Pool struct {
 	done  chan struct{} // closed by Close
 
 	mu     sync.Mutex
-	idle   []*instance
+	idle   []*instance // least recently used first
 	closed bool
+	live   map[api.Module]*interrupter // instrumented instances not closed yet
+	sweep  *time.Timer                 // closes instances idle past IdleTimeout
+	swept  bool                        // sweep is armed
 
 	waiting   atomic.Int64
 	busy      atomic.Int64
 	created   atomic.Uint64
 	discarded atomic.Uint64
 	recycled  atomic.Uint64
+	expired   atomic.Uint64
 }
 
 // PoolStats is a snapshot of a pool's counters.
@@ -48,12 +51,15 @@ type PoolStats struct {
 	Created   uint64 // instances created since NewPool
 	Discarded uint64 // instances closed after a failure
 	Recycled  uint64 // healthy instances closed for their memory size
+	Expired   uint64 // healthy instances closed after IdleTimeout unused
 }
 
 // instance is one live reactor instance and its reusable call state.
 type instance struct {
 	mod    api.Module
+	it     *interrupter // nil on the fallback runtime
 	fn     api.Function
+	idle   time.Time // when it was last pooled
 	stack  []uint64
 	st     callState
 	stdout stdioSink
@@ -70,7 +76,11 @@ func (m *Module) NewPool(l Limits, sb Sandbox) (*Pool, error) {
 	if l.Memory < m.minMem {
 		return nil, fmt.Errorf("plugin %q: memory limit %d bytes is below the module's minimum of %d", m.name, l.Memory, m.minMem)
 	}
-	mc, err := moduleConfig(sb, m.init)
+	start := m.init
+	if m.interruptible() {
+		start = "" // the pool runs m.starts itself (see instantiate)
+	}
+	mc, err := moduleConfig(sb, start)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %w", m.name, err)
 	}
@@ -82,6 +92,7 @@ func (m *Module) NewPool(l Limits, sb Sandbox) (*Pool, error) {
 		paths: hostPaths(sb),
 		slots: make(chan struct{}, l.Instances),
 		done:  make(chan struct{}),
+		live:  map[api.Module]*interrupter{},
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -115,6 +126,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.RecycleMemory == 0 {
 		l.RecycleMemory = l.Memory / 2
+	}
+	if l.IdleTimeout == 0 {
+		l.IdleTimeout = d.IdleTimeout
 	}
 	return l
 }
@@ -213,7 +227,14 @@ func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte,
 	inst.stdout.reset()
 	inst.stderr.reset()
 	inst.mem.refused = false
+	var stop func() bool
+	if inst.it != nil {
+		stop = inst.it.arm(cctx)
+	}
 	err := inst.fn.CallWithStack(&callCtx{Context: cctx, st: &inst.st}, inst.stack)
+	if stop != nil {
+		inst.it.disarm(stop)
+	}
 	status := uint32(inst.stack[0])
 	if err == nil && cctx.Err() != nil {
 		err = cctx.Err() // pitfall 8: the watcher may have closed the module after a clean return
@@ -247,8 +268,7 @@ func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
 	inst.stderr = stdioSink{out: p.out, head: true, keep: make([]byte, 0, stderrKeep)}
 	inst.st.begin(nil, h, p.lim.MaxOutput)
 	mc := p.mc.WithStdout(&inst.stdout).WithStderr(&inst.stderr)
-	ictx := experimental.WithMemoryAllocator(&callCtx{Context: ctx, st: &inst.st}, &inst.mem)
-	mod, err := p.m.e.rt.InstantiateModule(ictx, p.m.cm, mc)
+	mod, it, err := p.instantiate(ctx, &inst.st, &inst.mem, mc)
 	p.created.Add(1)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
@@ -259,11 +279,11 @@ func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
 	if err != nil {
 		p.discarded.Add(1)
 		if mod != nil {
-			_ = mod.Close(context.Background())
+			p.closeModule(mod)
 		}
 		return nil, &startError{err: err, stderr: string(inst.stderr.keep), refused: inst.mem.refused}
 	}
-	inst.mod = mod
+	inst.mod, inst.it = mod, it
 	inst.fn = mod.ExportedFunction(abi.ExportCall)
 	return inst, nil
 }
@@ -284,16 +304,26 @@ func (p *Pool) putIdle(inst *instance) {
 	p.mu.Lock()
 	if !p.closed {
 		p.idle = append(p.idle, inst)
+		if p.lim.IdleTimeout > 0 {
+			inst.idle = time.Now()
+			p.armSweep(p.lim.IdleTimeout)
+		}
 		p.mu.Unlock()
 		return
 	}
 	p.mu.Unlock()
-	_ = inst.mod.Close(context.Background())
+	p.closeModule(inst.mod)
 }
 
 func (p *Pool) discard(inst *instance, counter *atomic.Uint64) {
 	counter.Add(1)
-	_ = inst.mod.Close(context.Background())
+	p.closeModule(inst.mod)
+}
+
+// closeModule closes an instance's module and forgets it.
+func (p *Pool) closeModule(mod api.Module) {
+	p.untrack(mod)
+	_ = mod.Close(context.Background())
 }
 
 // Close closes the pool: idle instances are closed at once, queued calls
@@ -310,9 +340,12 @@ func (p *Pool) Close(ctx context.Context) error {
 	close(p.done)
 	idle := p.idle
 	p.idle = nil
+	if p.sweep != nil {
+		p.sweep.Stop()
+	}
 	p.mu.Unlock()
 	for _, inst := range idle {
-		_ = inst.mod.Close(ctx)
+		p.closeModule(inst.mod)
 	}
 	p.m.mu.Lock()
 	delete(p.m.pools, p)
@@ -332,5 +365,6 @@ func (p *Pool) Stats() PoolStats {
 		Created:   p.created.Load(),
 		Discarded: p.discarded.Load(),
 		Recycled:  p.recycled.Load(),
+		Expired:   p.expired.Load(),
 	}
 }

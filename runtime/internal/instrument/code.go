@@ -1,0 +1,250 @@
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// instrumentCode appends the instrumented code section payload p (at
+// offset base in the module) to dst.
+func instrumentCode(dst, p []byte, base int, c check, info *Info) ([]byte, error) {
+	n, i, err := u32(p, 0)
+	if err != nil {
+		return nil, fmt.Errorf("code section at %#x: %w: %w", base, err, ErrMalformed)
+	}
+	dst = appendU32(dst, n)
+	var body []byte
+	for k := uint32(0); k < n; k++ {
+		size, j, err := u32(p, i)
+		if err != nil {
+			return nil, fmt.Errorf("code section: function %d at %#x: %w: %w", k, base+i, err, ErrMalformed)
+		}
+		if uint64(size) > uint64(len(p)-j) {
+			return nil, fmt.Errorf("code section: function %d at %#x: size %d past the end: %w", k, base+i, size, ErrMalformed)
+		}
+		end := j + int(size)
+		body, err = instrumentBody(body[:0], p[j:end], c, info)
+		if err != nil {
+			var be *bodyError
+			if errors.As(err, &be) {
+				err = fmt.Errorf("code section: function %d: offset %#x: %w", k, base+j+be.off, be.err)
+			}
+			return nil, err
+		}
+		if uint64(len(body)) > math.MaxUint32 {
+			return nil, fmt.Errorf("code section: function %d too large: %w", k, ErrUnsupported)
+		}
+		dst = appendU32(dst, uint32(len(body)))
+		dst = append(dst, body...)
+		info.Functions++
+		i = end
+	}
+	if i != len(p) {
+		return nil, fmt.Errorf("code section at %#x: trailing bytes: %w", base+i, ErrMalformed)
+	}
+	return dst, nil
+}
+
+// bodyError is a decoding error at an offset in a function body.
+type bodyError struct {
+	off int
+	err error
+}
+
+func (e *bodyError) Error() string { return fmt.Sprintf("offset %#x: %v", e.off, e.err) }
+func (e *bodyError) Unwrap() error { return e.err }
+
+func malformed(off int, err error) error {
+	return &bodyError{off: off, err: fmt.Errorf("%w: %w", err, ErrMalformed)}
+}
+
+func unsupported(off int, format string, args ...any) error {
+	return &bodyError{off: off, err: fmt.Errorf(format+": %w", append(args, ErrUnsupported)...)}
+}
+
+// instrumentBody appends the instrumented function body b (locals and
+// code, without its size) to dst: c after the locals and after every
+// loop's block type. Runs of unchanged bytes are copied in one piece.
+func instrumentBody(dst, b []byte, c check, info *Info) ([]byte, error) {
+	n, i, err := u32(b, 0)
+	if err != nil {
+		return nil, malformed(i, err)
+	}
+	for k := uint32(0); k < n; k++ {
+		if _, i, err = u32(b, i); err != nil {
+			return nil, malformed(i, err)
+		}
+		if i, err = skipValType(b, i); err != nil {
+			return nil, malformed(i, err)
+		}
+	}
+	dst = append(dst, b[:i]...)
+	r := region{at: -1}
+	dst = r.emit(dst, c, i)
+	copied := i
+	for i < len(b) {
+		at := i
+		op := b[i]
+		i++
+		switch opKinds[op] {
+		case kNone:
+		case kLoop:
+			if i, err = skipBlockType(b, i); err != nil {
+				return nil, malformed(i, err)
+			}
+			dst = append(dst, b[copied:i]...)
+			dst = r.emit(dst, c, i)
+			copied = i
+			info.Loops++
+		case kBlock:
+			i, err = skipBlockType(b, i)
+		case kU32:
+			_, i, err = u32(b, i)
+		case kU32U32:
+			if _, i, err = u32(b, i); err == nil {
+				_, i, err = u32(b, i)
+			}
+		case kMemarg:
+			i, err = skipMemarg(b, i)
+		case kBrTable:
+			var targets uint32
+			if targets, i, err = u32(b, i); err != nil {
+				break
+			}
+			for t := uint64(0); t <= uint64(targets) && err == nil; t++ { // targets, then the default
+				_, i, err = u32(b, i)
+			}
+		case kSelectT:
+			var types uint32
+			if types, i, err = u32(b, i); err != nil {
+				break
+			}
+			for t := uint32(0); t < types && err == nil; t++ {
+				i, err = skipValType(b, i)
+			}
+		case kI32:
+			i, err = skipS32(b, i)
+		case kI64:
+			i, err = skipS64(b, i)
+		case kF32:
+			i, err = skipBytes(b, i, 4)
+		case kF64:
+			i, err = skipBytes(b, i, 8)
+		case kHeapType:
+			_, i, err = s33(b, i)
+		case kMisc:
+			i, err = skipMisc(b, at, i)
+		case kSIMD:
+			i, err = skipSIMD(b, at, i)
+		default:
+			return nil, unsupported(at, "opcode %#02x", op)
+		}
+		if err != nil {
+			var be *bodyError
+			if errors.As(err, &be) {
+				return nil, err
+			}
+			return nil, malformed(i, err)
+		}
+	}
+	dst = append(dst, b[copied:]...)
+	r.close(dst, len(b))
+	return dst, nil
+}
+
+func skipBytes(b []byte, i, n int) (int, error) {
+	if len(b)-i < n {
+		return len(b), errEOF
+	}
+	return i + n, nil
+}
+
+// skipValType skips a value type: one byte, or 0x63/0x64 (ref null ht,
+// ref ht) and a heap type, which wazero's decoder also accepts.
+func skipValType(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return i, errEOF
+	}
+	c := b[i]
+	i++
+	if c == 0x63 || c == 0x64 {
+		_, i, err := s33(b, i)
+		return i, err
+	}
+	return i, nil
+}
+
+// skipBlockType skips a block type: an s33 that is 0x40 (empty), a value
+// type, or a type index (multi-value); the reference forms 0x63/0x64 are
+// followed by a heap type.
+func skipBlockType(b []byte, i int) (int, error) {
+	v, i, err := s33(b, i)
+	if err == nil && (v == -29 || v == -28) { // 0x63, 0x64
+		_, i, err = s33(b, i)
+	}
+	return i, err
+}
+
+// skipMemarg skips a memory argument: alignment and offset. An alignment
+// with bit 6 set (multi-memory: a memory index follows) is unsupported.
+func skipMemarg(b []byte, i int) (int, error) {
+	at := i
+	align, i, err := u32(b, i)
+	if err != nil {
+		return i, err
+	}
+	if align >= 64 {
+		return i, unsupported(at, "memarg alignment %#x (multiple memories)", align)
+	}
+	_, i, err = u32(b, i)
+	return i, err
+}
+
+// skipMisc skips a 0xFC-prefixed instruction: saturating truncation
+// (0–7), bulk memory (8–11) and table operations (12–17).
+func skipMisc(b []byte, at, i int) (int, error) {
+	sub, i, err := u32(b, i)
+	if err != nil {
+		return i, err
+	}
+	n := 0 // u32 immediates
+	switch {
+	case sub <= 7:
+	case sub == 8, sub == 10, sub == 12, sub == 14: // memory.init, memory.copy, table.init, table.copy
+		n = 2
+	case sub <= 17: // data.drop, memory.fill, elem.drop, table.grow, table.size, table.fill
+		n = 1
+	default:
+		return i, unsupported(at, "opcode 0xfc %d", sub)
+	}
+	for ; n > 0 && err == nil; n-- {
+		_, i, err = u32(b, i)
+	}
+	return i, err
+}
+
+// skipSIMD skips a 0xFD-prefixed instruction.
+func skipSIMD(b []byte, at, i int) (int, error) {
+	sub, i, err := u32(b, i)
+	if err != nil {
+		return i, err
+	}
+	if sub >= uint32(len(simdKinds)) || simdKinds[sub] == kBad {
+		return i, unsupported(at, "opcode 0xfd %d", sub)
+	}
+	switch simdKinds[sub] {
+	case simdMemarg:
+		return skipMemarg(b, i)
+	case simdBytes16:
+		return skipBytes(b, i, 16)
+	case simdLane:
+		return skipBytes(b, i, 1)
+	case simdMemargLane:
+		if i, err = skipMemarg(b, i); err != nil {
+			return i, err
+		}
+		return skipBytes(b, i, 1)
+	}
+	return i, nil
+}

@@ -1,0 +1,46 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// FuzzInstrument: Instrument never panics; on error it returns no output;
+// and when the input is a module wazero accepts, so is the output, which
+// exports the interrupt flag. The seed corpus (testdata/fuzz) holds the
+// fixtures and small modules from the repository.
+func FuzzInstrument(f *testing.F) {
+	for _, fx := range fixtures {
+		f.Add(read(f, fx.file))
+	}
+	f.Add(withBody(0, 0x03, 0x40, 0x0b, 0x0b))
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(api.CoreFeaturesV2))
+	f.Cleanup(func() { _ = rt.Close(ctx) })
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		out, _, err := Instrument(wasm)
+		if err != nil {
+			if out != nil {
+				t.Fatalf("output with error %v", err)
+			}
+			return
+		}
+		cm, err := rt.CompileModule(ctx, wasm)
+		if err != nil {
+			return
+		}
+		_ = cm.Close(ctx)
+		cm, err = rt.CompileModule(ctx, out)
+		if err != nil {
+			t.Fatalf("input compiles, output does not: %v", err)
+		}
+		_ = cm.Close(ctx)
+		if _, err := scan(out); !errors.Is(err, ErrReserved) {
+			t.Fatalf("output does not export %s: %v", GlobalName, err)
+		}
+	})
+}

@@ -1,0 +1,481 @@
+// Package instrument rewrites a WebAssembly module so that the host can
+// interrupt its running code cheaply, without wazero's
+// WithCloseOnContextDone (which makes every loop back-edge exit to Go).
+//
+// Instrument adds two mutable i32 globals after every imported and defined
+// global (so no existing index moves): a flag, exported as GlobalName, and
+// a fuel counter, exported as FuelName. At the entry of every function body and at the
+// start of every loop body it inserts a check:
+//
+//	global.get $fuel
+//	i32.const  <bytes of code up to the next check>
+//	i32.sub
+//	global.set $fuel
+//	global.get $fuel
+//	i32.const 0
+//	i32.lt_s
+//	if                       ;; every Refill bytes of code run:
+//	  i32.const Refill
+//	  global.set $fuel
+//	  i32.const 0
+//	  memory.grow 0          ;; exit to Go (a point where the Go runtime
+//	  drop                   ;; can preempt the goroutine, e.g. for GC)
+//	  global.get $flag
+//	  if
+//	    unreachable          ;; the host set the flag: stop
+//	  end
+//	end
+//
+// The host stores 1 into the flag to stop the instance, which then traps
+// within about Refill bytes of executed code, in loops and recursion
+// alike; storing 0 into the fuel as well makes that the next check (a
+// store racing with the guest's own update of the fuel may be lost, which
+// only delays the stop to the next period). The periodic exit matters as much as the flag: wazero's native
+// code cannot be preempted, so a guest that never left it would stall every
+// stop-the-world phase of the Go garbage collector, and with it the
+// goroutine that was to set the flag. Charging each check with the size of
+// the code that follows it bounds the code run between exits even for
+// long straight-line functions.
+//
+// A start section is turned into an export named StartName (the host
+// calls it after instantiation, when it can interrupt it). Custom sections
+// named .debug_* are dropped, since the code offsets they refer to change;
+// the name section is kept.
+//
+// The decoder knows the immediates of every instruction of wazero's
+// api.CoreFeaturesV2 (MVP, sign extension, non-trapping float-to-int,
+// bulk memory and table operations, reference types, multi-value and
+// SIMD). Anything else, and a module without a memory, is an error
+// wrapping ErrUnsupported; the caller is expected to fall back to another
+// way of interrupting the module. Instrument never panics, whatever its
+// input, and its output is a pure function of its input (the compilation
+// cache depends on it).
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Reserved export names. A module that already exports one is refused with
+// ErrReserved.
+const (
+	// GlobalName is the export name of the interrupt flag: a mutable i32
+	// global, 0 to run, 1 to stop.
+	GlobalName = "__wasmcp_interrupt"
+	// FuelName is the export name of the fuel: a mutable i32 global, the
+	// bytes of code left to run before the next exit to Go.
+	FuelName = "__wasmcp_fuel"
+	// StartName is the export name of the function of a module's start
+	// section, which Instrument removes.
+	StartName = "__wasmcp_start"
+	// Refill is the fuel of one period between exits to Go, in bytes of
+	// original code.
+	Refill = 1 << 16
+)
+
+var (
+	// ErrMalformed wraps errors about input that is not a well-formed
+	// WebAssembly binary module.
+	ErrMalformed = errors.New("malformed module")
+	// ErrUnsupported wraps errors about a feature outside
+	// api.CoreFeaturesV2 (an unknown opcode, section or encoding).
+	ErrUnsupported = errors.New("unsupported feature")
+	// ErrReserved is returned for a module that exports GlobalName,
+	// FuelName or StartName itself.
+	ErrReserved = errors.New("module exports a name reserved for the host")
+)
+
+// Info describes what Instrument did.
+type Info struct {
+	Functions int  // function bodies given an entry check
+	Loops     int  // loops given a check
+	Start     bool // the start section became the StartName export
+	Dropped   int  // custom .debug_* sections dropped
+}
+
+// Section ids and their position in the required order.
+const (
+	secCustom    = 0
+	secImport    = 2
+	secMemory    = 5
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secCode      = 10
+	secDataCount = 12
+)
+
+// rank is a known section's position in the order the spec requires (the
+// data count section comes before code); 0 for unknown ids.
+func rank(id byte) int {
+	switch {
+	case id >= 1 && id <= 9:
+		return int(id)
+	case id == secDataCount:
+		return 10
+	case id == secCode:
+		return 11
+	case id == 11: // data
+		return 12
+	}
+	return 0
+}
+
+type section struct {
+	id         byte
+	head       int // offset of the id byte
+	start, end int // payload
+}
+
+// module is what the first pass learns about the input.
+type module struct {
+	wasm           []byte
+	secs           []section
+	importGlobals  uint32
+	definedGlobals uint32
+	memories       uint32 // imported and defined
+	exports        uint32
+	start          uint32
+	hasStart       bool
+}
+
+// Instrument returns the instrumented module (see the package doc) and a
+// summary of the changes. Errors wrap ErrMalformed, ErrUnsupported or
+// ErrReserved and give the offset in the input.
+func Instrument(wasm []byte) ([]byte, Info, error) {
+	var info Info
+	m, err := scan(wasm)
+	if err != nil {
+		return nil, info, err
+	}
+	if m.memories == 0 {
+		return nil, info, fmt.Errorf("module has no memory (needed to exit to Go): %w", ErrUnsupported)
+	}
+	g := uint64(m.importGlobals) + uint64(m.definedGlobals)
+	if g >= math.MaxUint32-1 || m.definedGlobals >= math.MaxUint32-1 || m.exports > math.MaxUint32-3 {
+		return nil, info, fmt.Errorf("too many globals or exports: %w", ErrUnsupported)
+	}
+	check := newCheck(uint32(g), uint32(g+1))
+
+	out := make([]byte, 0, len(wasm)+len(wasm)/8+64)
+	out = append(out, wasm[:8]...)
+	globalDone, exportDone := false, false
+	flush := func(r int) {
+		if !globalDone && r > rank(secGlobal) {
+			out = m.appendGlobal(out, nil)
+			globalDone = true
+		}
+		if !exportDone && r > rank(secExport) {
+			out = m.appendExport(out, nil, uint32(g))
+			exportDone = true
+		}
+	}
+	var code []byte
+	for _, s := range m.secs {
+		payload := wasm[s.start:s.end]
+		if s.id != secCustom {
+			flush(rank(s.id))
+		}
+		switch s.id {
+		case secCustom:
+			if name, _ := customName(payload); strings.HasPrefix(name, ".debug_") {
+				info.Dropped++
+				continue
+			}
+			out = append(out, wasm[s.head:s.end]...)
+		case secGlobal:
+			out = m.appendGlobal(out, payload)
+			globalDone = true
+		case secExport:
+			out = m.appendExport(out, payload, uint32(g))
+			exportDone = true
+		case secStart:
+			info.Start = true // the export replaces it
+		case secCode:
+			code, err = instrumentCode(code[:0], payload, s.start, check, &info)
+			if err != nil {
+				return nil, Info{}, err
+			}
+			if uint64(len(code)) > math.MaxUint32 {
+				return nil, Info{}, fmt.Errorf("instrumented code section too large: %w", ErrUnsupported)
+			}
+			out = append(out, secCode)
+			out = appendU32(out, uint32(len(code)))
+			out = append(out, code...)
+		default:
+			out = append(out, wasm[s.head:s.end]...)
+		}
+	}
+	flush(math.MaxInt)
+	return out, info, nil
+}
+
+// scan splits the module into sections, checks their order, and reads the
+// import, global, export and start sections.
+func scan(wasm []byte) (*module, error) {
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return nil, fmt.Errorf("not a wasm binary: %w", ErrMalformed)
+	}
+	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
+		return nil, fmt.Errorf("binary version %x: %w", wasm[4:8], ErrUnsupported)
+	}
+	m := &module{wasm: wasm}
+	last := 0
+	for i := 8; i < len(wasm); {
+		id := wasm[i]
+		size, j, err := u32(wasm, i+1)
+		if err != nil {
+			return nil, fmt.Errorf("section header at %#x: %w: %w", i, err, ErrMalformed)
+		}
+		if uint64(size) > uint64(len(wasm)-j) {
+			return nil, fmt.Errorf("section %d at %#x: size %d past the end: %w", id, i, size, ErrMalformed)
+		}
+		if id != secCustom {
+			r := rank(id)
+			if r == 0 {
+				return nil, fmt.Errorf("section id %d at %#x: %w", id, i, ErrUnsupported)
+			}
+			if r <= last {
+				return nil, fmt.Errorf("section %d at %#x out of order or repeated: %w", id, i, ErrMalformed)
+			}
+			last = r
+		}
+		s := section{id: id, head: i, start: j, end: j + int(size)}
+		m.secs = append(m.secs, s)
+		if err := m.read(s); err != nil {
+			return nil, err
+		}
+		i = s.end
+	}
+	return m, nil
+}
+
+// read reads what Instrument needs from one section.
+func (m *module) read(s section) error {
+	p := m.wasm[s.start:s.end]
+	wrap := func(what string, off int, err error) error {
+		if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrReserved) {
+			err = fmt.Errorf("%w: %w", err, ErrMalformed)
+		}
+		return fmt.Errorf("%s section at %#x: %w", what, s.start+off, err)
+	}
+	switch s.id {
+	case secCustom:
+		if _, err := customName(p); err != nil {
+			return wrap("custom", 0, err)
+		}
+	case secImport:
+		globals, mems, off, err := countImports(p)
+		if err != nil {
+			return wrap("import", off, err)
+		}
+		m.importGlobals = globals
+		m.memories += mems
+	case secMemory:
+		n, _, err := u32(p, 0)
+		if err != nil {
+			return wrap("memory", 0, err)
+		}
+		m.memories += n
+	case secGlobal:
+		n, _, err := u32(p, 0)
+		if err != nil {
+			return wrap("global", 0, err)
+		}
+		m.definedGlobals = n
+	case secExport:
+		n, off, err := checkExports(p)
+		if err != nil {
+			return wrap("export", off, err)
+		}
+		m.exports = n
+	case secStart:
+		f, i, err := u32(p, 0)
+		if err == nil && i != len(p) {
+			err = errors.New("trailing bytes")
+		}
+		if err != nil {
+			return wrap("start", 0, err)
+		}
+		m.start, m.hasStart = f, true
+	}
+	return nil
+}
+
+// customName returns a custom section's name.
+func customName(p []byte) (string, error) {
+	n, i, err := u32(p, 0)
+	if err != nil {
+		return "", err
+	}
+	if uint64(n) > uint64(len(p)-i) {
+		return "", errEOF
+	}
+	return string(p[i : i+int(n)]), nil
+}
+
+// skipName skips a length-prefixed name and returns it.
+func skipName(p []byte, i int) ([]byte, int, error) {
+	n, i, err := u32(p, i)
+	if err != nil {
+		return nil, i, err
+	}
+	if uint64(n) > uint64(len(p)-i) {
+		return nil, i, errEOF
+	}
+	return p[i : i+int(n)], i + int(n), nil
+}
+
+// countImports parses the import section and counts global and memory
+// imports.
+func countImports(p []byte) (globals, mems uint32, off int, err error) {
+	n, i, err := u32(p, 0)
+	if err != nil {
+		return 0, 0, i, err
+	}
+	for k := uint32(0); k < n; k++ {
+		if _, i, err = skipName(p, i); err != nil {
+			return 0, 0, i, err
+		}
+		if _, i, err = skipName(p, i); err != nil {
+			return 0, 0, i, err
+		}
+		if i >= len(p) {
+			return 0, 0, i, errEOF
+		}
+		kind := p[i]
+		i++
+		switch kind {
+		case 0: // func: type index
+			_, i, err = u32(p, i)
+		case 1: // table: reference type, limits
+			if i, err = skipValType(p, i); err == nil {
+				i, err = skipLimits(p, i)
+			}
+		case 2: // memory: limits
+			i, err = skipLimits(p, i)
+			mems++
+		case 3: // global: value type, mutability
+			if i, err = skipValType(p, i); err == nil {
+				if i >= len(p) {
+					err = errEOF
+				}
+				i++
+				globals++
+			}
+		default:
+			return 0, 0, i - 1, fmt.Errorf("import kind %#x: %w", kind, ErrUnsupported)
+		}
+		if err != nil {
+			return 0, 0, i, err
+		}
+	}
+	if i != len(p) {
+		return 0, 0, i, errors.New("trailing bytes")
+	}
+	return globals, mems, i, nil
+}
+
+// skipLimits skips table or memory limits: a flags byte (bit 0: a maximum
+// follows; bit 1: shared memory), the minimum and maybe the maximum.
+func skipLimits(p []byte, i int) (int, error) {
+	if i >= len(p) {
+		return i, errEOF
+	}
+	flags := p[i]
+	if flags > 3 {
+		return i, fmt.Errorf("limits flags %#x: %w", flags, ErrUnsupported)
+	}
+	_, i, err := u32(p, i+1)
+	if err == nil && flags&1 != 0 {
+		_, i, err = u32(p, i)
+	}
+	return i, err
+}
+
+// checkExports parses the export section, refusing the reserved names,
+// and returns the number of exports.
+func checkExports(p []byte) (uint32, int, error) {
+	n, i, err := u32(p, 0)
+	if err != nil {
+		return 0, i, err
+	}
+	for k := uint32(0); k < n; k++ {
+		var name []byte
+		at := i
+		if name, i, err = skipName(p, i); err != nil {
+			return 0, i, err
+		}
+		if string(name) == GlobalName || string(name) == FuelName || string(name) == StartName {
+			return 0, at, fmt.Errorf("export %q: %w", name, ErrReserved)
+		}
+		if i >= len(p) {
+			return 0, i, errEOF
+		}
+		i++ // kind
+		if _, i, err = u32(p, i); err != nil {
+			return 0, i, err
+		}
+	}
+	if i != len(p) {
+		return 0, i, errors.New("trailing bytes")
+	}
+	return n, i, nil
+}
+
+// appendGlobal appends the global section: the module's globals (payload,
+// nil if it has none) plus the flag, (mut i32) = 0, and the fuel,
+// (mut i32) = Refill.
+func (m *module) appendGlobal(out, payload []byte) []byte {
+	body := []byte(nil)
+	if payload != nil {
+		_, i, _ := u32(payload, 0) // read by scan
+		body = payload[i:]
+	}
+	count := appendU32(nil, m.definedGlobals+2)
+	entry := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01}
+	entry = appendS32(append(entry, 0x41), Refill)
+	entry = append(entry, 0x0b)
+	out = append(out, secGlobal)
+	out = appendU32(out, uint32(len(count)+len(body)+len(entry)))
+	out = append(out, count...)
+	out = append(out, body...)
+	return append(out, entry...)
+}
+
+// appendExport appends the export section: the module's exports (payload,
+// nil if it has none) plus the flag, the fuel and, for a module with a
+// start section, its function.
+func (m *module) appendExport(out, payload []byte, global uint32) []byte {
+	body := []byte(nil)
+	if payload != nil {
+		_, i, _ := u32(payload, 0) // read by scan
+		body = payload[i:]
+	}
+	n := m.exports + 2
+	var extra []byte
+	extra = appendU32(extra, uint32(len(GlobalName)))
+	extra = append(extra, GlobalName...)
+	extra = append(extra, 0x03)
+	extra = appendU32(extra, global)
+	extra = appendU32(extra, uint32(len(FuelName)))
+	extra = append(extra, FuelName...)
+	extra = append(extra, 0x03)
+	extra = appendU32(extra, global+1)
+	if m.hasStart {
+		n++
+		extra = appendU32(extra, uint32(len(StartName)))
+		extra = append(extra, StartName...)
+		extra = append(extra, 0x00)
+		extra = appendU32(extra, m.start)
+	}
+	count := appendU32(nil, n)
+	out = append(out, secExport)
+	out = appendU32(out, uint32(len(count)+len(body)+len(extra)))
+	out = append(out, count...)
+	out = append(out, body...)
+	return append(out, extra...)
+}

@@ -1,0 +1,391 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+type call struct {
+	fn   string
+	args []uint64
+	want []uint64 // nil: only compare original and instrumented
+}
+
+// fixtures are the hand-written modules in testdata/ (built by
+// testdata/build.sh) with calls to run on the original and the
+// instrumented module, and the number of functions and loops.
+var fixtures = []struct {
+	file         string
+	calls        []call
+	funcs, loops int
+}{
+	{"loops.wasm", []call{
+		{"sum", []uint64{10}, []uint64{55}},
+		{"sum", []uint64{100000}, nil},
+		{"pairs", []uint64{10}, []uint64{45}},
+		{"states", []uint64{0}, nil},
+		{"states", []uint64{0b1001110010}, nil},
+		{"states", []uint64{0xffffffff}, nil},
+		{"swapsum", []uint64{1, 2}, nil},
+		{"pick", []uint64{0}, []uint64{api.EncodeI32(-3)}},
+		{"pick", []uint64{2}, []uint64{0x303}},
+		{"pick", []uint64{4}, []uint64{3}},
+		{"fib", []uint64{20}, []uint64{6765}},
+		{"indirect", []uint64{0, 10}, []uint64{55}},
+		{"indirect", []uint64{1, 10}, []uint64{55}},
+		{"indirect", []uint64{2, 10}, []uint64{20}},
+		{"indirect", []uint64{3, 10}, nil}, // traps: out of the table
+		{"globals", nil, nil},
+		{"globals", nil, nil},
+		{"mem", []uint64{5}, nil},
+	}, 9, 7},
+	{"simd.wasm", []call{{"simd", []uint64{1}, nil}, {"simd", []uint64{7}, nil}}, 1, 1},
+	{"bulk.wasm", []call{
+		{"bulk", nil, nil},
+		{"bulk", nil, nil}, // traps: the data segment was dropped
+		{"convert", []uint64{api.EncodeF64(-3.75)}, nil},
+		{"convert", []uint64{api.EncodeF64(1e300)}, nil},
+	}, 5, 1},
+	{"reftypes.wasm", []call{{"refs", []uint64{0}, nil}, {"refs", []uint64{1}, nil}}, 2, 1},
+	{"start.wasm", []call{{"ran", nil, []uint64{5}}}, 2, 1},
+}
+
+func read(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// newRuntime returns a compiler runtime with the env module instantiated.
+func newRuntime(t testing.TB) wazero.Runtime {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCoreFeatures(api.CoreFeaturesV2))
+	t.Cleanup(func() { _ = rt.Close(ctx) })
+	if _, err := rt.InstantiateWithConfig(ctx, read(t, "env.wasm"), wazero.NewModuleConfig().WithName("env")); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func instantiate(t testing.TB, rt wazero.Runtime, wasm []byte) api.Module {
+	t.Helper()
+	ctx := context.Background()
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	mod, err := rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatalf("instantiate: %v", err)
+	}
+	return mod
+}
+
+type outcome struct {
+	results []uint64
+	err     string
+}
+
+func run(mod api.Module, c call) outcome {
+	res, err := mod.ExportedFunction(c.fn).Call(context.Background(), c.args...)
+	if err != nil {
+		msg, _, _ := strings.Cut(err.Error(), "\n") // drop the stack trace
+		return outcome{err: msg}
+	}
+	return outcome{results: res}
+}
+
+// TestFixturesBehaveIdentically: every fixture instruments, validates, and
+// gives the same results and traps as the original; with the flag set,
+// every function traps.
+func TestFixturesBehaveIdentically(t *testing.T) {
+	for _, fx := range fixtures {
+		t.Run(fx.file, func(t *testing.T) {
+			orig := read(t, fx.file)
+			out, info, err := Instrument(orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Functions != fx.funcs || info.Loops != fx.loops {
+				t.Errorf("info %+v, want %d functions and %d loops", info, fx.funcs, fx.loops)
+			}
+			om := instantiate(t, newRuntime(t), orig)
+			im := instantiate(t, newRuntime(t), out)
+			if info.Start {
+				if _, err := im.ExportedFunction(StartName).Call(context.Background()); err != nil {
+					t.Fatalf("%s: %v", StartName, err)
+				}
+			}
+			for _, c := range fx.calls {
+				want, got := run(om, c), run(im, c)
+				if !slices.Equal(want.results, got.results) || want.err != got.err {
+					t.Errorf("%s%v: instrumented %v %q, original %v %q", c.fn, c.args, got.results, got.err, want.results, want.err)
+				}
+				if c.want != nil && !slices.Equal(want.results, c.want) {
+					t.Errorf("%s%v = %v %q, want %v", c.fn, c.args, want.results, want.err, c.want)
+				}
+			}
+			flag, fuel := globals(t, im)
+			flag.Set(1)
+			fuel.Set(0)
+			for _, c := range fx.calls {
+				if got := run(im, c); got.err != "wasm error: unreachable" {
+					t.Errorf("%s%v with the flag set: %v %q, want an unreachable trap", c.fn, c.args, got.results, got.err)
+				}
+				fuel.Set(0)
+			}
+		})
+	}
+}
+
+// globals returns the flag and the fuel of an instrumented instance.
+func globals(t testing.TB, mod api.Module) (flag, fuel api.MutableGlobal) {
+	t.Helper()
+	flag, ok := mod.ExportedGlobal(GlobalName).(api.MutableGlobal)
+	if !ok || flag.Type() != api.ValueTypeI32 || flag.Get() != 0 {
+		t.Fatalf("flag %v", mod.ExportedGlobal(GlobalName))
+	}
+	fuel, ok = mod.ExportedGlobal(FuelName).(api.MutableGlobal)
+	if !ok || fuel.Type() != api.ValueTypeI32 {
+		t.Fatalf("fuel %v", mod.ExportedGlobal(FuelName))
+	}
+	return flag, fuel
+}
+
+// TestFlagStopsWithinAPeriod: with only the flag set (as when the host's
+// fuel store is lost), a loop stops once its fuel runs out, and the fuel
+// is charged by code size.
+func TestFlagStopsWithinAPeriod(t *testing.T) {
+	out, _, err := Instrument(read(t, "loops.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := instantiate(t, newRuntime(t), out)
+	flag, fuel := globals(t, mod)
+	if got := run(mod, call{fn: "sum", args: []uint64{1000}}); got.err != "" {
+		t.Fatal(got.err)
+	}
+	if left := int32(fuel.Get()); left >= Refill || left < Refill-1000*40 {
+		t.Errorf("fuel %d after 1000 iterations from %d", left, Refill)
+	}
+	flag.Set(1)
+	if got := run(mod, call{fn: "sum", args: []uint64{1 << 30}}); got.err != "wasm error: unreachable" {
+		t.Errorf("sum with the flag set: %v %q", got.results, got.err)
+	}
+	if got := run(mod, call{fn: "fib", args: []uint64{40}}); got.err != "wasm error: unreachable" {
+		t.Errorf("fib (recursion) with the flag set: %v %q", got.results, got.err)
+	}
+}
+
+// TestStartSectionBecomesExport: the start function no longer runs at
+// instantiation; the host calls the export instead.
+func TestStartSectionBecomesExport(t *testing.T) {
+	out, info, err := Instrument(read(t, "start.wasm"))
+	if err != nil || !info.Start {
+		t.Fatalf("info %+v, %v", info, err)
+	}
+	mod := instantiate(t, newRuntime(t), out)
+	if got := run(mod, call{fn: "ran"}); got.err != "" || got.results[0] != 0 {
+		t.Errorf("ran = %v %q before the start export was called, want 0", got.results, got.err)
+	}
+	flag, fuel := globals(t, mod)
+	flag.Set(1)
+	fuel.Set(0)
+	if got := run(mod, call{fn: StartName}); got.err != "wasm error: unreachable" {
+		t.Errorf("start with the flag set: %q", got.err)
+	}
+}
+
+// repoRoot returns the repository root, or skips without git.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("git: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestRepoModules: every .wasm in the repository (test fixtures, examples,
+// SDK fixtures) instruments, and the result compiles.
+func TestRepoModules(t *testing.T) {
+	root := repoRoot(t)
+	out, err := exec.Command("git", "-C", root, "ls-files", "*.wasm").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := strings.Fields(string(out))
+	if len(files) == 0 {
+		t.Fatal("no .wasm files in the repository")
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(api.CoreFeaturesV2))
+	defer rt.Close(ctx)
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			wasm, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, origErr := rt.CompileModule(ctx, wasm)
+			inst, info, err := Instrument(wasm)
+			if err != nil {
+				if origErr == nil && !strings.Contains(err.Error(), "no memory") {
+					t.Fatalf("instrument: %v", err)
+				}
+				t.Logf("not instrumented: %v", err) // an invalid fixture or one without memory
+				return
+			}
+			if _, err := rt.CompileModule(ctx, inst); (err == nil) != (origErr == nil) {
+				t.Fatalf("instrumented: %v; original: %v", err, origErr)
+			}
+			t.Logf("%d → %d bytes, %+v", len(wasm), len(inst), info)
+		})
+	}
+}
+
+// binModule builds a binary module from sections (id, payload).
+func binModule(secs ...[]byte) []byte {
+	b := []byte("\x00asm\x01\x00\x00\x00")
+	for _, s := range secs {
+		b = append(b, s[0])
+		b = appendU32(b, uint32(len(s)-1))
+		b = append(b, s[1:]...)
+	}
+	return b
+}
+
+func sec(id byte, payload ...byte) []byte { return append([]byte{id}, payload...) }
+
+func custom(name string, data ...byte) []byte {
+	p := appendU32(nil, uint32(len(name)))
+	p = append(p, name...)
+	return sec(0, append(p, data...)...)
+}
+
+// A function type () -> (), one function with the given body (locals
+// included, without size).
+func withBody(body ...byte) []byte {
+	code := appendU32([]byte{1}, uint32(len(body)))
+	return binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, append(code, body...)...))
+}
+
+func TestErrors(t *testing.T) {
+	exportNamed := func(name string) []byte {
+		p := []byte{1}
+		p = appendU32(p, uint32(len(name)))
+		p = append(p, name...)
+		p = append(p, 0, 0)
+		return binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(7, p...), sec(10, 1, 2, 0, 0x0b))
+	}
+	tests := []struct {
+		name string
+		wasm []byte
+		want error
+		msg  string
+	}{
+		{"empty", nil, ErrMalformed, "not a wasm binary"},
+		{"version 2", []byte("\x00asm\x02\x00\x00\x00"), ErrUnsupported, "version"},
+		{"section past the end", []byte("\x00asm\x01\x00\x00\x00\x01\x05\x00"), ErrMalformed, "past the end"},
+		{"section out of order", binModule(sec(3, 0), sec(1, 0)), ErrMalformed, "out of order"},
+		{"section repeated", binModule(sec(1, 0), sec(1, 0)), ErrMalformed, "out of order"},
+		{"unknown section", binModule(sec(13, 0)), ErrUnsupported, "section id 13"},
+		{"reserved global export", exportNamed(GlobalName), ErrReserved, GlobalName},
+		{"reserved start export", exportNamed(StartName), ErrReserved, StartName},
+		{"reserved fuel export", exportNamed(FuelName), ErrReserved, FuelName},
+		{"atomics", withBody(0, 0xfe, 0x03, 0x0b), ErrUnsupported, "opcode 0xfe"},
+		{"tail call", withBody(0, 0x12, 0, 0x0b), ErrUnsupported, "opcode 0x12"},
+		{"exceptions", withBody(0, 0x06, 0x40, 0x0b), ErrUnsupported, "opcode 0x06"},
+		{"misc 18", withBody(0, 0xfc, 18, 0x0b), ErrUnsupported, "0xfc 18"},
+		{"relaxed simd", withBody(0, 0xfd, 0x80, 0x02, 0x0b), ErrUnsupported, "0xfd 256"},
+		{"unassigned simd", withBody(0, 0xfd, 0x9a, 0x01, 0x0b), ErrUnsupported, "0xfd 154"},
+		{"multi-memory memarg", withBody(0, 0x41, 0, 0x28, 0x40, 0, 0, 0x1a, 0x0b), ErrUnsupported, "multiple memories"},
+		{"truncated immediate", withBody(0, 0x41, 0x80), ErrMalformed, "unexpected end"},
+		{"overlong u32", withBody(0, 0x0c, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0b), ErrMalformed, "too long"},
+		{"u32 over 32 bits", withBody(0, 0x0c, 0xff, 0xff, 0xff, 0xff, 0x1f, 0x0b), ErrMalformed, "out of range"},
+		{"body past the end", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, 1, 9, 0, 0x0b)), ErrMalformed, "past the end"},
+		{"trailing code", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, 1, 2, 0, 0x0b, 0)), ErrMalformed, "trailing"},
+		{"no memory", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(10, 1, 2, 0, 0x0b)), ErrUnsupported, "no memory"},
+		{"import tag", binModule(sec(2, 1, 1, 'a', 1, 'b', 4, 0, 0)), ErrUnsupported, "import kind"},
+		{"memory64 import", binModule(sec(2, 1, 1, 'a', 1, 'b', 2, 4, 1)), ErrUnsupported, "limits flags"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := Instrument(tt.wasm)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v, want %v containing %q", err, tt.want, tt.msg)
+			}
+			if out != nil {
+				t.Errorf("output %x with an error", out)
+			}
+		})
+	}
+}
+
+// TestSections: .debug_* sections are dropped, name and others kept; a
+// module without global and export sections gets both, in order.
+func TestSections(t *testing.T) {
+	in := binModule(custom("first"), sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), custom(".debug_info", 1, 2, 3),
+		sec(10, 1, 6, 0, 0x03, 0x40, 0x01, 0x0b, 0x0b), custom(".debug_line"), custom("name", 1, 1, 0), custom("producers", 0))
+	out, info, err := Instrument(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Dropped != 2 || info.Functions != 1 || info.Loops != 1 {
+		t.Errorf("info %+v", info)
+	}
+	c := newCheck(0, 1)
+	charged := func(n int32) []byte {
+		b := slices.Clone(c.code)
+		putS32Padded(b[c.charge:], n)
+		return b
+	}
+	// Regions: entry → loop (0x03 0x40: 2 bytes), loop body → end (0x01 0x0b 0x0b: 3 bytes).
+	body := append(append(append([]byte{0}, charged(2)...), 0x03, 0x40), charged(3)...)
+	body = append(body, 0x01, 0x0b, 0x0b)
+	want := binModule(custom("first"), sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1),
+		sec(6, 2, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b),
+		sec(7, append(append(append(append([]byte{2, byte(len(GlobalName))}, GlobalName...), 3, 0, byte(len(FuelName))), FuelName...), 3, 1)...),
+		sec(10, append([]byte{1, byte(len(body))}, body...)...),
+		custom("name", 1, 1, 0), custom("producers", 0))
+	if string(out) != string(want) {
+		t.Errorf("got  %x\nwant %x", out, want)
+	}
+	rt := newRuntime(t)
+	if _, err := rt.CompileModule(context.Background(), out); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestDeterministic: the output depends on the input only (the compilation
+// cache is keyed by it).
+func TestDeterministic(t *testing.T) {
+	for _, fx := range fixtures {
+		a, _, _ := Instrument(read(t, fx.file))
+		b, _, _ := Instrument(read(t, fx.file))
+		if string(a) != string(b) {
+			t.Errorf("%s: two different outputs", fx.file)
+		}
+	}
+}
+
+func ExampleInstrument() {
+	wasm, _ := os.ReadFile("testdata/loops.wasm")
+	out, info, err := Instrument(wasm)
+	fmt.Println(len(out) > len(wasm), info.Functions, info.Loops, err)
+	// Output: true 9 7 <nil>
+}

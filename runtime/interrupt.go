@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wasmcp/wasmcp/runtime/internal/instrument"
+)
+
+// interrupter stops a running instance of an instrumented module by
+// storing 1 into its flag global and 0 into its fuel: the guest traps
+// (unreachable) at its next function entry or loop header, or, if the fuel
+// store raced with the guest's own update and was lost, once its fuel runs
+// out (within instrument.Refill bytes of code). One per instance, reused by
+// every call; it starts no goroutine unless a call's context ends while
+// armed.
+type interrupter struct {
+	e    *Engine
+	mu   sync.Mutex // serialises the host's writes to flag and fuel
+	flag api.MutableGlobal
+	fuel api.MutableGlobal
+	done chan struct{} // a fire finished
+	fire func()        // it.onDone, allocated once
+}
+
+func newInterrupter(e *Engine, mod api.Module) (*interrupter, error) {
+	flag, ok1 := mod.ExportedGlobal(instrument.GlobalName).(api.MutableGlobal)
+	fuel, ok2 := mod.ExportedGlobal(instrument.FuelName).(api.MutableGlobal)
+	if !ok1 || !ok2 {
+		return nil, errors.New("instrumented module exports no interrupt flag")
+	}
+	it := &interrupter{e: e, flag: flag, fuel: fuel, done: make(chan struct{}, 1)}
+	it.fire = it.onDone
+	return it, nil
+}
+
+// arm clears the flag (or sets it if the engine is closing) and arranges
+// for it to be set when ctx is done. Pass the result to disarm once the
+// guest has returned.
+func (it *interrupter) arm(ctx context.Context) (stop func() bool) {
+	it.mu.Lock()
+	if it.e.closed.Load() {
+		it.set()
+	} else {
+		it.flag.Set(0)
+	}
+	it.mu.Unlock()
+	return context.AfterFunc(ctx, it.fire)
+}
+
+// disarm cancels what arm arranged. If the callback has already started,
+// disarm waits for it to finish, so no write to the flag is pending when it
+// returns and the next arm's reset cannot be overtaken.
+func (it *interrupter) disarm(stop func() bool) {
+	if !stop() {
+		<-it.done
+	}
+}
+
+func (it *interrupter) onDone() {
+	it.interrupt()
+	it.done <- struct{}{}
+}
+
+// interrupt stops the instance. It is safe at any time, even on a closed
+// instance (the globals' storage outlives it).
+func (it *interrupter) interrupt() {
+	it.mu.Lock()
+	it.set()
+	it.mu.Unlock()
+}
+
+// set sets the flag, then empties the fuel so that the next check takes
+// the slow path; it.mu is held.
+func (it *interrupter) set() {
+	it.flag.Set(1)
+	it.fuel.Set(0)
+}
+
+// instantiate creates an instance of p's module with config mc under ctx,
+// the call's context (the instance's memory is mem; st is the state its
+// imports see). For an instrumented module, mc runs no start function:
+// instantiate runs m.starts itself, interruptibly, with the semantics of
+// wazero's start functions (an exit with code 0 closes the module and is no
+// error; another exit is returned as is; any other failure closes the
+// module and is wrapped).
+func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemory, mc wazero.ModuleConfig) (api.Module, *interrupter, error) {
+	cc := &callCtx{Context: ctx, st: st}
+	mod, err := p.m.rt.InstantiateModule(experimental.WithMemoryAllocator(cc, mem), p.m.cm, mc)
+	if err != nil || !p.m.interruptible() {
+		return mod, nil, err
+	}
+	it, err := newInterrupter(p.m.e, mod)
+	if err != nil {
+		_ = mod.Close(context.Background())
+		return mod, nil, err
+	}
+	p.track(mod, it)
+	for _, name := range p.m.starts {
+		stop := it.arm(ctx)
+		_, err := mod.ExportedFunction(name).Call(cc)
+		it.disarm(stop)
+		if err != nil {
+			p.untrack(mod)
+			_ = mod.Close(context.Background())
+			if se, ok := err.(*sys.ExitError); ok {
+				if se.ExitCode() == 0 {
+					err = nil
+				}
+				return mod, it, err
+			}
+			return mod, it, fmt.Errorf("module[] function[%s] failed: %w", name, err)
+		}
+	}
+	return mod, it, nil
+}
+
+// track registers a live instrumented instance so that Engine.Close can
+// interrupt it; untrack forgets it when it is closed.
+func (p *Pool) track(mod api.Module, it *interrupter) {
+	p.mu.Lock()
+	p.live[mod] = it
+	p.mu.Unlock()
+}
+
+func (p *Pool) untrack(mod api.Module) {
+	p.mu.Lock()
+	delete(p.live, mod)
+	p.mu.Unlock()
+}
+
+// interruptAll stops every running instrumented call of p (Engine.Close;
+// calls that start later see the engine closed in arm). Instances on the
+// fallback runtime are stopped by wazero when the runtime closes.
+func (p *Pool) interruptAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, it := range p.live {
+		it.interrupt()
+	}
+}
