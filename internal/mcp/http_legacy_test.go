@@ -365,7 +365,60 @@ func TestHTTPKeepAlive(t *testing.T) {
 			t.Fatalf("stream ended: %v", err)
 		}
 		if strings.HasPrefix(line, ":") {
-			return // a keep-alive comment
+			break // a keep-alive comment
 		}
+	}
+	// A stateless listen stream gets them too.
+	lresp := e.post(modernBody("l", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil), modernHeaders("subscriptions/listen", ""))
+	defer lresp.Body.Close()
+	lr := bufio.NewReader(lresp.Body)
+	for {
+		line, err := lr.ReadString('\n')
+		if err != nil {
+			t.Fatalf("listen stream ended: %v", err)
+		}
+		if strings.HasPrefix(line, ":") {
+			return
+		}
+	}
+}
+
+func TestHTTPRetainedStreamsBounded(t *testing.T) {
+	e := startHTTP(t, nil, nil)
+	gate := make(chan struct{})
+	e.prov.Gate = gate
+	h := e.legacySession("2025-11-25", nil)
+	// 80 requests close their streams before answering: each leaves a
+	// stream to resume. Only the newest ones are kept.
+	var ids []string
+	for i := range 80 {
+		resp := e.post(request(i+10, "tools/call", map[string]any{"name": "close_stream"}), h)
+		evs := readSSE(t, resp.Body)
+		resp.Body.Close()
+		ids = append(ids, evs[0].id)
+	}
+	close(gate)
+	resume := func(id string) int {
+		get := e.do(http.MethodGet, map[string]string{"Mcp-Session-Id": h["Mcp-Session-Id"], "Last-Event-ID": id})
+		defer get.Body.Close()
+		io.Copy(io.Discard, get.Body)
+		return get.StatusCode
+	}
+	if got := resume(ids[len(ids)-1]); got != 200 {
+		t.Fatalf("newest stream: %d", got)
+	}
+	// Wait until the oldest requests are done, then open one more stream:
+	// pruning drops finished streams beyond the bound.
+	for i := range 5 {
+		lastMsg(t, e.post(request(1000+i, "ping", nil), h))
+	}
+	deadline := time.Now().Add(wait)
+	for resume(ids[0]) != http.StatusBadRequest {
+		if time.Now().After(deadline) {
+			t.Fatal("oldest stream never forgotten")
+		}
+		resp := e.post(request(2000, "tools/call", map[string]any{"name": "close_stream"}), h)
+		readSSE(t, resp.Body)
+		resp.Body.Close()
 	}
 }

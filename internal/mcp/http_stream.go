@@ -192,13 +192,6 @@ func (st *sseStream) finish(resp []byte) {
 	}
 }
 
-// finished reports whether everything was written to a client.
-func (st *sseStream) finished() bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.done && st.delivered >= st.nextSeq-1
-}
-
 func (st *sseStream) eventID(seq int64) string {
 	return strconv.FormatInt(st.id, 10) + "." + strconv.FormatInt(seq, 10)
 }
