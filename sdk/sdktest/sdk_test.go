@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +47,7 @@ func TestDescribe(t *testing.T) {
 				t.Errorf("tool %v has no inputSchema object", tool["name"])
 			}
 		}
-		want := []string{"echo", "config", "kv", "http", "notify", "confirm", "big", "rpc_error"}
+		want := []string{"echo", "config", "kv", "http", "notify", "confirm", "big", "rpc_error", "roundtrip"}
 		if !reflect.DeepEqual(names, want) {
 			t.Errorf("tools = %v, want %v", names, want)
 		}
@@ -76,6 +79,58 @@ func TestToolResults(t *testing.T) {
 		status, r := call(t, p, nil, []byte(`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`))
 		if status != 0 || text(t, r) != "x" {
 			t.Errorf("echo without context: %d %v", status, r)
+		}
+	})
+}
+
+// TestJSONRoundTrip sends random numbers and strings through each SDK's
+// JSON parser and serializer: numbers must come back as the same float64
+// (bit for bit, except that -0 may become 0) and strings unchanged.
+func TestJSONRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var numbers []float64
+	for len(numbers) < 1500 {
+		f := math.Float64frombits(rng.Uint64())
+		if !math.IsNaN(f) && !math.IsInf(f, 0) {
+			numbers = append(numbers, f)
+		}
+	}
+	numbers = append(numbers, 0, 1, -1, 0.1+0.2, 1e21, 1e-7, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		2.2250738585072014e-308, 9007199254740993, -9007199254740992, 5e-324, 1.7976931348623157e308, 0.5, 1e300*1e8/1e8)
+	for range 300 {
+		numbers = append(numbers, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(40)-20)))
+	}
+	var strs []string
+	pool := []rune("aZ09 \"\\/\b\f\n\r\t\u0000\u0001\u001f\u007f\u0080é€\u2028\u2029\ufeff😀𝄞\uffff")
+	for range 200 {
+		r := make([]rune, rng.IntN(20))
+		for i := range r {
+			r[i] = pool[rng.IntN(len(pool))]
+		}
+		strs = append(strs, string(r))
+	}
+	forEachSDK(t, func(t *testing.T, p *runtime.Pool) {
+		_, sc := toolText(t, p, nil, "roundtrip", obj{"numbers": numbers, "strings": strs})
+		gotN, _ := sc["numbers"].([]any)
+		gotS, _ := sc["strings"].([]any)
+		if len(gotN) != len(numbers) || len(gotS) != len(strs) {
+			t.Fatalf("got %d numbers and %d strings, want %d and %d", len(gotN), len(gotS), len(numbers), len(strs))
+		}
+		bad := 0
+		for i, want := range numbers {
+			f, err := strconv.ParseFloat(fmt.Sprint(gotN[i]), 64)
+			if err != nil || (math.Float64bits(f) != math.Float64bits(want) && !(f == 0 && want == 0)) {
+				if bad++; bad <= 5 {
+					t.Errorf("number %v came back as %v", want, gotN[i])
+				}
+			}
+		}
+		for i, want := range strs {
+			if gotS[i] != want {
+				if bad++; bad <= 10 {
+					t.Errorf("string %q came back as %q", want, gotS[i])
+				}
+			}
 		}
 	})
 }

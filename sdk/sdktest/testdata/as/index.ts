@@ -72,6 +72,10 @@ function rpcError(req: Request, args: JSONValue): ToolResult {
   return r;
 }
 
+function roundtrip(req: Request, args: JSONValue): ToolResult {
+  return ToolResult.text("ok").withStructured(jobj().set("numbers", args.get("numbers")).set("strings", args.get("strings")));
+}
+
 function rStatic(req: Request, uri: string): ResourceResult {
   return ResourceResult.text(uri, "text/plain", "static text");
 }
@@ -108,6 +112,7 @@ plugin.tool("notify", "log, progress, notifications", OBJ, notify);
 plugin.tool("confirm", "input_required", OBJ, confirm);
 plugin.tool("big", "large output", OBJ, big);
 plugin.tool("rpc_error", "JSON-RPC error", OBJ, rpcError);
+plugin.tool("roundtrip", "JSON numbers and strings round trip", OBJ, roundtrip);
 plugin.resource("fixture://static", "static", "a fixed resource", "text/plain", rStatic);
 plugin.resourceTemplate("fixture://item/{id}", "item", "an item", "text/plain", rItem);
 plugin.prompt("greet", "Greet someone", "[{\"name\":\"name\",\"required\":true}]", greet);

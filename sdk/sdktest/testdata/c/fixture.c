@@ -131,6 +131,31 @@ static void t_rpc_error(wasmcp_ctx *ctx, wasmcp_json args) {
 	wasmcp_rpc_error(ctx, -32602, "bad thing", "{\"why\":\"test\"}");
 }
 
+/* roundtrip: numbers and strings are parsed and written again. */
+static void t_roundtrip(wasmcp_ctx *ctx, wasmcp_json args) {
+	wasmcp_json nums = wasmcp_json_get(args, "numbers"), strs = wasmcp_json_get(args, "strings");
+	wasmcp_buf *s = wasmcp_structured(ctx);
+	wasmcp_w_obj(s);
+	wasmcp_w_key(s, "numbers");
+	wasmcp_w_arr(s);
+	for (size_t i = 0; i < wasmcp_json_len(nums); i++) {
+		double d = 0;
+		wasmcp_json_num(wasmcp_json_at(nums, i), &d);
+		wasmcp_w_num(s, d);
+	}
+	wasmcp_w_end_arr(s);
+	wasmcp_w_key(s, "strings");
+	wasmcp_w_arr(s);
+	for (size_t i = 0; i < wasmcp_json_len(strs); i++) {
+		size_t n = 0;
+		const char *str = wasmcp_json_str(wasmcp_json_at(strs, i), &n);
+		wasmcp_w_strn(s, str, n);
+	}
+	wasmcp_w_end_arr(s);
+	wasmcp_w_end_obj(s);
+	wasmcp_textz(ctx, "ok");
+}
+
 static void r_static(wasmcp_ctx *ctx, const char *uri) {
 	wasmcp_resource_text(ctx, uri, "text/plain", "static text", 11);
 }
@@ -177,6 +202,7 @@ static const wasmcp_tool tools[] = {
 	{"confirm", "input_required", OBJ, NULL, NULL, t_confirm},
 	{"big", "large output", OBJ, NULL, NULL, t_big},
 	{"rpc_error", "JSON-RPC error", OBJ, NULL, NULL, t_rpc_error},
+	{"roundtrip", "JSON numbers and strings round trip", OBJ, NULL, NULL, t_roundtrip},
 };
 static const wasmcp_resource resources[] = {
 	{"fixture://static", "static", "a fixed resource", "text/plain", r_static},

@@ -75,6 +75,11 @@ fn rpc_error(_: &Request, _: &Value) -> Result<ToolResult, Error> {
     Err(RpcError { code: -32602, message: "bad thing".into(), data: Some(Value::obj([("why", Value::from("test"))])) }.into())
 }
 
+fn roundtrip(_: &Request, args: &Value) -> Result<ToolResult, Error> {
+    let v = Value::obj([("numbers", args["numbers"].clone()), ("strings", args["strings"].clone())]);
+    Ok(ToolResult::text("ok").with_structured(v))
+}
+
 fn r_static(_: &Request, uri: &str) -> Result<Vec<Contents>, Error> {
     Ok(vec![Contents::text(uri, "text/plain", "static text")])
 }
@@ -101,7 +106,7 @@ fn complete(req: &Request) -> Result<Completion, Error> {
 
 const OBJ: &str = r#"{"type":"object"}"#;
 
-static TOOLS: [Tool; 8] = [
+static TOOLS: [Tool; 9] = [
     Tool { name: "echo", description: "Echo text", input_schema: r#"{"type":"object","properties":{"text":{"type":"string"}}}"#, output_schema: "", annotations: "", handler: echo },
     Tool { name: "config", description: "config/get", input_schema: OBJ, output_schema: "", annotations: "", handler: config },
     Tool { name: "kv", description: "kv round trip", input_schema: OBJ, output_schema: "", annotations: "", handler: kv },
@@ -110,6 +115,7 @@ static TOOLS: [Tool; 8] = [
     Tool { name: "confirm", description: "input_required", input_schema: OBJ, output_schema: "", annotations: "", handler: confirm },
     Tool { name: "big", description: "large output", input_schema: OBJ, output_schema: "", annotations: "", handler: big },
     Tool { name: "rpc_error", description: "JSON-RPC error", input_schema: OBJ, output_schema: "", annotations: "", handler: rpc_error },
+    Tool { name: "roundtrip", description: "JSON numbers and strings round trip", input_schema: OBJ, output_schema: "", annotations: "", handler: roundtrip },
 ];
 
 static RESOURCES: [Resource; 1] =
