@@ -49,7 +49,7 @@ func benchModules(b *testing.B) map[string][]byte {
 					missing = true
 				}
 			}
-			if missing {
+			if missing || missingLibrary(lang) != "" {
 				continue
 			}
 			dir := filepath.Join(tmp, lang)

@@ -68,6 +68,24 @@ var toolchain = map[string][]string{
 	"assemblyscript": {"node", "npm"},
 }
 
+// missingLibrary names a missing wasm32 library of lang's toolchain, or "".
+func missingLibrary(lang string) string {
+	switch lang {
+	case "c":
+		if _, err := os.Stat("/usr/include/wasm32-wasi/stdio.h"); err != nil {
+			return "C toolchain missing: wasi-libc (Debian: wasi-libc)"
+		}
+		if m, _ := filepath.Glob("/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a"); len(m) == 0 {
+			return "C toolchain missing: clang's wasm32 builtins (Debian: libclang-rt-14-dev-wasm32)"
+		}
+	case "rust":
+		if _, err := os.Stat("/usr/lib/rustlib/wasm32-wasi"); err != nil {
+			return "Rust toolchain missing: no wasm32-wasi standard library (Debian: libstd-rust-dev-wasm32)"
+		}
+	}
+	return ""
+}
+
 // TestScaffoldBuildsAndRuns writes each language's project, runs its
 // test.sh (build + export check), then loads the .wasm and calls greet.
 func TestScaffoldBuildsAndRuns(t *testing.T) {
@@ -88,10 +106,8 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 					t.Skipf("%s toolchain missing: %s not on PATH", lang, tool)
 				}
 			}
-			if lang == "rust" {
-				if _, err := os.Stat("/usr/lib/rustlib/wasm32-wasi"); err != nil {
-					t.Skip("rust toolchain missing: no wasm32-wasi standard library (Debian: libstd-rust-dev-wasm32)")
-				}
+			if why := missingLibrary(lang); why != "" {
+				t.Skip(why)
 			}
 			dir := filepath.Join(t.TempDir(), "hello-"+lang)
 			if err := Write(dir, lang, "hello", Options{SDKRoot: root}); err != nil {
