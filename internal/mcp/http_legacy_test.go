@@ -422,3 +422,21 @@ func TestHTTPRetainedStreamsBounded(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+func TestHTTPSessionDeletedDuringRequest(t *testing.T) {
+	e := startHTTP(t, nil, nil)
+	started, stopped := make(chan string, 1), make(chan string, 1)
+	e.prov.Started, e.prov.Stopped = started, stopped
+	h := e.legacySession("2025-11-25", nil)
+	done := make(chan *http.Response, 1)
+	go func() { done <- e.post(request(1, "tools/call", map[string]any{"name": "slow"}), h) }()
+	<-started
+	del := e.do(http.MethodDelete, h)
+	del.Body.Close()
+	<-stopped // the request was cancelled with its session
+	resp := <-done
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d, want 404", resp.StatusCode)
+	}
+}

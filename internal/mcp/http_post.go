@@ -209,6 +209,7 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 			}
 			return
 		case <-ss.done:
+			writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session terminated"})
 			return
 		}
 	}
