@@ -63,7 +63,7 @@ func BenchmarkDispatchToolsCall(b *testing.B) {
 			if e := checkModern(m, mi); e != nil {
 				b.Fatal(e)
 			}
-			return s.newModernCall(s.ctx, nil, m, mi, discardSink{})
+			return s.newModernCall(s.ctx, m, mi, discardSink{})
 		})
 	})
 }

@@ -91,7 +91,7 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 		return
 	}
 	ds := &directSink{w: w, rc: http.NewResponseController(w)}
-	cl := s.newModernCall(r.Context(), nil, m, mi, ds)
+	cl := s.newModernCall(r.Context(), m, mi, ds)
 	cl.keepAlive = h.opts.KeepAlive
 	cl.stop = h.done
 	res, err := s.invoke(cl)

@@ -56,11 +56,10 @@ func checkModern(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error {
 	return checkModernMethod(m.Method)
 }
 
-// newModernCall prepares the 2026-07-28 request m. c is the stdio
-// connection it arrived on (for cancellation), or nil.
-func (s *Server) newModernCall(parent context.Context, c *conn, m *jsonrpc.Message, mi *metaInfo, out sink) *call {
+// newModernCall prepares the 2026-07-28 request m. It has no session: it
+// cannot send server-to-client requests.
+func (s *Server) newModernCall(parent context.Context, m *jsonrpc.Message, mi *metaInfo, out sink) *call {
 	cl := s.newCall(parent, nil, m.ID, out)
-	_ = c
 	cl.req.Method = m.Method
 	cl.req.Params = paramsOrEmpty(m.Params)
 	cl.req.ProtocolVersion = mi.version

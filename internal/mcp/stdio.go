@@ -194,7 +194,7 @@ func (st *stdioConn) prepare(m *jsonrpc.Message, out sink) *call {
 			st.writeError(m.ID, e)
 			return nil
 		}
-		return st.srv.newModernCall(context.Background(), c, m, &mi, out)
+		return st.srv.newModernCall(context.Background(), m, &mi, out)
 	}
 	if m.Method == methodInitialize {
 		res, e := c.initialize(m)
