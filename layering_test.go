@@ -61,8 +61,8 @@ func TestLayering(t *testing.T) {
 	ours := func(p string) bool { return within(p, mod) }
 	wazero := "github.com/tetratelabs/wazero"
 	owners := map[string][]string{ // third-party module -> packages allowed to import it
-		wazero:                                    {mod + "/runtime", mod + "/hostapi"},
-		"github.com/BurntSushi/toml":              {mod + "/internal/config"},
+		wazero:                       {mod + "/runtime", mod + "/hostapi"},
+		"github.com/BurntSushi/toml": {mod + "/internal/config"},
 		"github.com/santhosh-tekuri/jsonschema/v6": {mod + "/internal/schema"},
 	}
 	for path, info := range pkgs {
