@@ -18,9 +18,12 @@
 // Instances get no arguments, only Sandbox.Env and Sandbox.Mounts, an empty
 // stdin (reactor mode), crypto randomness, real clocks and sleeps capped at
 // 10 ms per poll so deadlines fire. stdout and stderr go to Sandbox.Output,
-// 64 KiB each per call. Guest code is interruptible (CloseOnContextDone):
-// a call past its deadline is stopped. Wasm recursion is not interruptible
-// (wazero checks at loop headers only) and is bounded by the stack limit.
+// 64 KiB each per call. Guest code is interruptible: Compile instruments
+// every function entry and loop header (package
+// runtime/internal/instrument), so a call past its deadline or cancelled
+// is stopped within microseconds, recursion included; a module that cannot
+// be instrumented falls back to wazero's slower CloseOnContextDone (see
+// Engine). Pooled instances idle for Limits.IdleTimeout are closed.
 //
 // # Memory
 //

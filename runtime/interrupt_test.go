@@ -1,0 +1,252 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	goruntime "runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Interruption of instrumented modules (see Engine). Bounds on durations
+// are generous: the machine may be loaded.
+
+// TestInterrupt: looping, recursing and sleeping guests are stopped at the
+// deadline and on cancellation, and the pool then works again.
+func TestInterrupt(t *testing.T) {
+	tests := []struct{ name, path, input string }{
+		{"wat loop", watGuest, "l"},
+		{"wat output loop", watGuest, "f"}, // a loop around an import call
+		{"wat recursion", watGuest, "r"},   // no loop: stopped at function entry
+		{"go for", goPlugin, `{"method":"spin"}`},
+		{"go sleep", goPlugin, `{"method":"sleep"}`},
+	}
+	const timeout = 200 * time.Millisecond
+	for _, tt := range tests {
+		t.Run(tt.name+"/deadline", func(t *testing.T) {
+			// The caller's deadline, so that checkReusable has time to
+			// instantiate (slow under the race detector).
+			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30}, Sandbox{})
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			start := time.Now()
+			_, _, err := p.Call(ctx, []byte(tt.input), nil)
+			took := time.Since(start)
+			callErr(t, err, KindDeadline)
+			if took < timeout || took > timeout+time.Second {
+				t.Errorf("stopped after %v, want about %v", took, timeout)
+			}
+			t.Logf("stopped after %v", took)
+			checkReusable(t, p, tt.path)
+		})
+		t.Run(tt.name+"/cancel", func(t *testing.T) {
+			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30}, Sandbox{})
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			start := time.Now()
+			_, _, err := p.Call(ctx, []byte(tt.input), nil)
+			callErr(t, err, KindCanceled)
+			if took := time.Since(start); took > 100*time.Millisecond+time.Second {
+				t.Errorf("stopped after %v", took)
+			}
+			checkReusable(t, p, tt.path)
+		})
+	}
+}
+
+// checkReusable: the pool answers after discarding a stopped instance.
+func checkReusable(t *testing.T, p *Pool, path string) {
+	t.Helper()
+	in, want := "e again", "e again"
+	if path == goPlugin {
+		in, want = `{"method":"echo","params":"again"}`, `"again"`
+	}
+	if _, out, err := p.Call(context.Background(), []byte(in), nil); err != nil || string(out) != want {
+		t.Errorf("after the stop: %q, %v", out, err)
+	}
+	if s := p.Stats(); s.Discarded != 1 {
+		t.Errorf("stats %+v, want the stopped instance discarded", s)
+	}
+}
+
+// TestInterruptStartFunction: a start section that never returns is
+// stopped at the deadline of the call that instantiates.
+func TestInterruptStartFunction(t *testing.T) {
+	m := fixture(t, "startloop.wasm")
+	if !m.interruptible() || len(m.starts) != 1 {
+		t.Fatalf("interruptible %v, starts %q", m.interruptible(), m.starts)
+	}
+	if slicesContains(m.Exports(), "__wasmcp_start") {
+		t.Errorf("exports %q show the runtime's start export", m.Exports())
+	}
+	p := newPool(t, "startloop.wasm", Limits{Timeout: 200 * time.Millisecond}, Sandbox{})
+	start := time.Now()
+	_, _, err := p.Call(context.Background(), []byte("x"), nil)
+	callErr(t, err, KindDeadline)
+	if took := time.Since(start); took > 1200*time.Millisecond {
+		t.Errorf("stopped after %v", took)
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGCNotStalledBySpinningGuest: a guest spinning in a loop leaves the
+// Go runtime able to stop the world (wazero's native code cannot be
+// preempted; the instrumented code exits to Go every period).
+func TestGCNotStalledBySpinningGuest(t *testing.T) {
+	p := newPool(t, watGuest, Limits{Timeout: 3 * time.Second}, Sandbox{})
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := p.Call(context.Background(), []byte("l"), nil)
+		done <- err
+	}()
+	waitFor(t, func() bool { return p.Stats().Busy == 1 })
+	time.Sleep(50 * time.Millisecond) // let the guest enter its loop
+	for i := range 3 {
+		start := time.Now()
+		goruntime.GC()
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("GC %d took %v while a guest spins", i, d)
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("spinning call returned early: %v", err)
+	default:
+	}
+	callErr(t, <-done, KindDeadline)
+}
+
+// TestInterruptDoesNotPoisonNextCall: deadlines that fire around the end
+// of a call never make a later call on a pooled instance fail.
+func TestInterruptDoesNotPoisonNextCall(t *testing.T) {
+	for _, path := range []string{watGuest, goPlugin} {
+		t.Run(path, func(t *testing.T) {
+			p := newPool(t, path, Limits{Instances: 1}, Sandbox{})
+			in := []byte("e x")
+			if path == goPlugin {
+				in = []byte(`{"method":"echo","params":1}`)
+			}
+			if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+				t.Fatal(err)
+			}
+			n, failed := 1000, 0
+			if testing.Short() {
+				n = 100
+			}
+			for range n {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(300))*time.Microsecond)
+				if _, _, err := p.Call(ctx, in, nil); err != nil {
+					failed++
+				}
+				cancel()
+				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+					t.Fatalf("call after a racing deadline: %v", err)
+				}
+			}
+			t.Logf("%d of %d short-deadline calls failed; stats %+v", failed, n, p.Stats())
+		})
+	}
+}
+
+// TestFallbackRuntime: a module that cannot be instrumented (it exports a
+// reserved name) runs on the fallback runtime, the reason is logged, and
+// its calls are still stopped at the deadline.
+func TestFallbackRuntime(t *testing.T) {
+	var logs syncBuffer
+	e, err := NewEngine(context.Background(), Config{NoCache: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	m, err := e.Compile(context.Background(), "reserved", file(t, "reserved.wasm")())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.interruptible() || m.rt != e.safe {
+		t.Error("module with a reserved export was instrumented")
+	}
+	if s := logs.String(); !strings.Contains(s, "not instrumented") || !strings.Contains(s, "reserved") || !strings.Contains(s, "plugin=reserved") {
+		t.Errorf("log %q", s)
+	}
+	p, err := m.NewPool(Limits{Timeout: 200 * time.Millisecond}, Sandbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out, err := p.Call(context.Background(), []byte("echo"), nil); err != nil || string(out) != "echo" {
+		t.Fatalf("echo: %q, %v", out, err)
+	}
+	start := time.Now()
+	_, _, err = p.Call(context.Background(), []byte("l"), nil)
+	callErr(t, err, KindDeadline)
+	if took := time.Since(start); took > 1200*time.Millisecond {
+		t.Errorf("stopped after %v", took)
+	}
+	// An instrumentable module on the same engine is unaffected.
+	g, err := e.Compile(context.Background(), "guest", file(t, watGuest)())
+	if err != nil || !g.interruptible() {
+		t.Fatalf("guest: interruptible %v, %v", g != nil && g.interruptible(), err)
+	}
+}
+
+// TestEngineCloseInterruptsCalls: closing the engine stops a running call
+// (KindClosed) instead of waiting for its deadline.
+func TestEngineCloseInterruptsCalls(t *testing.T) {
+	e, err := NewEngine(context.Background(), Config{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Compile(context.Background(), "g", file(t, watGuest)())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.NewPool(Limits{Timeout: time.Minute}, Sandbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := p.Call(context.Background(), []byte("l"), nil)
+		done <- err
+	}()
+	waitFor(t, func() bool { return p.Stats().Busy == 1 })
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		callErr(t, err, KindClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("running call not stopped by Engine.Close")
+	}
+	t.Logf("stopped %v after Close", time.Since(start))
+}
+
+// TestCPUFixtures: the benchmark operations compute the right answers.
+func TestCPUFixtures(t *testing.T) {
+	p := newPool(t, watGuest, Limits{}, Sandbox{})
+	_, out, err := p.Call(context.Background(), []byte("n"+le(100000, 0, 0, 0)[:4]), nil)
+	if err != nil || len(out) != 4 || binary.LittleEndian.Uint32(out) != uint32(uint64(100000)*100001/2%(1<<32)) {
+		t.Errorf("n 100000 = %x, %v", out, err)
+	}
+	g := newPool(t, goPlugin, Limits{}, Sandbox{})
+	_, out, err = g.Call(context.Background(), []byte(`{"method":"sha256","params":3}`), nil)
+	if err != nil || !bytes.Equal(out, []byte(fmt.Sprintf(`"%x"`, sha256.Sum256([]byte{0, 31, 62})))) {
+		t.Errorf("sha256 3 = %s, %v", out, err)
+	}
+}
