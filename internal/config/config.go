@@ -18,6 +18,7 @@ type Config struct {
 	Server  Server   `toml:"server" json:"server"`
 	HTTP    HTTP     `toml:"http" json:"http"`
 	Limits  Limits   `toml:"limits" json:"limits"`
+	Auth    Auth     `toml:"auth" json:"auth"`
 	Plugins []Plugin `toml:"plugins" json:"plugins"`
 }
 
@@ -48,6 +49,9 @@ type Server struct {
 	// LogLevel is the server's own log level on stderr: debug, info, warn
 	// or error. Default "info".
 	LogLevel string `toml:"log_level" json:"log_level"`
+	// ShutdownGrace is how long `wasmcp serve` lets the calls in flight
+	// finish after SIGTERM or SIGINT before cancelling them. Default 10s.
+	ShutdownGrace Duration `toml:"shutdown_grace" json:"shutdown_grace"`
 }
 
 // MemoryKV is the kv_dir value that keeps plugin key-value data in memory.
@@ -65,6 +69,30 @@ type HTTP struct {
 	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
 	// MaxBody is the largest request body accepted. Default 4MiB.
 	MaxBody Size `toml:"max_body" json:"max_body"`
+	// MaxHeaderBytes bounds the request line and headers; larger requests
+	// get 431. Default 64KiB.
+	MaxHeaderBytes Size `toml:"max_header_bytes" json:"max_header_bytes"`
+	// ReadHeaderTimeout is how long a client has to send its request
+	// headers (slow-header clients are cut off). Default 10s.
+	ReadHeaderTimeout Duration `toml:"read_header_timeout" json:"read_header_timeout"`
+	// ReadTimeout is how long a client has to send a request body.
+	// Default 30s.
+	ReadTimeout Duration `toml:"read_timeout" json:"read_timeout"`
+	// WriteTimeout bounds each write of a response or SSE event: a client
+	// that stops reading loses its stream after that long. Default 30s.
+	WriteTimeout Duration `toml:"write_timeout" json:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection after that long without
+	// a request. Default 2m.
+	IdleTimeout Duration `toml:"idle_timeout" json:"idle_timeout"`
+	// MaxConns bounds the open connections; further connections get 503
+	// and are closed. Default 1024.
+	MaxConns int `toml:"max_conns" json:"max_conns"`
+	// MaxSessions bounds the legacy sessions (Mcp-Session-Id) alive at
+	// once; initialize beyond it gets 503. Default 10000.
+	MaxSessions int `toml:"max_sessions" json:"max_sessions"`
+	// SessionIdleTimeout ends a legacy session unused for that long.
+	// Default 30m.
+	SessionIdleTimeout Duration `toml:"session_idle_timeout" json:"session_idle_timeout"`
 }
 
 // Limits is the [limits] table: the defaults for every plugin.
@@ -82,6 +110,15 @@ type Limits struct {
 	// further calls are refused. Zero means the runtime's default
 	// (4 × Instances).
 	MaxQueue int `toml:"max_queue" json:"max_queue"`
+	// MaxConcurrent bounds the plugin calls (tools/call, resources/read,
+	// prompts/get, completion/complete) running at once across the whole
+	// server, and MaxWaiting the calls waiting for one of those slots;
+	// further calls are refused with -32001 (HTTP 503 with Retry-After
+	// when refused before dispatch). Server-wide only: [[plugins]] cannot
+	// override them. Zero means the defaults: max(16, 4 × GOMAXPROCS) and
+	// 4 × MaxConcurrent.
+	MaxConcurrent int `toml:"max_concurrent" json:"max_concurrent,omitempty"`
+	MaxWaiting    int `toml:"max_waiting" json:"max_waiting,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from
@@ -106,6 +143,12 @@ type Plugin struct {
 	MaxOutput Size     `toml:"max_output" json:"max_output,omitempty"`
 	Instances int      `toml:"instances" json:"instances,omitempty"`
 	MaxQueue  int      `toml:"max_queue" json:"max_queue,omitempty"`
+	// Scopes, when set, restrict the plugin to authenticated HTTP callers
+	// whose token carries at least one of these scopes: to everyone else
+	// its tools, prompts and resources do not exist (they are neither
+	// listed nor callable). Empty means visible to every caller. Needs
+	// [auth]; stdio callers always see every plugin.
+	Scopes []string `toml:"scopes" json:"scopes,omitempty"`
 	// Grants is what the operator allows the plugin; nothing by default.
 	Grants Grants `toml:"grants" json:"grants"`
 }
@@ -150,8 +193,20 @@ func (m Mount) ReadOnly() bool { return m.Mode != "rw" }
 // defaults documented on each field, no plugins.
 func Default() *Config {
 	return &Config{
-		Server: Server{Name: "wasmcp", LogLevel: "info"},
-		HTTP:   HTTP{Path: "/mcp", MaxBody: 4 << 20},
+		Server: Server{Name: "wasmcp", LogLevel: "info", ShutdownGrace: Duration(10 * time.Second)},
+		HTTP: HTTP{
+			Path:               "/mcp",
+			MaxBody:            4 << 20,
+			MaxHeaderBytes:     64 << 10,
+			ReadHeaderTimeout:  Duration(10 * time.Second),
+			ReadTimeout:        Duration(30 * time.Second),
+			WriteTimeout:       Duration(30 * time.Second),
+			IdleTimeout:        Duration(2 * time.Minute),
+			MaxConns:           1024,
+			MaxSessions:        10000,
+			SessionIdleTimeout: Duration(30 * time.Minute),
+		},
+		Auth: Auth{Leeway: Duration(30 * time.Second)},
 		Limits: Limits{
 			Memory:    64 << 20,
 			Timeout:   Duration(10 * time.Second),
@@ -266,6 +321,10 @@ func (c *Config) normalize(dir string) {
 		c.Server.PluginDirs[i] = resolve(d)
 	}
 	c.Server.CacheDir = resolve(c.Server.CacheDir)
+	c.Auth.JWKSFile = resolve(c.Auth.JWKSFile)
+	if c.Auth.Mode == "" {
+		c.Auth.Mode = c.Auth.inferMode()
+	}
 	if c.Server.KVDir != MemoryKV {
 		c.Server.KVDir = resolve(c.Server.KVDir)
 	}

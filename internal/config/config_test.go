@@ -16,6 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 func testEnv(t *testing.T) {
 	t.Setenv("WASMCP_TEST_HOME", "/home/test")
 	t.Setenv("WASMCP_TEST_KEY", "s3cret")
+	t.Setenv("WASMCP_TEST_TOKEN", "0123456789abcdef-env")
 	os.Unsetenv("WASMCP_TEST_UNSET")
 	os.Unsetenv("WASMCP_TEST_MEM")
 }
@@ -298,6 +299,32 @@ func TestValidate(t *testing.T) {
 			`plugins[1] ("a"): name: duplicate of plugins[0]`,
 			`plugins[1] ("a"): grants.fs[1].guest: "/g" is already mounted by fs[0]`,
 		}},
+		{name: "bearer token too short", mutate: func(c *Config) {
+			c.Auth.Mode = AuthBearer
+			c.Auth.Tokens = []Secret{"short"}
+		}, wantErr: []string{"auth.tokens[0]: must be at least 16 characters"}},
+		{name: "bearer named tokens", mutate: func(c *Config) {
+			c.Auth.Mode = AuthBearer
+			c.Auth.Token = []NamedToken{{Name: "a", Token: "0123456789abcdef", Scopes: []string{"s"}}, {Name: "a", Token: "0123456789abcdef"}}
+		}, wantErr: []string{`auth.token[1].name: duplicate "a"`, "auth.token[1].token: the same token is listed twice"}},
+		{name: "jwt needs issuer, resource and keys", mutate: func(c *Config) {
+			c.Auth.Mode = AuthJWT
+		}, wantErr: []string{"auth.issuer: required", "auth.resource: required", "auth.jwks_file: jwt mode needs"}},
+		{name: "jwt valid", mutate: func(c *Config) {
+			c.Auth = Auth{Mode: AuthJWT, Issuer: "https://as.example", Resource: "https://rs.example/mcp", JWKSURL: "https://as.example/jwks"}
+		}},
+		{name: "jwks over http", mutate: func(c *Config) {
+			c.Auth = Auth{Mode: AuthJWT, Issuer: "https://as.example", Resource: "https://rs.example/mcp", JWKSURL: "http://as.example/jwks"}
+		}, wantErr: []string{"keys must be fetched over https"}},
+		{name: "scopes without auth", mutate: func(c *Config) {
+			c.Plugins = []Plugin{{Name: "p", Path: "p.wasm", Scopes: []string{"read"}}}
+		}, wantErr: []string{`plugins[0] ("p"): scopes: needs [auth]`}},
+		{name: "http limits", mutate: func(c *Config) {
+			c.HTTP.MaxConns = 0
+			c.HTTP.WriteTimeout = 0
+			c.Limits.MaxWaiting = -1
+			c.Server.ShutdownGrace = 0
+		}, wantErr: []string{"server.shutdown_grace", "http.write_timeout", "http.max_conns", "limits.max_waiting"}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},

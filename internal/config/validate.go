@@ -41,6 +41,9 @@ func (c *Config) Validate() error {
 			bad("server.plugin_dirs[%d]: must not be empty", i)
 		}
 	}
+	if c.Server.ShutdownGrace <= 0 {
+		bad("server.shutdown_grace: must be positive")
+	}
 
 	if !strings.HasPrefix(c.HTTP.Path, "/") {
 		bad("http.path: %q must start with \"/\"", c.HTTP.Path)
@@ -58,8 +61,45 @@ func (c *Config) Validate() error {
 	if c.HTTP.MaxBody == 0 {
 		bad("http.max_body: must be positive")
 	}
+	if c.HTTP.MaxHeaderBytes < 4<<10 || c.HTTP.MaxHeaderBytes > 16<<20 {
+		bad("http.max_header_bytes: %s is not between 4KiB and 16MiB", c.HTTP.MaxHeaderBytes)
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{
+		{"read_header_timeout", c.HTTP.ReadHeaderTimeout},
+		{"read_timeout", c.HTTP.ReadTimeout},
+		{"write_timeout", c.HTTP.WriteTimeout},
+		{"idle_timeout", c.HTTP.IdleTimeout},
+		{"session_idle_timeout", c.HTTP.SessionIdleTimeout},
+	} {
+		if d.v <= 0 {
+			bad("http.%s: must be positive", d.key)
+		}
+	}
+	if c.HTTP.MaxConns <= 0 {
+		bad("http.max_conns: must be positive")
+	}
+	if c.HTTP.MaxSessions <= 0 {
+		bad("http.max_sessions: must be positive")
+	}
 
 	errs = append(errs, checkLimits("limits", c.Limits, false)...)
+	if c.Limits.MaxConcurrent < 0 {
+		bad("limits.max_concurrent: must not be negative")
+	}
+	if c.Limits.MaxWaiting < 0 {
+		bad("limits.max_waiting: must not be negative")
+	}
+	scoped := ""
+	for i := range c.Plugins {
+		if len(c.Plugins[i].Scopes) > 0 {
+			scoped = fmt.Sprintf("plugins[%d] (%q)", i, c.Plugins[i].Name)
+			break
+		}
+	}
+	errs = append(errs, checkAuth(&c.Auth, scoped)...)
 
 	seen := map[string]int{}
 	for i := range c.Plugins {
@@ -86,6 +126,7 @@ func (c *Config) Validate() error {
 		}
 		override := Limits{Memory: p.Memory, Timeout: p.Timeout, MaxOutput: p.MaxOutput, Instances: p.Instances, MaxQueue: p.MaxQueue}
 		errs = append(errs, checkLimits(where, override, true)...)
+		errs = append(errs, checkScopes(where+": scopes", p.Scopes)...)
 		errs = append(errs, checkGrants(where+": grants", &p.Grants)...)
 	}
 	return errors.Join(errs...)
