@@ -4,17 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
-// instrumentCode appends the instrumented code section payload p (at
-// offset base in the module) to dst.
-func instrumentCode(dst, p []byte, base int, c check, info *Info) ([]byte, error) {
+// appendCode appends the instrumented code section (payload p at offset
+// base in the module), header included, to out. A first pass decodes every
+// body and finds where its checks go; the second writes the section with
+// exact sizes, copying the original code between the checks.
+func appendCode(out, p []byte, base int, c check, info *Info) ([]byte, error) {
 	n, i, err := u32(p, 0)
 	if err != nil {
 		return nil, fmt.Errorf("code section at %#x: %w: %w", base, err, ErrMalformed)
 	}
-	dst = appendU32(dst, n)
-	var body []byte
+	type body struct {
+		start, end int    // the body in p, without its size
+		points     int    // its checks' entries in points
+		size       uint64 // instrumented size
+	}
+	var bodies []body
+	var points []int // offsets in p where a check goes, all bodies in order
+	total := uint64(lenU32(n))
 	for k := uint32(0); k < n; k++ {
 		size, j, err := u32(p, i)
 		if err != nil {
@@ -24,26 +33,59 @@ func instrumentCode(dst, p []byte, base int, c check, info *Info) ([]byte, error
 			return nil, fmt.Errorf("code section: function %d at %#x: size %d past the end: %w", k, base+i, size, ErrMalformed)
 		}
 		end := j + int(size)
-		body, err = instrumentBody(body[:0], p[j:end], c, info)
+		first := len(points)
+		points, err = scanBody(points, p[:end], j, info)
 		if err != nil {
 			var be *bodyError
 			if errors.As(err, &be) {
-				err = fmt.Errorf("code section: function %d: offset %#x: %w", k, base+j+be.off, be.err)
+				err = fmt.Errorf("code section: function %d: offset %#x: %w", k, base+be.off, be.err)
 			}
 			return nil, err
 		}
-		if uint64(len(body)) > math.MaxUint32 {
+		nb := uint64(size)
+		for q := first; q < len(points); q++ {
+			nb += uint64(c.len(charge(points, q, end)))
+		}
+		if nb > math.MaxUint32 {
 			return nil, fmt.Errorf("code section: function %d too large: %w", k, ErrUnsupported)
 		}
-		dst = appendU32(dst, uint32(len(body)))
-		dst = append(dst, body...)
+		bodies = append(bodies, body{start: j, end: end, points: len(points) - first, size: nb})
+		total += uint64(lenU32(uint32(nb))) + nb
 		info.Functions++
 		i = end
 	}
 	if i != len(p) {
 		return nil, fmt.Errorf("code section at %#x: trailing bytes: %w", base+i, ErrMalformed)
 	}
-	return dst, nil
+	if total > math.MaxUint32 {
+		return nil, fmt.Errorf("instrumented code section too large: %w", ErrUnsupported)
+	}
+	out = slices.Grow(out, 6+int(total))
+	out = append(out, secCode)
+	out = appendU32(out, uint32(total))
+	out = appendU32(out, n)
+	q := 0
+	for _, b := range bodies {
+		out = appendU32(out, uint32(b.size))
+		from := b.start
+		for end := q + b.points; q < end; q++ {
+			out = append(out, p[from:points[q]]...)
+			out = c.append(out, charge(points, q, b.end))
+			from = points[q]
+		}
+		out = append(out, p[from:b.end]...)
+	}
+	return out, nil
+}
+
+// charge is what the check at points[q] costs: the size of the code up
+// to the next check of the body (or its end), at least 1.
+func charge(points []int, q, end int) int32 {
+	next := end
+	if q+1 < len(points) && points[q+1] < end {
+		next = points[q+1]
+	}
+	return int32(min(max(next-points[q], 1), math.MaxInt32))
 }
 
 // bodyError is a decoding error at an offset in a function body.
@@ -63,11 +105,11 @@ func unsupported(off int, format string, args ...any) error {
 	return &bodyError{off: off, err: fmt.Errorf(format+": %w", append(args, ErrUnsupported)...)}
 }
 
-// instrumentBody appends the instrumented function body b (locals and
-// code, without its size) to dst: c after the locals and after every
-// loop's block type. Runs of unchanged bytes are copied in one piece.
-func instrumentBody(dst, b []byte, c check, info *Info) ([]byte, error) {
-	n, i, err := u32(b, 0)
+// scanBody decodes the function body b[start:] (locals and code, without
+// its size) and appends to points the offsets in b where checks go: after
+// the locals and after every loop's block type.
+func scanBody(points []int, b []byte, start int, info *Info) ([]int, error) {
+	n, i, err := u32(b, start)
 	if err != nil {
 		return nil, malformed(i, err)
 	}
@@ -79,10 +121,7 @@ func instrumentBody(dst, b []byte, c check, info *Info) ([]byte, error) {
 			return nil, malformed(i, err)
 		}
 	}
-	dst = append(dst, b[:i]...)
-	r := region{at: -1}
-	dst = r.emit(dst, c, i)
-	copied := i
+	points = append(points, i)
 	for i < len(b) {
 		at := i
 		op := b[i]
@@ -90,13 +129,10 @@ func instrumentBody(dst, b []byte, c check, info *Info) ([]byte, error) {
 		switch opKinds[op] {
 		case kNone:
 		case kLoop:
-			if i, err = skipBlockType(b, i); err != nil {
-				return nil, malformed(i, err)
+			if i, err = skipBlockType(b, i); err == nil {
+				points = append(points, i)
+				info.Loops++
 			}
-			dst = append(dst, b[copied:i]...)
-			dst = r.emit(dst, c, i)
-			copied = i
-			info.Loops++
 		case kBlock:
 			i, err = skipBlockType(b, i)
 		case kU32:
@@ -148,9 +184,7 @@ func instrumentBody(dst, b []byte, c check, info *Info) ([]byte, error) {
 			return nil, malformed(i, err)
 		}
 	}
-	dst = append(dst, b[copied:]...)
-	r.close(dst, len(b))
-	return dst, nil
+	return points, nil
 }
 
 func skipBytes(b []byte, i, n int) (int, error) {

@@ -173,7 +173,6 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 			exportDone = true
 		}
 	}
-	var code []byte
 	for _, s := range m.secs {
 		payload := wasm[s.start:s.end]
 		if s.id != secCustom {
@@ -195,16 +194,9 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 		case secStart:
 			info.Start = true // the export replaces it
 		case secCode:
-			code, err = instrumentCode(code[:0], payload, s.start, check, &info)
-			if err != nil {
+			if out, err = appendCode(out, payload, s.start, check, &info); err != nil {
 				return nil, Info{}, err
 			}
-			if uint64(len(code)) > math.MaxUint32 {
-				return nil, Info{}, fmt.Errorf("instrumented code section too large: %w", ErrUnsupported)
-			}
-			out = append(out, secCode)
-			out = appendU32(out, uint32(len(code)))
-			out = append(out, code...)
 		default:
 			out = append(out, wasm[s.head:s.end]...)
 		}

@@ -117,13 +117,22 @@ func appendS32(b []byte, v int32) []byte {
 	}
 }
 
-// putS32Padded writes v (0 <= v < 2^31) into b[:5] as a five-byte signed
-// LEB128 (non-minimal encodings are valid up to the maximum length).
-func putS32Padded(b []byte, v int32) {
-	_ = b[4]
-	b[0] = byte(v)&0x7f | 0x80
-	b[1] = byte(v>>7)&0x7f | 0x80
-	b[2] = byte(v>>14)&0x7f | 0x80
-	b[3] = byte(v>>21)&0x7f | 0x80
-	b[4] = byte(v>>28) & 0x07
+// lenU32 is the size of v as minimal unsigned LEB128.
+func lenU32(v uint32) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// lenS32 is the size of v as minimal signed LEB128.
+func lenS32(v int32) int {
+	n := 1
+	for !(v >= -64 && v < 64) {
+		v >>= 7
+		n++
+	}
+	return n
 }
