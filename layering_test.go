@@ -87,7 +87,7 @@ func TestLayering(t *testing.T) {
 		}
 		var forbidden []string
 		switch {
-		case within(rel, "internal/jsonrpc"), within(rel, "internal/abi"):
+		case within(rel, "internal/jsonrpc"), within(rel, "internal/abi"), within(rel, "internal/auth"):
 			forbidden = []string{mod}
 		case within(rel, "internal/mcp"):
 			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/server", wazero}
