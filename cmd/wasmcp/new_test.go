@@ -7,8 +7,10 @@ import (
 	"testing"
 )
 
-// TestNew: `wasmcp new` projects in every language build with their one
-// command and answer a call through `wasmcp call`.
+// TestNew: a `wasmcp new` project builds with its one command and answers
+// a call through `wasmcp call`. C is the quickest to build; every language
+// is built and called by internal/scaffold's own test, so this one checks
+// the command's wiring (flags, SDK discovery, exit codes).
 func TestNew(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin per language")
@@ -20,7 +22,7 @@ func TestNew(t *testing.T) {
 		"assemblyscript": {"node", "npm"},
 	}
 	root, _ := filepath.Abs("../..")
-	for _, lang := range []string{"go", "c", "rust", "assemblyscript"} {
+	for _, lang := range []string{"c"} {
 		t.Run(lang, func(t *testing.T) {
 			for _, tool := range needs[lang] {
 				if _, err := exec.LookPath(tool); err != nil {
