@@ -22,6 +22,12 @@ type Client interface {
 	NotifyListChanged(kind string)
 	// NotifyResourceUpdated reports that a resource changed.
 	NotifyResourceUpdated(uri string)
+	// CloseStream asks the transport to close the response stream that
+	// carries this request (Streamable HTTP SSE polling) without ending
+	// the request: the client reconnects and receives what follows,
+	// including the result. It does nothing where there is no such
+	// stream (stdio, stateless HTTP).
+	CloseStream()
 	// Request sends a server-to-client request (elicitation/create,
 	// sampling/createMessage, roots/list) and returns the client's result.
 	// It returns ErrUnsupported when the client or connection cannot carry

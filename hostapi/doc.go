@@ -1,5 +1,5 @@
 // Package hostapi gives meaning to the wasmcp/1 host calls (ABI §5): log,
-// progress, notify/*, config/get, http/fetch, kv/*, and the blocking client
+// progress, notify/*, stream/close, config/get, http/fetch, kv/*, and the blocking client
 // requests elicitation/create, sampling/createMessage and roots/list. Each
 // is gated by the operator's Grants for the plugin. The runtime package does
 // the guest-memory plumbing; a Host bound to a per-request Client is the

@@ -115,6 +115,8 @@ func (b *bound) Call(ctx context.Context, method string, params []byte) (result 
 		return b.listChanged(params)
 	case abi.HostNotifyResourceUpdate:
 		return b.resourceUpdated(params)
+	case abi.HostStreamClose:
+		return b.streamClose(params)
 	case abi.HostConfigGet:
 		return b.h.configGet(params)
 	case abi.HostHTTPFetch:

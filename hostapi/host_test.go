@@ -43,6 +43,7 @@ func (c *fakeClient) Progress(p float64, total *float64, msg string) {
 }
 func (c *fakeClient) NotifyListChanged(kind string)    { c.add("list_changed " + kind) }
 func (c *fakeClient) NotifyResourceUpdated(uri string) { c.add("updated " + uri) }
+func (c *fakeClient) CloseStream()                     { c.add("close stream") }
 func (c *fakeClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	c.add("request " + method + " " + string(params))
 	return c.result, c.err
@@ -83,6 +84,9 @@ func TestHostCall(t *testing.T) {
 		{"list changed bad kind", "notify/list_changed", `{"kind":"files"}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
 		{"resource updated", "notify/resource_updated", `{"uri":"a://b"}`, all, &fakeClient{}, 0, `{}`, "updated a://b"},
 		{"resource updated no uri", "notify/resource_updated", `{}`, all, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"stream close", "stream/close", `{}`, Grants{}, &fakeClient{}, 0, `{}`, "close stream"},
+		{"stream close no params", "stream/close", ``, Grants{}, &fakeClient{}, 0, `{}`, "close stream"},
+		{"stream close bad params", "stream/close", `[]`, Grants{}, &fakeClient{}, abi.ErrBadParams, "", ""},
 		{"config granted", "config/get", `{"key":"api_key"}`, all, &fakeClient{}, 0, `{"value":"s3cret"}`, ""},
 		{"config not granted", "config/get", `{"key":"other"}`, all, &fakeClient{}, abi.ErrDenied, "", ""},
 		{"config no grants", "config/get", `{"key":"api_key"}`, Grants{}, &fakeClient{}, abi.ErrDenied, "", ""},
@@ -123,6 +127,7 @@ func TestNilClient(t *testing.T) {
 		{"log", `{"level":"info","data":"x"}`, 0},
 		{"progress", `{"progress":1}`, 0},
 		{"notify/list_changed", `{"kind":"prompts"}`, 0},
+		{"stream/close", `{}`, 0},
 		{"sampling/createMessage", `{}`, abi.ErrUnsupported},
 		{"config/get", `{"key":"k"}`, 0},
 	} {

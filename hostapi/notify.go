@@ -51,3 +51,17 @@ func (b *bound) resourceUpdated(params []byte) ([]byte, int32) {
 	}
 	return empty, 0
 }
+
+// streamClose handles stream/close {} -> {}: the client's response stream
+// is closed (where there is one) and the request goes on; what the plugin
+// sends afterwards, its result included, reaches the client when it
+// reconnects.
+func (b *bound) streamClose(params []byte) ([]byte, int32) {
+	if len(params) > 0 && !decode(params, &struct{}{}) {
+		return nil, abi.ErrBadParams
+	}
+	if b.c != nil {
+		b.c.CloseStream()
+	}
+	return empty, 0
+}

@@ -23,6 +23,9 @@ type Caller interface {
 	// it returns hostapi.ErrUnsupported when the connection cannot carry
 	// one.
 	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// CloseStream closes the response stream carrying the request, if
+	// the transport has one, without ending the request (SSE polling).
+	CloseStream()
 }
 
 // Request is one client request routed to a plugin.
@@ -432,6 +435,12 @@ func (c *callClient) NotifyListChanged(kind string) {
 func (c *callClient) NotifyResourceUpdated(uri string) {
 	if c.reg.opts.OnResourceUpdated != nil && uri != "" && !strings.ContainsAny(uri, "\r\n") {
 		c.reg.opts.OnResourceUpdated(uri)
+	}
+}
+
+func (c *callClient) CloseStream() {
+	if c.req.Caller != nil {
+		c.req.Caller.CloseStream()
 	}
 }
 

@@ -64,6 +64,7 @@ const (
 	HostProgress             = "progress"
 	HostNotifyListChanged    = "notify/list_changed"
 	HostNotifyResourceUpdate = "notify/resource_updated"
+	HostStreamClose          = "stream/close"
 	HostConfigGet            = "config/get"
 	HostHTTPFetch            = "http/fetch"
 	HostKVGet                = "kv/get"

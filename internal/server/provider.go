@@ -85,6 +85,8 @@ func (c caller) Progress(progress float64, total *float64, message string) {
 	c.r.Progress(progress, total, message)
 }
 
+func (c caller) CloseStream() { c.r.CloseStream() }
+
 func (c caller) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	res, err := c.r.ClientCall(ctx, method, params)
 	var rpcErr *jsonrpc.Error
