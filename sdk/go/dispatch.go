@@ -161,7 +161,9 @@ func (p *Plugin) describe(c *Context) (uint32, []byte) {
 		Capabilities: p.info.Capabilities,
 	}
 	for _, e := range p.tools {
-		m.Tools = append(m.Tools, e.tool)
+		if p.listed(c, ListTools, e.tool.Name) {
+			m.Tools = append(m.Tools, e.tool)
+		}
 	}
 	seen := map[string]bool{}
 	for _, e := range p.resources {
@@ -196,7 +198,9 @@ func (p *Plugin) describe(c *Context) (uint32, []byte) {
 		m.ResourceTemplates = append(m.ResourceTemplates, e.tmpl)
 	}
 	for _, e := range p.prompts {
-		m.Prompts = append(m.Prompts, e.prompt)
+		if p.listed(c, ListPrompts, e.prompt.Name) {
+			m.Prompts = append(m.Prompts, e.prompt)
+		}
 	}
 	return result(m)
 }

@@ -91,6 +91,17 @@ func (c *Context) NotifyResourceUpdated(uri string) error {
 	return c.call(abi.HostNotifyResourceUpdate, map[string]string{"uri": uri}, nil)
 }
 
+// CloseStream asks the host to close the response stream that carries the
+// current request, without ending the request: a long-running handler
+// frees the client's HTTP connection (Streamable HTTP SSE polling), and
+// the client reconnects to receive what follows, the result included.
+// Where the request has no such stream (stdio, stateless HTTP) it does
+// nothing. Progress and log notifications sent after it reach the client
+// on the resumed stream.
+func (c *Context) CloseStream() error {
+	return c.call(abi.HostStreamClose, struct{}{}, nil)
+}
+
 // ConfigGet returns the configuration value key that the operator granted
 // the plugin; ErrDenied when it is not granted.
 func (c *Context) ConfigGet(key string) (string, error) {

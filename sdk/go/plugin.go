@@ -19,6 +19,7 @@ type Plugin struct {
 	templates []*templateEntry
 	prompts   []*promptEntry
 	listers   []ResourceLister
+	filter    ListFilter
 
 	promptCompletions   map[string]CompletionHandler
 	resourceCompletions map[string]CompletionHandler
@@ -48,6 +49,15 @@ type ResourceHandler func(c *Context, r *ResourceRequest) ([]ResourceContents, e
 // [ListResources] when it changes. Listed resources are read through the
 // plugin's static resources and templates.
 type ResourceLister func(c *Context) ([]Resource, error)
+
+// ListFilter decides, at every wasmcp/describe, whether the registered tool
+// (kind [ListTools]) or prompt (kind [ListPrompts]) called name is listed.
+// It lets a plugin change its lists at run time from state that every
+// instance shares, such as kv (each pooled instance has its own memory): a
+// handler changes the state and calls [Context.NotifyListChanged], and
+// the host describes the plugin again. The host routes calls only to
+// listed names. A filter that panics lists the item.
+type ListFilter func(c *Context, kind ListKind, name string) bool
 
 // PromptHandler handles a prompts/get. args holds the client's arguments;
 // required ones are present.
@@ -239,6 +249,28 @@ func (p *Plugin) AddResourceLister(l ResourceLister) {
 		panic("wasmcp: nil resource lister")
 	}
 	p.listers = append(p.listers, l)
+}
+
+// SetListFilter makes f decide which registered tools and prompts the
+// manifest lists; see [ListFilter]. Without one, all are listed.
+func (p *Plugin) SetListFilter(f ListFilter) {
+	p.filter = f
+}
+
+// listed reports whether the filter lets the item into the manifest.
+func (p *Plugin) listed(c *Context, kind ListKind, name string) bool {
+	if p.filter == nil {
+		return true
+	}
+	ok := true
+	if err := protect(func() error {
+		ok = p.filter(c, kind, name)
+		return nil
+	}); err != nil {
+		c.Logf(LevelWarning, "wasmcp: list filter: %v", err)
+		return true
+	}
+	return ok
 }
 
 // AddPrompt registers a prompt. It panics on an invalid or duplicate

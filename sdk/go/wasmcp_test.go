@@ -330,6 +330,7 @@ func TestHostCalls(t *testing.T) {
 		check("progress", c.Progress(1, 2, "half"))
 		check("list", c.NotifyListChanged(wasmcp.ListResources))
 		check("updated", c.NotifyResourceUpdated("test://x"))
+		check("close", c.CloseStream())
 		v, err := c.ConfigGet("api_key")
 		check("config", err)
 		got = append(got, "config="+v)
@@ -391,6 +392,7 @@ func TestHostCalls(t *testing.T) {
 		"progress":                `{"progress":1,"total":2,"message":"half"}`,
 		"notify/list_changed":     `{"kind":"resources"}`,
 		"notify/resource_updated": `{"uri":"test://x"}`,
+		"stream/close":            `{}`,
 		"http/fetch":              `{"method":"GET","url":"https://api.example.com/v1","headers":{"Accept":"x/y"},"body_base64":"/wA="}`,
 	}
 	for method, want := range wantParams {
@@ -509,5 +511,59 @@ func TestResourceLister(t *testing.T) {
 	m, err = s.Describe()
 	if err != nil || len(m.Resources) != 3 || m.Resources[1].URI != "x://a" || m.Resources[1].Name != "x://a" {
 		t.Errorf("describe with kv: %+v, %v", m.Resources, err)
+	}
+}
+
+func TestListFilter(t *testing.T) {
+	p := wasmcp.New(wasmcp.Info{Name: "filter"})
+	noop := func(*wasmcp.Context, json.RawMessage) (*wasmcp.Result, error) { return wasmcp.TextResult("ok"), nil }
+	p.AddRawTool(wasmcp.Tool{Name: "always"}, noop)
+	p.AddRawTool(wasmcp.Tool{Name: "extra"}, noop)
+	p.AddRawTool(wasmcp.Tool{Name: "broken"}, noop)
+	p.AddRawTool(wasmcp.Tool{Name: "toggle"}, func(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
+		if err := c.KVSet("extra", "on", 0); err != nil {
+			return nil, err
+		}
+		return wasmcp.TextResult("on"), c.NotifyListChanged(wasmcp.ListTools)
+	})
+	p.AddPrompt(wasmcp.Prompt{Name: "hidden"}, func(*wasmcp.Context, map[string]string) (*wasmcp.PromptResult, error) { return nil, nil })
+	p.SetListFilter(func(c *wasmcp.Context, kind wasmcp.ListKind, name string) bool {
+		switch {
+		case name == "broken":
+			panic("filter bug")
+		case kind == wasmcp.ListPrompts:
+			return false
+		case name == "extra":
+			_, ok, _ := c.KVGet("extra")
+			return ok
+		}
+		return true
+	})
+	names := func(m *wasmcptest.Manifest) string {
+		var out []string
+		for _, t := range m.Tools {
+			out = append(out, t.Name)
+		}
+		for _, pr := range m.Prompts {
+			out = append(out, "prompt:"+pr.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	h := wasmcptest.NewHost()
+	h.KVEnabled = true
+	s := wasmcptest.NewSession(p, h)
+	m, err := s.Describe()
+	if err != nil || names(m) != "always,broken,toggle" {
+		t.Fatalf("before: %q, %v", names(m), err)
+	}
+	if _, err := s.CallTool("toggle", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.CallsTo("notify/list_changed")); n != 1 {
+		t.Errorf("%d list_changed notifications, want 1", n)
+	}
+	m, err = s.Describe()
+	if err != nil || names(m) != "always,extra,broken,toggle" {
+		t.Fatalf("after: %q, %v", names(m), err)
 	}
 }

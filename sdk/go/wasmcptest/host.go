@@ -135,7 +135,7 @@ func (h *Host) Call(method string, params []byte) ([]byte, int32) {
 		}
 	}
 	switch method {
-	case abi.HostLog, abi.HostProgress, abi.HostNotifyListChanged, abi.HostNotifyResourceUpdate:
+	case abi.HostLog, abi.HostProgress, abi.HostNotifyListChanged, abi.HostNotifyResourceUpdate, abi.HostStreamClose:
 		return []byte("{}"), 0
 	case abi.HostConfigGet:
 		var q struct {
