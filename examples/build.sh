@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds every Go example plugin (examples/go-*/) into examples/go-NAME/go-NAME.wasm:
+# Builds every Go example plugin (examples/go-*/ and examples/conformance/go-*/)
+# into DIR/go-NAME.wasm:
 #
 #   examples/build.sh            build in place
 #   examples/build.sh --check    build into a temp dir and fail if a committed
@@ -24,12 +25,12 @@ dirs=()
 for a in "$@"; do
 	case "$a" in
 	--check) check=1 ;;
-	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
 	*) dirs+=("${a%/}") ;;
 	esac
 done
 if [ ${#dirs[@]} -eq 0 ]; then
-	for d in examples/go-*; do
+	for d in examples/go-* examples/conformance/go-*; do
 		[ -f "$d/main.go" ] && dirs+=("$d")
 	done
 fi

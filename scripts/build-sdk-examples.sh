@@ -3,6 +3,7 @@
 # SDKs, and the hand-written WAT examples, from source:
 #
 #   examples/c-*/     *.c      -> examples/c-NAME/c-NAME.wasm      (clang + wasi-libc)
+#   examples/conformance/c-*/  same, for the conformance fixtures
 #   examples/rust-*/  lib.rs   -> examples/rust-NAME/rust-NAME.wasm (Debian rustc, no cargo)
 #   examples/as-*/    index.ts -> examples/as-NAME/as-NAME.wasm    (asc + wasi-shim)
 #   examples/wat-*/   *.wat    -> examples/wat-NAME/wat-NAME.wasm  (wat2wasm)
@@ -26,12 +27,12 @@ dirs=()
 for a in "$@"; do
 	case "$a" in
 	--check) check=1 ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
 	*) dirs+=("${a%/}") ;;
 	esac
 done
 if [ ${#dirs[@]} -eq 0 ]; then
-	for d in examples/c-* examples/rust-* examples/as-* examples/wat-* sdk/sdktest/testdata/*; do
+	for d in examples/c-* examples/conformance/c-* examples/rust-* examples/as-* examples/wat-* sdk/sdktest/testdata/*; do
 		[ -d "$d" ] && dirs+=("$d")
 	done
 fi
