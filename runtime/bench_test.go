@@ -121,3 +121,66 @@ func BenchmarkCPU(b *testing.B) {
 		})
 	}
 }
+
+// moduleOn compiles the fixture at path for one interruption mode:
+// "instrumented" (what Compile does), "closeondone" (the fallback runtime,
+// as every module ran before instrumentation) or "none" (a runtime without
+// any interruption: the upper bound, never used for plugins).
+func moduleOn(b *testing.B, path, mode string) *Module {
+	if mode == "instrumented" {
+		return fixture(b, path)
+	}
+	ctx := context.Background()
+	wasm, err := os.ReadFile(filepath.Join("testdata", path))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &Module{e: testEngine, name: path, size: len(wasm), pools: map[*Pool]struct{}{}}
+	if mode == "closeondone" {
+		m.rt, err = testEngine.safeRuntime(ctx)
+	} else {
+		m.rt, err = testEngine.newRuntime(ctx, false)
+		b.Cleanup(func() { _ = m.rt.Close(ctx) })
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if m.cm, err = m.rt.CompileModule(ctx, wasm); err != nil {
+		b.Fatal(err)
+	}
+	if err := m.validate(); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkModes compares the interruption modes (see moduleOn) on a call
+// round trip and on CPU-bound work, in one binary.
+func BenchmarkModes(b *testing.B) {
+	for _, fx := range []struct{ name, path, input string }{
+		{"call/go", goPlugin, `{"method":"echo","params":{"text":"hello"}}`},
+		{"call/wat", watGuest, `e{"method":"echo","params":{"text":"hello"}}`},
+		{"cpu/wat-loop10M", watGuest, "n" + le(10_000_000, 0, 0, 0)[:4]},
+		{"cpu/go-sha256-1MiB", goPlugin, `{"method":"sha256","params":1048576}`},
+	} {
+		for _, mode := range []string{"instrumented", "closeondone", "none"} {
+			b.Run(fx.name+"/"+mode, func(b *testing.B) {
+				p, err := moduleOn(b, fx.path, mode).NewPool(Limits{Timeout: time.Minute}, Sandbox{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Close(context.Background())
+				in := []byte(fx.input)
+				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -29,3 +29,30 @@ func BenchmarkInstrument(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOverhead is the run-time cost of the checks: the same calls on
+// the original module and on the instrumented one (same runtime, no
+// CloseOnContextDone): a counting loop (a check per iteration) and
+// recursive Fibonacci (a check per call).
+func BenchmarkOverhead(b *testing.B) {
+	orig := read(b, "loops.wasm")
+	inst, _, err := Instrument(orig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []call{{fn: "sum", args: []uint64{10_000_000}}, {fn: "fib", args: []uint64{27}}} {
+		for _, v := range []struct {
+			name string
+			wasm []byte
+		}{{"original", orig}, {"instrumented", inst}} {
+			b.Run(c.fn+"/"+v.name, func(b *testing.B) {
+				mod := instantiate(b, newRuntime(b), v.wasm)
+				for b.Loop() {
+					if got := run(mod, c); got.err != "" {
+						b.Fatal(got.err)
+					}
+				}
+			})
+		}
+	}
+}

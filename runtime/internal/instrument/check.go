@@ -23,6 +23,36 @@ func newCheck(flag, fuel uint32) check {
 	return check{prefix: p, suffix: s}
 }
 
+// local returns the check of a loop that counts down the i32 local idx
+// (the function's budget, zero on entry) in a register and, each time it
+// goes negative, adds Budget to it and charges the fuel Budget:
+//
+//	local.get $budget
+//	i32.const <charge>
+//	i32.sub
+//	local.tee $budget
+//	i32.const 0
+//	i32.lt_s
+//	if
+//	  local.get $budget
+//	  i32.const Budget
+//	  i32.add
+//	  local.set $budget
+//	  <c with charge Budget>
+//	end
+func (c check) local(idx uint32) check {
+	p := appendU32([]byte{0x20}, idx)                       // local.get $budget
+	p = append(p, 0x41)                                     // i32.const <charge>
+	s := append([]byte{0x6b, 0x22}, appendU32(nil, idx)...) // i32.sub, local.tee $budget
+	s = append(s, 0x41, 0x00, 0x48, 0x04, 0x40)             // i32.const 0, i32.lt_s, if
+	s = appendU32(append(s, 0x20), idx)                     // local.get $budget
+	s = appendS32(append(s, 0x41), Budget)                  // i32.const Budget
+	s = appendU32(append(s, 0x6a, 0x21), idx)               // i32.add, local.set $budget
+	s = c.append(s, Budget)
+	s = append(s, 0x0b) // end
+	return check{prefix: p, suffix: s}
+}
+
 // len is the size of the check with the given charge.
 func (c check) len(charge int32) int {
 	return len(c.prefix) + lenS32(charge) + len(c.suffix)

@@ -11,15 +11,10 @@ import (
 // base in the module), header included, to out. A first pass decodes every
 // body and finds where its checks go; the second writes the section with
 // exact sizes, copying the original code between the checks.
-func appendCode(out, p []byte, base int, c check, info *Info) ([]byte, error) {
+func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte, error) {
 	n, i, err := u32(p, 0)
 	if err != nil {
 		return nil, fmt.Errorf("code section at %#x: %w: %w", base, err, ErrMalformed)
-	}
-	type body struct {
-		start, end int    // the body in p, without its size
-		points     int    // its checks' entries in points
-		size       uint64 // instrumented size
 	}
 	var bodies []body
 	var points []int // offsets in p where a check goes, all bodies in order
@@ -32,9 +27,8 @@ func appendCode(out, p []byte, base int, c check, info *Info) ([]byte, error) {
 		if uint64(size) > uint64(len(p)-j) {
 			return nil, fmt.Errorf("code section: function %d at %#x: size %d past the end: %w", k, base+i, size, ErrMalformed)
 		}
-		end := j + int(size)
-		first := len(points)
-		points, err = scanBody(points, p[:end], j, info)
+		bd := body{start: j, end: j + int(size), first: len(points)}
+		points, err = scanBody(points, p[:bd.end], &bd, info)
 		if err != nil {
 			var be *bodyError
 			if errors.As(err, &be) {
@@ -42,17 +36,14 @@ func appendCode(out, p []byte, base int, c check, info *Info) ([]byte, error) {
 			}
 			return nil, err
 		}
-		nb := uint64(size)
-		for q := first; q < len(points); q++ {
-			nb += uint64(c.len(charge(points, q, end)))
-		}
-		if nb > math.MaxUint32 {
+		bd.plan(points, m, k, c)
+		if bd.size > math.MaxUint32 {
 			return nil, fmt.Errorf("code section: function %d too large: %w", k, ErrUnsupported)
 		}
-		bodies = append(bodies, body{start: j, end: end, points: len(points) - first, size: nb})
-		total += uint64(lenU32(uint32(nb))) + nb
+		bodies = append(bodies, bd)
+		total += uint64(lenU32(uint32(bd.size))) + bd.size
 		info.Functions++
-		i = end
+		i = bd.end
 	}
 	if i != len(p) {
 		return nil, fmt.Errorf("code section at %#x: trailing bytes: %w", base+i, ErrMalformed)
@@ -64,18 +55,80 @@ func appendCode(out, p []byte, base int, c check, info *Info) ([]byte, error) {
 	out = append(out, secCode)
 	out = appendU32(out, uint32(total))
 	out = appendU32(out, n)
-	q := 0
-	for _, b := range bodies {
-		out = appendU32(out, uint32(b.size))
-		from := b.start
-		for end := q + b.points; q < end; q++ {
-			out = append(out, p[from:points[q]]...)
-			out = c.append(out, charge(points, q, b.end))
-			from = points[q]
-		}
-		out = append(out, p[from:b.end]...)
+	for k := range bodies {
+		out = bodies[k].append(out, p, points, c)
 	}
 	return out, nil
+}
+
+// body is one function body of the code section and its plan.
+type body struct {
+	start, end int    // the body in p, without its size
+	countEnd   int    // end of the locals count
+	localsEnd  int    // end of the local declarations
+	decls      uint32 // local declarations
+	locals     uint64 // declared locals
+	first      int    // index of the body's first check (the entry) in points
+	n          int    // checks: the entry, then the loops
+	budget     bool   // loops count down a local budget (see check.local)
+	loop       check  // the loop check, if budget
+	size       uint64 // instrumented size
+}
+
+// plan decides how b's loops are checked and computes its instrumented
+// size. A loop whose code up to the next check is shorter than Budget
+// counts down a new i32 local (the budget) in a register and charges the
+// global fuel Budget at a time; longer loops, and functions whose local
+// index would overflow, charge the fuel directly.
+func (b *body) plan(points []int, m *module, k uint32, c check) {
+	var params uint64
+	ok := int(k) < len(m.funcTypes) && int(m.funcTypes[k]) < len(m.params)
+	if ok {
+		params = uint64(m.params[m.funcTypes[k]])
+	}
+	idx := params + b.locals // the budget's local index
+	if ok && b.n > 1 && b.decls < math.MaxUint32 && b.locals < math.MaxUint32 && idx < math.MaxUint32 {
+		for q := b.first + 1; q < b.first+b.n; q++ {
+			if charge(points, q, b.end) < Budget {
+				b.budget = true
+				b.loop = c.local(uint32(idx))
+				break
+			}
+		}
+	}
+	b.size = uint64(b.end - b.start)
+	if b.budget {
+		b.size += uint64(lenU32(b.decls+1)-(b.countEnd-b.start)) + 2
+	}
+	for q := b.first; q < b.first+b.n; q++ {
+		b.size += uint64(b.check(q, c, points).len(charge(points, q, b.end)))
+	}
+}
+
+// check returns the check for points[q].
+func (b *body) check(q int, c check, points []int) check {
+	if q > b.first && b.budget && charge(points, q, b.end) < Budget {
+		return b.loop
+	}
+	return c
+}
+
+// append appends the instrumented body, size included.
+func (b *body) append(out, p []byte, points []int, c check) []byte {
+	out = appendU32(out, uint32(b.size))
+	from := b.start
+	if b.budget { // one more declaration: (local i32)
+		out = appendU32(out, b.decls+1)
+		out = append(out, p[b.countEnd:b.localsEnd]...)
+		out = append(out, 0x01, 0x7f)
+		from = b.localsEnd
+	}
+	for q := b.first; q < b.first+b.n; q++ {
+		out = append(out, p[from:points[q]]...)
+		out = b.check(q, c, points).append(out, charge(points, q, b.end))
+		from = points[q]
+	}
+	return append(out, p[from:b.end]...)
 }
 
 // charge is what the check at points[q] costs: the size of the code up
@@ -105,22 +158,27 @@ func unsupported(off int, format string, args ...any) error {
 	return &bodyError{off: off, err: fmt.Errorf(format+": %w", append(args, ErrUnsupported)...)}
 }
 
-// scanBody decodes the function body b[start:] (locals and code, without
-// its size) and appends to points the offsets in b where checks go: after
-// the locals and after every loop's block type.
-func scanBody(points []int, b []byte, start int, info *Info) ([]int, error) {
-	n, i, err := u32(b, start)
+// scanBody decodes the function body b[bd.start:] (locals and code,
+// without its size), records its locals in bd and appends to points the
+// offsets in b where checks go: after the locals and after every loop's
+// block type.
+func scanBody(points []int, b []byte, bd *body, info *Info) ([]int, error) {
+	n, i, err := u32(b, bd.start)
 	if err != nil {
 		return nil, malformed(i, err)
 	}
+	bd.decls, bd.countEnd = n, i
 	for k := uint32(0); k < n; k++ {
-		if _, i, err = u32(b, i); err != nil {
+		var c uint32
+		if c, i, err = u32(b, i); err != nil {
 			return nil, malformed(i, err)
 		}
+		bd.locals += uint64(c)
 		if i, err = skipValType(b, i); err != nil {
 			return nil, malformed(i, err)
 		}
 	}
+	bd.localsEnd = i
 	points = append(points, i)
 	for i < len(b) {
 		at := i
@@ -184,6 +242,7 @@ func scanBody(points []int, b []byte, start int, info *Info) ([]int, error) {
 			return nil, malformed(i, err)
 		}
 	}
+	bd.n = len(points) - bd.first
 	return points, nil
 }
 

@@ -4,8 +4,9 @@
 //
 // Instrument adds two mutable i32 globals after every imported and defined
 // global (so no existing index moves): a flag, exported as GlobalName, and
-// a fuel counter, exported as FuelName. At the entry of every function body and at the
-// start of every loop body it inserts a check:
+// a fuel counter, exported as FuelName. At the entry of every function
+// body it inserts a check that charges the fuel with the size of the code
+// up to the next check:
 //
 //	global.get $fuel
 //	i32.const  <bytes of code up to the next check>
@@ -26,16 +27,24 @@
 //	  end
 //	end
 //
+// At the start of every loop body it inserts the same check or, for loops
+// shorter than Budget, a cheaper one that counts a new local (the
+// function's budget) down in a register and charges the fuel Budget bytes
+// at a time (see check.local): the fuel is a global in memory, and a
+// load-subtract-store per iteration costs tight loops about twice their
+// time.
+//
 // The host stores 1 into the flag to stop the instance, which then traps
 // within about Refill bytes of executed code, in loops and recursion
-// alike; storing 0 into the fuel as well makes that the next check (a
+// alike; storing 0 into the fuel as well makes that the next fuel check (a
 // store racing with the guest's own update of the fuel may be lost, which
-// only delays the stop to the next period). The periodic exit matters as much as the flag: wazero's native
-// code cannot be preempted, so a guest that never left it would stall every
-// stop-the-world phase of the Go garbage collector, and with it the
-// goroutine that was to set the flag. Charging each check with the size of
-// the code that follows it bounds the code run between exits even for
-// long straight-line functions.
+// only delays the stop to the next period). The periodic exit matters as
+// much as the flag: wazero's native code cannot be preempted, so a guest
+// that never left it would stall every stop-the-world phase of the Go
+// garbage collector, and with it the goroutine that was to set the flag.
+// Charging checks with the size of the code that follows bounds the code
+// run between exits even for long straight-line functions (up to the code
+// a forward branch skips past a check, at most one function body).
 //
 // A start section is turned into an export named StartName (the host
 // calls it after instantiation, when it can interrupt it). Custom sections
@@ -74,6 +83,9 @@ const (
 	// Refill is the fuel of one period between exits to Go, in bytes of
 	// original code.
 	Refill = 1 << 16
+	// Budget is how many bytes of loop code a function runs on its local
+	// budget before charging the fuel again.
+	Budget = 1 << 10
 )
 
 var (
@@ -99,7 +111,9 @@ type Info struct {
 // Section ids and their position in the required order.
 const (
 	secCustom    = 0
+	secType      = 1
 	secImport    = 2
+	secFunction  = 3
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
@@ -136,7 +150,9 @@ type module struct {
 	secs           []section
 	importGlobals  uint32
 	definedGlobals uint32
-	memories       uint32 // imported and defined
+	memories       uint32   // imported and defined
+	params         []uint32 // parameter count of each type
+	funcTypes      []uint32 // type index of each defined function
 	exports        uint32
 	start          uint32
 	hasStart       bool
@@ -162,46 +178,59 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 
 	out := make([]byte, 0, len(wasm)+len(wasm)/8+64)
 	out = append(out, wasm[:8]...)
-	globalDone, exportDone := false, false
-	flush := func(r int) {
-		if !globalDone && r > rank(secGlobal) {
-			out = m.appendGlobal(out, nil)
-			globalDone = true
+	// A module without a global or export section gets one right after the
+	// last section that must precede it, so that trailing custom sections
+	// stay trailing (wazero reads a malformed name section past its end,
+	// which it only tolerates at the end of the module).
+	hasGlobal, hasExport := false, false
+	globalAfter, exportAfter := -1, -1 // index in m.secs; -1: the header
+	for k, s := range m.secs {
+		switch {
+		case s.id == secGlobal:
+			hasGlobal = true
+		case s.id == secExport:
+			hasExport = true
 		}
-		if !exportDone && r > rank(secExport) {
-			out = m.appendExport(out, nil, uint32(g))
-			exportDone = true
+		if s.id != secCustom && rank(s.id) < rank(secGlobal) {
+			globalAfter = k
+		}
+		if s.id != secCustom && rank(s.id) < rank(secExport) {
+			exportAfter = k
 		}
 	}
-	for _, s := range m.secs {
-		payload := wasm[s.start:s.end]
-		if s.id != secCustom {
-			flush(rank(s.id))
+	missing := func(k int) {
+		if !hasGlobal && k == globalAfter {
+			out = m.appendGlobal(out, nil)
 		}
+		if !hasExport && k == exportAfter {
+			out = m.appendExport(out, nil, uint32(g))
+		}
+	}
+	missing(-1)
+	for k, s := range m.secs {
+		payload := wasm[s.start:s.end]
 		switch s.id {
 		case secCustom:
 			if name, _ := customName(payload); strings.HasPrefix(name, ".debug_") {
 				info.Dropped++
-				continue
+			} else {
+				out = append(out, wasm[s.head:s.end]...)
 			}
-			out = append(out, wasm[s.head:s.end]...)
 		case secGlobal:
 			out = m.appendGlobal(out, payload)
-			globalDone = true
 		case secExport:
 			out = m.appendExport(out, payload, uint32(g))
-			exportDone = true
 		case secStart:
 			info.Start = true // the export replaces it
 		case secCode:
-			if out, err = appendCode(out, payload, s.start, check, &info); err != nil {
+			if out, err = appendCode(out, payload, s.start, m, check, &info); err != nil {
 				return nil, Info{}, err
 			}
 		default:
 			out = append(out, wasm[s.head:s.end]...)
 		}
+		missing(k)
 	}
-	flush(math.MaxInt)
 	return out, info, nil
 }
 
@@ -258,6 +287,26 @@ func (m *module) read(s section) error {
 	case secCustom:
 		if _, err := customName(p); err != nil {
 			return wrap("custom", 0, err)
+		}
+	case secType:
+		params, off, err := typeParams(p)
+		if err != nil {
+			return wrap("type", off, err)
+		}
+		m.params = params
+	case secFunction:
+		n, i, err := u32(p, 0)
+		for k := uint32(0); k < n && err == nil; k++ {
+			var t uint32
+			if t, i, err = u32(p, i); err == nil {
+				m.funcTypes = append(m.funcTypes, t)
+			}
+		}
+		if err == nil && i != len(p) {
+			err = errors.New("trailing bytes")
+		}
+		if err != nil {
+			return wrap("function", i, err)
 		}
 	case secImport:
 		globals, mems, off, err := countImports(p)
@@ -319,6 +368,45 @@ func skipName(p []byte, i int) ([]byte, int, error) {
 		return nil, i, errEOF
 	}
 	return p[i : i+int(n)], i + int(n), nil
+}
+
+// typeParams parses the type section and returns each type's number of
+// parameters. Only function types (0x60) are supported.
+func typeParams(p []byte) ([]uint32, int, error) {
+	n, i, err := u32(p, 0)
+	if err != nil {
+		return nil, i, err
+	}
+	var params []uint32
+	for k := uint32(0); k < n; k++ {
+		if i >= len(p) {
+			return nil, i, errEOF
+		}
+		if p[i] != 0x60 {
+			return nil, i, fmt.Errorf("type form %#x: %w", p[i], ErrUnsupported)
+		}
+		i++
+		var np uint32
+		for vec := 0; vec < 2; vec++ { // parameters, results
+			var c uint32
+			if c, i, err = u32(p, i); err != nil {
+				return nil, i, err
+			}
+			for t := uint32(0); t < c; t++ {
+				if i, err = skipValType(p, i); err != nil {
+					return nil, i, err
+				}
+			}
+			if vec == 0 {
+				np = c
+			}
+		}
+		params = append(params, np)
+	}
+	if i != len(p) {
+		return nil, i, errors.New("trailing bytes")
+	}
+	return params, i, nil
 }
 
 // countImports parses the import section and counts global and memory

@@ -349,9 +349,11 @@ func TestSections(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 	c := newCheck(0, 1)
-	charged := func(n int32) []byte { return c.append(nil, n) }
-	// Regions: entry → loop (0x03 0x40: 2 bytes), loop body → end (0x01 0x0b 0x0b: 3 bytes).
-	body := append(append(append([]byte{0}, charged(2)...), 0x03, 0x40), charged(3)...)
+	// Regions: entry → loop (0x03 0x40: 2 bytes), loop body → end (0x01
+	// 0x0b 0x0b: 3 bytes). The loop counts down a new local, index 0.
+	body := append([]byte{1, 1, 0x7f}, c.append(nil, 2)...)
+	body = append(body, 0x03, 0x40)
+	body = c.local(0).append(body, 3)
 	body = append(body, 0x01, 0x0b, 0x0b)
 	want := binModule(custom("first"), sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1),
 		sec(6, 2, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b),
