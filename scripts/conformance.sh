@@ -42,10 +42,11 @@ leg_timeout=600 # seconds per leg; the alpha referee also bounds each scenario (
 command -v npm >/dev/null || { echo "conformance: npm is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
 
 # install DIR PIN: npm ci of scripts/conformance/PIN into DIR, unless DIR
-# already holds that exact lockfile.
+# already holds a complete install of that exact lockfile (the marker
+# .installed is written last).
 install() {
 	local dir="$1" pin="$pins/$2"
-	if [ -d "$dir/node_modules" ] && cmp -s "$pin/package-lock.json" "$dir/package-lock.json"; then
+	if cmp -s "$pin/package-lock.json" "$dir/.installed"; then
 		return
 	fi
 	echo "conformance: installing $2 into ${dir#"$root"/}" >&2
@@ -53,6 +54,7 @@ install() {
 	mkdir -p "$dir"
 	cp "$pin/package.json" "$pin/package-lock.json" "$dir/"
 	(cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+	cp "$pin/package-lock.json" "$dir/.installed"
 }
 
 install "$cache/node22" node22
