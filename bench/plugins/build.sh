@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the benchmark plugins in place (the .wasm files are committed):
+#
+#   cecho/cecho.wasm    C echo   (clang + wasi-libc, sdk/c)
+#   cspin/cspin.wasm    C runaway loop, for the deadline check
+#   goecho/goecho.wasm  Go echo  (GOOS=wasip1 -buildmode=c-shared, sdk/go)
+#
+# Debian packages for C: clang lld wasi-libc libclang-rt-14-dev-wasm32.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+for name in cecho cspin; do
+	clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \
+		-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
+		-Wl,--stack-first -Wl,--strip-all -I"$root/sdk/c" \
+		-o "$name/$name.wasm" "$name"/*.c
+	echo "built $name/$name.wasm ($(stat -c %s "$name/$name.wasm") bytes)"
+done
+
+(cd goecho && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 \
+	go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o goecho.wasm .)
+echo "built goecho/goecho.wasm ($(stat -c %s goecho/goecho.wasm) bytes)"

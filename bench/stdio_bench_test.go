@@ -1,0 +1,221 @@
+// Package bench_test holds Go benchmarks of wasmcp against its baselines,
+// in process: each server reads requests from an OS pipe and writes
+// responses to another, and the load generator's closed-loop client
+// (8 requests in flight) drives it. One op is one validated tools/call.
+// allocs/op, B/op and cpu-µs/op (process CPU time, which other jobs on a
+// shared machine disturb less than ns/op) cover client and server
+// together; the bare echo shows the client's share.
+//
+//	go test -run '^$' -bench . -count 6 | tee new.txt
+//	go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da new.txt
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/bench/internal/bare"
+	"github.com/wasmcp/wasmcp/bench/internal/loadgen"
+	"github.com/wasmcp/wasmcp/bench/internal/native"
+	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/internal/server"
+)
+
+// cacheDir is the wasmcp compilation cache shared by every benchmark, so
+// that only the first start of each plugin compiles it: $WASMCP_BENCH_CACHE
+// if set (kept, so that CPU profiles need not include compilation), else a
+// temporary directory.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	cacheDir = os.Getenv("WASMCP_BENCH_CACHE")
+	if cacheDir == "" {
+		dir, err := os.MkdirTemp("", "wasmcp-bench-cache-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		cacheDir = dir
+	}
+	return m.Run()
+}
+
+// serveFunc serves MCP reading r and writing w until r reaches EOF, then
+// closes w. It may return begin, which starts counting server metrics and
+// returns the function that reports them.
+type serveFunc func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) (begin func() func(*testing.B))
+
+func serveBare(tb testing.TB, r io.ReadCloser, w io.WriteCloser) func() func(*testing.B) {
+	go func() {
+		bare.ServeStdio(r, w)
+		w.Close()
+	}()
+	return nil
+}
+
+func serveNative(tb testing.TB, r io.ReadCloser, w io.WriteCloser) func() func(*testing.B) {
+	s := native.NewServer()
+	go s.Run(context.Background(), &mcp.IOTransport{Reader: r, Writer: w})
+	return nil
+}
+
+// newWasmcp returns wasmcp's server (the code behind `wasmcp serve`) with
+// one plugin named "echo" and default limits plus the extra [[plugins]]
+// lines.
+func newWasmcp(tb testing.TB, plugin, extra string) *server.Server {
+	path, err := filepath.Abs(plugin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	toml := fmt.Sprintf("[server]\ncache_dir = %q\nkv_dir = \":memory:\"\n[[plugins]]\nname = \"echo\"\npath = %q\n%s", cacheDir, path, extra)
+	cfg, err := config.Parse([]byte(toml), "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := server.New(context.Background(), cfg, server.Options{Version: "bench"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return srv
+}
+
+// poolReport returns a begin function for srv's plugin: it reports how
+// many instances were created and recycled per 1000 calls.
+func poolReport(srv *server.Server) func() func(*testing.B) {
+	pl := srv.Registry().Plugins()[0]
+	return func() func(*testing.B) {
+		before := pl.Stats()
+		return func(b *testing.B) {
+			st := pl.Stats()
+			b.ReportMetric(float64(st.Created-before.Created)*1000/float64(b.N), "instances/kcall")
+			b.ReportMetric(float64(st.Recycled-before.Recycled)*1000/float64(b.N), "recycled/kcall")
+		}
+	}
+}
+
+// serveWasmcp returns a serveFunc running wasmcp with the given plugin.
+func serveWasmcp(plugin string) serveFunc {
+	return func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) func() func(*testing.B) {
+		srv := newWasmcp(tb, plugin, "")
+		ctx := context.Background()
+		go func() {
+			srv.ServeStdio(ctx, r, w)
+			w.Close()
+			srv.Close(ctx)
+		}()
+		return poolReport(srv)
+	}
+}
+
+// stdioRig is a server on pipes with a client that has done its handshake,
+// kept across the b.N steps of one benchmark.
+type stdioRig struct {
+	c     *loadgen.StdioClient
+	begin func() func(*testing.B)
+	close func()
+}
+
+func startStdio(tb testing.TB, serve serveFunc, mode loadgen.Mode) *stdioRig {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rig := &stdioRig{begin: serve(tb, reqR, respW)}
+	rig.close = func() {
+		reqW.Close()
+		io.Copy(io.Discard, respR)
+		respR.Close()
+	}
+	rig.c = loadgen.NewStdioClient(respR, reqW, mode, "echo")
+	if err := rig.c.Handshake(); err != nil {
+		rig.close()
+		tb.Fatal(err)
+	}
+	return rig
+}
+
+// run makes b.N echo calls, 8 in flight.
+func (rig *stdioRig) run(b *testing.B) {
+	var report func(*testing.B)
+	if rig.begin != nil {
+		report = rig.begin()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	res, err := rig.c.Run(loadgen.RunOptions{InFlight: 8, Count: b.N, Duration: 1 << 62})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	reportCPU(b, cpu0)
+	if res.Errors > 0 {
+		b.Fatalf("%d invalid responses, first: %s", res.Errors, res.FirstError)
+	}
+	b.ReportMetric(res.P50us, "p50-µs")
+	b.ReportMetric(res.P99us, "p99-µs")
+	if report != nil {
+		report(b)
+	}
+}
+
+// BenchmarkStdioCall measures one tools/call of the trivial echo tool over
+// stdio-like pipes (legacy session, 8 in flight) for the bare echo, the
+// official Go SDK and wasmcp with the C and Go echo plugins. Each server is
+// started once per sub-benchmark and serves all its b.N steps.
+func BenchmarkStdioCall(b *testing.B) {
+	parent := b
+	for _, s := range []struct {
+		name  string
+		serve serveFunc
+	}{
+		{"bare", serveBare},
+		{"native", serveNative},
+		{"wasmcp-c", serveWasmcp("plugins/cecho/cecho.wasm")},
+		{"wasmcp-go", serveWasmcp("plugins/goecho/goecho.wasm")},
+	} {
+		var rig *stdioRig
+		b.Run(s.name, func(b *testing.B) {
+			if rig == nil {
+				rig = startStdio(b, s.serve, loadgen.Legacy)
+				parent.Cleanup(rig.close)
+			}
+			rig.run(b)
+		})
+	}
+}
+
+// processCPU returns the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process CPU time per op since cpu0: on a shared
+// machine it moves less with other jobs' load than ns/op (wall time) does.
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
+}
