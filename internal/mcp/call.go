@@ -60,11 +60,18 @@ type call struct {
 	// stop, when closed, ends long-lived requests like a server Close
 	// (the HTTP handler shutting down).
 	stop <-chan struct{}
+	// drain, when closed, ends long-lived requests with their completion
+	// (the HTTP handler stops taking requests).
+	drain <-chan struct{}
 	// slots, when set, bounds the connection's running requests: a request
 	// gives its slot back while it waits for the client.
 	slots slotPool
+	// admitted: the call holds a place in the server's call limiter
+	// (only the goroutine that runs the call touches it).
+	admitted bool
 
 	mu              sync.Mutex
+	running         bool // holds a run slot of the server's call limiter
 	done            bool // answered (or abandoned): nothing more may be sent
 	clientCancelled bool // notifications/cancelled: no response at all
 	progressed      bool
@@ -230,6 +237,8 @@ func (cl *call) clientCall(ctx context.Context, r *Request, method string, param
 		cl.slots.release()
 		defer cl.slots.acquire()
 	}
+	paused := cl.srv.pauseSlot(cl)
+	defer cl.srv.resumeSlot(ctx, cl, paused)
 	select {
 	case rep := <-ch:
 		if rep.goErr != nil {

@@ -21,6 +21,8 @@ func methodNotFound(method string) *jsonrpc.Error {
 // invoke runs the method of cl and returns its result object. A panic in
 // the Provider becomes an internal error.
 func (s *Server) invoke(cl *call) (res []byte, err error) {
+	s.active.Add(1)
+	defer s.active.Add(-1)
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic while serving a request", "method", cl.req.Method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -84,6 +86,12 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 	if jsonrpc.Kind(cl.req.Params) != 'o' {
 		return nil, invalidParams(m + ": params must be an object")
 	}
+	if limited(m) {
+		if err := s.runSlot(cl); err != nil {
+			return nil, err
+		}
+		defer s.releaseCall(cl)
+	}
 	ctx, r := cl.ctx, &cl.req
 	var res []byte
 	var err error
@@ -116,6 +124,7 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 // context ended (disconnect, shutdown) and it failed. code is the JSON-RPC
 // error code of an error response, 0 for a result.
 func (s *Server) finish(cl *call, res []byte, err error, dst []byte) (out []byte, code int, ok bool) {
+	s.releaseCall(cl)
 	cl.mu.Lock()
 	cl.done = true
 	cancelled := cl.clientCancelled

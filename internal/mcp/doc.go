@@ -33,4 +33,23 @@
 // except -32002 (resource not found), which 2026-07-28 requests receive as
 // -32602. Other errors and panics become -32603 with a generic message and
 // are logged. A request the client cancelled gets no response.
+//
+// # Limits and shutdown
+//
+// Every bound has a default (Options, HTTPOptions): provider calls running
+// and waiting across the server (beyond them -32001, or HTTP 503 with
+// Retry-After before dispatch), stdio concurrency and line length, HTTP
+// body size and read time, header size and time, each write's time (a
+// client that stops reading loses its stream), open connections and
+// legacy sessions. Server.Shutdown and the end of RunHTTP's context stop
+// taking requests, end long-lived streams, let the requests in flight
+// finish for a grace period and then cancel them.
+//
+// # Access control
+//
+// The engine does not authenticate. HTTPOptions.Middleware does, and
+// passes the caller on with ContextWithIdentity: the engine then fills
+// Request.Principal and Request.Scopes, binds each legacy session to the
+// principal that opened it (another caller gets 404), and marks
+// 2026-07-28 results cacheScope "private".
 package mcp

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -53,6 +54,32 @@ type HTTPOptions struct {
 	// Last-Event-ID replay. Default 256.
 	ReplayEvents int
 
+	// ReadTimeout bounds the reading of a POST body: a client sending it
+	// slower is cut off (400). Default 30 seconds.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds each write of a response or SSE event: a client
+	// that stops reading loses its stream (and connection) after that
+	// long, and the server goes on. Default 30 seconds.
+	WriteTimeout time.Duration
+
+	// ReadHeaderTimeout (default 10 seconds), IdleTimeout (default 2
+	// minutes), MaxHeaderBytes (default 64 KiB; larger headers get 431)
+	// and MaxConns (default 1024 open connections; more are answered 503
+	// with Retry-After and closed; negative: no limit) configure the
+	// http.Server and listener of RunHTTP.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	MaxConns          int
+	// ShutdownGrace is how long RunHTTP lets requests in flight finish
+	// once its context ends, before cancelling them. Default 10 seconds.
+	ShutdownGrace time.Duration
+
+	// Middleware, when set, wraps the handler (it sees every path): access
+	// control that answers 401/403 itself and passes accepted requests on
+	// with ContextWithIdentity.
+	Middleware func(http.Handler) http.Handler
+
 	// Logger receives transport diagnostics. Nil uses the Server's.
 	Logger *slog.Logger
 }
@@ -86,6 +113,27 @@ func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
 	if v.ReplayEvents <= 0 {
 		v.ReplayEvents = 256
 	}
+	if v.ReadTimeout <= 0 {
+		v.ReadTimeout = 30 * time.Second
+	}
+	if v.WriteTimeout <= 0 {
+		v.WriteTimeout = 30 * time.Second
+	}
+	if v.ReadHeaderTimeout <= 0 {
+		v.ReadHeaderTimeout = 10 * time.Second
+	}
+	if v.IdleTimeout <= 0 {
+		v.IdleTimeout = 2 * time.Minute
+	}
+	if v.MaxHeaderBytes <= 0 {
+		v.MaxHeaderBytes = 64 << 10
+	}
+	if v.MaxConns == 0 {
+		v.MaxConns = 1024
+	}
+	if v.ShutdownGrace <= 0 {
+		v.ShutdownGrace = 10 * time.Second
+	}
 	if v.Logger == nil {
 		v.Logger = s.log
 	}
@@ -99,9 +147,15 @@ type httpHandler struct {
 	log  *slog.Logger
 	done chan struct{} // closed by close
 
+	// ctx ends with close: stateless requests in flight are cancelled.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	closed   bool
+	draining chan struct{} // closed by beginDrain
+	drained  bool
 }
 
 // HTTPHandler returns the Streamable HTTP handler of the server: POST for
@@ -111,16 +165,60 @@ type httpHandler struct {
 // (Mcp-Session-Id); 2026-07-28 clients send self-contained requests, with
 // the headers of that version validated against the body. opts may be nil.
 //
-// The handler is closed with the Server (Close) or by RunHTTP.
+// The handler is closed with the Server (Close) or by RunHTTP. It stops
+// taking requests (503 with Retry-After) once Shutdown begins.
 func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
-	return s.newHTTPHandler(opts)
+	return s.newHTTPHandler(opts).outer()
 }
 
 func (s *Server) newHTTPHandler(opts *HTTPOptions) *httpHandler {
 	o := opts.withDefaults(s)
-	h := &httpHandler{s: s, opts: o, log: o.Logger, done: make(chan struct{}), sessions: map[string]*httpSession{}}
+	h := &httpHandler{s: s, opts: o, log: o.Logger, done: make(chan struct{}), sessions: map[string]*httpSession{}, draining: make(chan struct{})}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	s.addCloser(h.close)
+	go func() {
+		select {
+		case <-s.drain:
+			h.beginDrain()
+		case <-h.done:
+		}
+	}()
 	return h
+}
+
+// outer is the handler with its middleware.
+func (h *httpHandler) outer() http.Handler {
+	if h.opts.Middleware != nil {
+		return h.opts.Middleware(h)
+	}
+	return h
+}
+
+// beginDrain makes the handler refuse new requests (503) and end its
+// long-lived streams, letting requests in flight finish.
+func (h *httpHandler) beginDrain() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.drained {
+		h.drained = true
+		close(h.draining)
+	}
+}
+
+func (h *httpHandler) isDraining() bool {
+	select {
+	case <-h.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// refuseBusy answers a request the server cannot take now: 503 with
+// Retry-After and a JSON-RPC error.
+func refuseBusy(w http.ResponseWriter, id jsonrpc.ID, e *jsonrpc.Error) {
+	w.Header()["Retry-After"] = retryAfterValue
+	writeError(w, http.StatusServiceUnavailable, id, e)
 }
 
 // close ends every session and stream of the handler.
@@ -132,6 +230,7 @@ func (h *httpHandler) close() {
 	}
 	h.closed = true
 	close(h.done)
+	h.cancel()
 	sessions := make([]*httpSession, 0, len(h.sessions))
 	for _, ss := range h.sessions {
 		sessions = append(sessions, ss)
@@ -144,6 +243,10 @@ func (h *httpHandler) close() {
 
 // ServeHTTP implements http.Handler.
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: h.opts.WriteTimeout}
+	dw.extend()
+	defer dw.extend() // what net/http writes after the handler gets the full time
+	w = dw
 	if r.URL.Path != h.opts.Path {
 		writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not found: the MCP endpoint is " + h.opts.Path})
 		return
@@ -157,6 +260,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.servePost(w, r)
 	case http.MethodGet:
+		if h.isDraining() {
+			refuseBusy(w, jsonrpc.ID{}, errShuttingDown)
+			return
+		}
 		h.serveGet(w, r)
 	case http.MethodDelete:
 		h.serveDelete(w, r)
@@ -212,7 +319,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) (*[]byte,
 		return nil, errBodyTooLarge
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.ReadTimeout))
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	buf := getBuf()
 	b := (*buf)[:0]
@@ -253,3 +360,35 @@ func checkContentType(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
 }
+
+// deadlineWriter sets a write deadline before every write and flush of a
+// response, so that a client that stops reading cannot hold a handler (and
+// its stream) forever: the write fails after WriteTimeout and the
+// connection is dropped.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *deadlineWriter) extend() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.extend()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.extend()
+	return w.ResponseWriter.Write(b)
+}
+
+// FlushError flushes with a fresh deadline (http.ResponseController uses
+// it).
+func (w *deadlineWriter) FlushError() error {
+	w.extend()
+	return w.rc.Flush()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -24,8 +24,14 @@ type httpEnv struct {
 
 func startHTTP(t *testing.T, popts *mcptest.Options, hopts *mcp.HTTPOptions) *httpEnv {
 	t.Helper()
+	return startHTTPWith(t, nil, popts, hopts)
+}
+
+// startHTTPWith is startHTTP with server options.
+func startHTTPWith(t *testing.T, sopts *mcp.Options, popts *mcptest.Options, hopts *mcp.HTTPOptions) *httpEnv {
+	t.Helper()
 	p := mcptest.New(popts)
-	s := mcp.NewServer(p, nil)
+	s := mcp.NewServer(p, sopts)
 	p.SetServer(s)
 	ts := httptest.NewServer(s.HTTPHandler(hopts))
 	t.Cleanup(func() {

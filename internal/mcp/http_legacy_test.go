@@ -315,7 +315,7 @@ func TestHTTPSessionExpiryAndLimit(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("idle session never expired")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // longer than the idle timeout: each ping used to keep it alive
 	}
 	e2 := startHTTP(t, nil, &mcp.HTTPOptions{MaxSessions: 2})
 	e2.legacySession("2025-11-25", nil)
@@ -384,7 +384,8 @@ func TestHTTPKeepAlive(t *testing.T) {
 }
 
 func TestHTTPRetainedStreamsBounded(t *testing.T) {
-	e := startHTTP(t, nil, nil)
+	// 80 calls held at once: more than the default call limit.
+	e := startHTTPWith(t, &mcp.Options{MaxConcurrentCalls: 100}, nil, nil)
 	gate := make(chan struct{})
 	e.prov.Gate = gate
 	h := e.legacySession("2025-11-25", nil)

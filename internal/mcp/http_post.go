@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -20,6 +21,9 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: body larger than the server accepts"})
 			return
 		}
+		// Close the connection: net/http would otherwise read the rest of
+		// a slow body before answering.
+		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: could not read the body"})
 		return
 	}
@@ -39,6 +43,10 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, m.ID, perr)
 		return
 	}
+	if m.IsRequest() && h.isDraining() {
+		refuseBusy(w, m.ID, errShuttingDown)
+		return
+	}
 	var mi metaInfo
 	if m.IsRequest() {
 		scanMeta(m.Params, &mi)
@@ -49,7 +57,7 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 	case m.IsRequest() && (mi.modern || isModernOnlyMethod(m.Method)):
 		h.postModern(w, r, &m, &mi)
 	case sid != "":
-		ss := h.session(sid)
+		ss := h.sessionOf(r, sid)
 		if ss == nil {
 			writeError(w, http.StatusNotFound, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
 			return
@@ -92,13 +100,29 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	}
 	ds := &directSink{w: w, rc: http.NewResponseController(w)}
 	cl := s.newModernCall(r.Context(), m, mi, ds)
+	id := identityFrom(r.Context())
+	cl.req.Principal, cl.req.Scopes = id.Principal, id.Scopes
 	cl.keepAlive = h.opts.KeepAlive
 	cl.stop = h.done
+	cl.drain = h.draining
+	if !s.admitCall(cl) {
+		cl.cancel()
+		refuseBusy(w, m.ID, s.busyError())
+		return
+	}
+	stop := context.AfterFunc(h.ctx, cl.cancel) // the handler closes: cancel
 	res, err := s.invoke(cl)
+	stop()
 	out := getBuf()
 	resp, code, ok := s.finish(cl, res, err, (*out)[:0])
-	if ok {
+	switch {
+	case ok:
 		ds.finish(resp, statusFor(code))
+	case h.ctx.Err() != nil && r.Context().Err() == nil:
+		// Cancelled by the server's shutdown: say so.
+		resp = jsonrpc.AppendError(resp[:0], m.ID, errShuttingDown)
+		w.Header()["Retry-After"] = retryAfterValue
+		ds.finish(resp, http.StatusServiceUnavailable)
 	}
 	*out = resp
 	putBuf(out)
@@ -111,6 +135,7 @@ func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *
 		return
 	}
 	ss := h.newSession()
+	ss.principal = identityFrom(r.Context()).Principal
 	res, e := ss.c.initialize(m)
 	if e != nil {
 		ss.c.close()
@@ -119,7 +144,7 @@ func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *
 	}
 	if !h.addSession(ss) {
 		ss.c.close()
-		writeError(w, http.StatusServiceUnavailable, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many sessions"})
+		refuseBusy(w, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many sessions; retry later"})
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", ss.id)
@@ -153,10 +178,18 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 	}
 	st := ss.newStream()
 	cl := ss.c.newLegacyCall(m, mi, st)
+	cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
 	if !ss.c.track(cl) {
 		cl.cancel()
 		ss.dropStream(st)
 		writeError(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"})
+		return false
+	}
+	if !h.s.admitCall(cl) {
+		ss.c.untrack(cl)
+		cl.cancel()
+		ss.dropStream(st)
+		refuseBusy(w, m.ID, h.s.busyError())
 		return false
 	}
 	ss.enter() // the request itself, until it finishes
@@ -216,7 +249,7 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 	startSSE(w)
 	_, version, _, _ := ss.c.snapshot()
 	h.writePriming(w, st, 0, version)
-	if st.pump(w, r, 0, h.opts.KeepAlive, true) {
+	if st.pump(w, r, 0, h.opts.KeepAlive, true, nil) {
 		ss.dropStream(st)
 	}
 }
@@ -229,7 +262,11 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"})
 		return
 	}
-	ss := h.session(r.Header.Get("Mcp-Session-Id"))
+	if h.isDraining() {
+		refuseBusy(w, jsonrpc.ID{}, errShuttingDown)
+		return
+	}
+	ss := h.sessionOf(r, r.Header.Get("Mcp-Session-Id"))
 	if ss == nil {
 		if r.Header.Get("Mcp-Session-Id") != "" {
 			writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
@@ -270,10 +307,17 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 			var mi metaInfo
 			scanMeta(m.Params, &mi)
 			cl := ss.c.newLegacyCall(&m, &mi, ss.standalone)
+			cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
 			if !ss.c.track(cl) {
 				cl.cancel()
 				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 					Message: "invalid request: a request with this id is already running"}))
+				continue
+			}
+			if !h.s.admitCall(cl) {
+				ss.c.untrack(cl)
+				cl.cancel()
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, h.s.busyError()))
 				continue
 			}
 			calls = append(calls, cl)

@@ -19,6 +19,7 @@ type httpSession struct {
 	h          *httpHandler
 	c          *conn
 	id         string
+	principal  string // the authenticated caller that opened it ("" without access control)
 	standalone *sseStream
 	done       chan struct{} // closed when the session ends
 
@@ -53,10 +54,17 @@ func (h *httpHandler) addSession(ss *httpSession) bool {
 	return true
 }
 
-func (h *httpHandler) session(id string) *httpSession {
+// sessionOf returns the session id names for request r: nil when there
+// is none, or when it belongs to another principal (a session id is not a
+// credential: with access control on, only its owner may use it).
+func (h *httpHandler) sessionOf(r *http.Request, id string) *httpSession {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[id]
+	ss := h.sessions[id]
+	h.mu.Unlock()
+	if ss == nil || ss.principal != identityFrom(r.Context()).Principal {
+		return nil
+	}
+	return ss
 }
 
 // enter marks the session busy; false when it is closed.
@@ -191,7 +199,7 @@ func (h *httpHandler) sessionFor(w http.ResponseWriter, r *http.Request) *httpSe
 			Message: "method not allowed: " + r.Method + " needs the Mcp-Session-Id of a legacy session"})
 		return nil
 	}
-	ss := h.session(sid)
+	ss := h.sessionOf(r, sid)
 	if ss == nil {
 		writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
 		return nil
@@ -235,7 +243,11 @@ func (h *httpHandler) serveGet(w http.ResponseWriter, r *http.Request) {
 	startSSE(w)
 	_, version, _, _ := ss.c.snapshot()
 	h.writePriming(w, st, cursor, version)
-	if st.pump(w, r, cursor, h.opts.KeepAlive, false) && st.id != 0 {
+	var drain <-chan struct{}
+	if st.id == 0 {
+		drain = h.draining // the standalone stream ends on shutdown
+	}
+	if st.pump(w, r, cursor, h.opts.KeepAlive, false, drain) && st.id != 0 {
 		ss.dropStream(st)
 	}
 }

@@ -202,8 +202,9 @@ func (st *sseStream) eventID(seq int64) string {
 // written to its end.
 //
 // The writer of a POST response (first) honours closes requested before it
-// started; a resuming writer only those requested while it runs.
-func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, keepAlive time.Duration, first bool) bool {
+// started; a resuming writer only those requested while it runs. A closed
+// drain ends the response too (nil: never).
+func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, keepAlive time.Duration, first bool, drain <-chan struct{}) bool {
 	rc := http.NewResponseController(w)
 	st.mu.Lock()
 	st.writerGen++
@@ -272,6 +273,8 @@ func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, 
 		case <-r.Context().Done():
 			return false
 		case <-st.sess.done:
+			return false
+		case <-drain:
 			return false
 		}
 	}

@@ -211,6 +211,10 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 			}
 		case <-s.ctx.Done():
 			return listenComplete(cl), nil
+		case <-s.drain:
+			return listenComplete(cl), nil
+		case <-cl.drain:
+			return listenComplete(cl), nil
 		case <-cl.stop:
 			return listenComplete(cl), nil
 		case <-cl.ctx.Done():

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"log/slog"
+	"runtime"
 	"time"
 )
 
@@ -46,6 +47,19 @@ type Options struct {
 	// after the end of its input before cancelling them. Default 10
 	// seconds; negative waits without limit.
 	DrainTimeout time.Duration
+
+	// MaxConcurrentCalls bounds the provider calls (tools/call,
+	// resources/read, prompts/get, completion/complete) running at once
+	// across every transport, and MaxWaitingCalls the calls waiting for
+	// one of those slots (at most CallWaitTimeout). Further calls are
+	// refused with -32001 (data {"busy":true}); on HTTP, a request refused
+	// before dispatch gets 503 with Retry-After. A call waiting for the
+	// client (ClientCall) gives its slot back meanwhile. Defaults:
+	// max(16, 4 × GOMAXPROCS), 4 × MaxConcurrentCalls and 10 seconds;
+	// a negative MaxWaitingCalls allows no waiting.
+	MaxConcurrentCalls int
+	MaxWaitingCalls    int
+	CallWaitTimeout    time.Duration
 }
 
 func (o *Options) withDefaults() Options {
@@ -75,6 +89,18 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.DrainTimeout == 0 {
 		v.DrainTimeout = 10 * time.Second
+	}
+	if v.MaxConcurrentCalls <= 0 {
+		v.MaxConcurrentCalls = max(16, 4*runtime.GOMAXPROCS(0))
+	}
+	switch {
+	case v.MaxWaitingCalls == 0:
+		v.MaxWaitingCalls = 4 * v.MaxConcurrentCalls
+	case v.MaxWaitingCalls < 0:
+		v.MaxWaitingCalls = 0
+	}
+	if v.CallWaitTimeout <= 0 {
+		v.CallWaitTimeout = 10 * time.Second
 	}
 	return v
 }

@@ -39,6 +39,9 @@ type Request struct {
 	// Principal identifies the authenticated caller on HTTP with access
 	// control on; empty otherwise.
 	Principal string
+	// Scopes are the scopes granted to the authenticated caller (nil
+	// without access control).
+	Scopes []string
 
 	peer peer
 }

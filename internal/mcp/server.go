@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
@@ -22,12 +23,17 @@ type Server struct {
 	ctx    context.Context // done after Close
 	cancel context.CancelFunc
 
+	limit  *callLimiter
+	active atomic.Int64  // requests being served (invoke)
+	drain  chan struct{} // closed by Shutdown: stop taking requests
+
 	serverInfo []byte // Implementation object
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}     // initialized legacy sessions (stdio and HTTP)
 	listeners map[*listener]struct{} // 2026-07-28 subscriptions/listen streams
 	closers   []func()               // HTTP handlers to shut down on Close
+	draining  bool
 
 	tools atomic.Pointer[toolIndex] // x-mcp-header annotations, see http_headers.go
 }
@@ -44,6 +50,8 @@ func NewServer(p Provider, opts *Options) *Server {
 		log:       o.Logger,
 		conns:     map[*conn]struct{}{},
 		listeners: map[*listener]struct{}{},
+		limit:     newCallLimiter(o.MaxConcurrentCalls, o.MaxWaitingCalls, o.CallWaitTimeout),
+		drain:     make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	info := append([]byte(`{"name":`), jsonrpc.AppendString(nil, o.Name)...)
@@ -68,6 +76,54 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	for _, f := range closers {
 		f()
+	}
+	return nil
+}
+
+// Shutdown stops the server gracefully: every transport stops taking new
+// requests (stdio stops reading; HTTP answers 503 with Retry-After), GET
+// and listen streams end, and the requests in flight are let finish and
+// answered until ctx ends. Then Close cancels whatever still runs.
+// Shutdown returns ctx.Err() if requests were still running when ctx
+// ended, else nil. ServeStdio calls return once their requests are
+// answered.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.draining {
+		s.draining = true
+		close(s.drain)
+	}
+	s.mu.Unlock()
+	err := s.waitIdle(ctx)
+	s.Close()
+	return err
+}
+
+// isDraining reports whether Shutdown began.
+func (s *Server) isDraining() bool {
+	select {
+	case <-s.drain:
+		return true
+	default:
+		return false
+	}
+}
+
+// errShuttingDown answers requests that arrive during Shutdown.
+var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server is shutting down; retry on another instance or later"}
+
+// waitIdle waits until no request is being served, or ctx ends.
+func (s *Server) waitIdle(ctx context.Context) error {
+	wait := time.Millisecond
+	for s.active.Load() > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
 	return nil
 }

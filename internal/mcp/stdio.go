@@ -38,11 +38,18 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	select {
 	case err = <-readDone:
 		st.endOfInput()
-		st.drain()
-	case <-st.c.ctx.Done():
-		st.gate.Lock()
-		st.stopped.Store(true)
+		st.drain(s.opts.DrainTimeout)
+	case <-s.drain:
+		// Shutdown: new requests are refused (the reader still delivers
+		// cancellations and answers to client calls); the requests in
+		// flight finish, or are cancelled when Shutdown closes the
+		// server.
+		st.gate.Lock() // begin calls from now on see the shutdown
 		st.gate.Unlock()
+		st.drain(-1)
+		st.stop()
+	case <-st.c.ctx.Done():
+		st.stop()
 		err = ctx.Err()
 	}
 	st.wg.Wait()
@@ -66,11 +73,18 @@ type stdioConn struct {
 	stopped atomic.Bool // set (under gate) when ServeStdio stops reading
 }
 
+// stop makes the reader drop whatever it reads from now on.
+func (st *stdioConn) stop() {
+	st.gate.Lock()
+	st.stopped.Store(true)
+	st.gate.Unlock()
+}
+
 // begin registers a handler goroutine; false once ServeStdio stopped.
 func (st *stdioConn) begin() bool {
 	st.gate.Lock()
 	defer st.gate.Unlock()
-	if st.stopped.Load() {
+	if st.stopped.Load() || st.srv.isDraining() {
 		return false
 	}
 	st.wg.Add(1)
@@ -121,16 +135,16 @@ func (st *stdioConn) endOfInput() {
 	st.c.failPending()
 }
 
-// drain waits for the requests in flight, cancelling them after the
-// drain timeout (or when the connection is cancelled).
-func (st *stdioConn) drain() {
+// drain waits for the requests in flight, cancelling them after d
+// (negative: no limit) or when the connection is cancelled.
+func (st *stdioConn) drain(d time.Duration) {
 	idle := make(chan struct{})
 	go func() {
 		st.wg.Wait()
 		close(idle)
 	}()
 	var timeout <-chan time.Time
-	if d := st.srv.opts.DrainTimeout; d > 0 {
+	if d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		timeout = t.C
@@ -189,6 +203,10 @@ func (st *stdioConn) prepare(m *jsonrpc.Message, out sink) *call {
 	var mi metaInfo
 	scanMeta(m.Params, &mi)
 	c := st.c
+	if st.srv.isDraining() {
+		st.writeError(m.ID, errShuttingDown)
+		return nil
+	}
 	if mi.modern || isModernOnlyMethod(m.Method) {
 		if e := checkModern(m, &mi); e != nil {
 			st.writeError(m.ID, e)
@@ -231,10 +249,21 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 		return false
 	}
 	cl.slots = st
-	if !st.begin() {
+	if !st.srv.admitCall(cl) {
 		st.c.untrack(cl)
 		st.release()
 		cl.cancel()
+		st.writeError(m.ID, st.srv.busyError())
+		return false
+	}
+	if !st.begin() {
+		st.srv.releaseCall(cl)
+		st.c.untrack(cl)
+		st.release()
+		cl.cancel()
+		if !st.stopped.Load() {
+			st.writeError(m.ID, errShuttingDown)
+		}
 		return false
 	}
 	go st.run(cl, buf)
@@ -267,6 +296,10 @@ func (st *stdioConn) handleBatch(line []byte) {
 	if !ok || version != version20250326 {
 		st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "invalid request: batches are only accepted in a 2025-03-26 session"})
+		return
+	}
+	if st.srv.isDraining() {
+		st.writeError(jsonrpc.ID{}, errShuttingDown)
 		return
 	}
 	data := append([]byte(nil), line...)
@@ -304,6 +337,12 @@ func (st *stdioConn) handleBatch(line []byte) {
 					Message: "invalid request: a request with this id is already running"}))
 				continue
 			}
+			if !st.srv.admitCall(cl) {
+				st.c.untrack(cl)
+				cl.cancel()
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, st.srv.busyError()))
+				continue
+			}
 			calls = append(calls, cl)
 		}
 	}
@@ -316,6 +355,7 @@ func (st *stdioConn) handleBatch(line []byte) {
 		st.release()
 		for _, cl := range calls {
 			st.c.untrack(cl)
+			st.srv.releaseCall(cl)
 			cl.cancel()
 		}
 		return

@@ -1,0 +1,607 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
+)
+
+// Tests of hostile HTTP clients: each fails if the protection it names is
+// removed.
+
+// runEnv is a server behind RunHTTP (the real listener, http.Server and
+// connection limit) on loopback.
+type runEnv struct {
+	srv    *mcp.Server
+	prov   *mcptest.Provider
+	addr   string
+	url    string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startRun(t *testing.T, sopts *mcp.Options, hopts *mcp.HTTPOptions) *runEnv {
+	t.Helper()
+	p := mcptest.New(nil)
+	s := mcp.NewServer(p, sopts)
+	p.SetServer(s)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &runEnv{srv: s, prov: p, addr: ln.Addr().String(), url: "http://" + ln.Addr().String() + "/mcp", cancel: cancel, done: make(chan error, 1)}
+	go func() { e.done <- s.RunHTTP(ctx, ln, hopts) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-e.done:
+		case <-time.After(wait):
+			t.Error("RunHTTP did not return")
+		}
+		s.Close()
+	})
+	return e
+}
+
+// discover posts a server/discover and reports the status.
+func discover(t *testing.T, url string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(modernBody(1, "server/discover", nil, nil)))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range modernHeaders("server/discover", "") {
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: wait}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// readUntilClosed reads c until EOF or an error and reports how long that
+// took; it fails the test if the server kept the connection open for max.
+func readUntilClosed(t *testing.T, c net.Conn, max time.Duration) (string, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	c.SetReadDeadline(start.Add(max))
+	b, err := io.ReadAll(c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server kept the connection open for %v (%d bytes read)", max, len(b))
+	}
+	return string(b), time.Since(start)
+}
+
+func TestHTTPSlowHeaders(t *testing.T) {
+	e := startRun(t, nil, &mcp.HTTPOptions{ReadHeaderTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Slowloris: one header byte every 50 ms, never finishing.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				if _, err := c.Write([]byte("a")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	_, took := readUntilClosed(t, c, 5*time.Second)
+	if took > 3*time.Second {
+		t.Fatalf("slow headers cut after %v", took)
+	}
+	if st := discover(t, e.url); st != 200 {
+		t.Fatalf("server after slowloris: %d", st)
+	}
+}
+
+func TestHTTPSlowBody(t *testing.T) {
+	e := startHTTP(t, nil, &mcp.HTTPOptions{ReadTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := modernBody(1, "server/discover", nil, nil)
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)+1000)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				if _, err := c.Write([]byte{body[i%len(body)]}); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	c.SetReadDeadline(start.Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("a slow body held the request for 5s")
+		}
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("status %d, want 400", resp.StatusCode)
+		}
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("slow body cut after %v", took)
+	}
+}
+
+func TestHTTPOversizedHeaders(t *testing.T) {
+	e := startRun(t, nil, &mcp.HTTPOptions{MaxHeaderBytes: 8 << 10})
+	c, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", 100<<10))
+	c.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no response to oversized headers: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("status %d, want 431", resp.StatusCode)
+	}
+}
+
+func TestHTTPIdleConnections(t *testing.T) {
+	const max = 20
+	base := countGoroutines()
+	e := startRun(t, nil, &mcp.HTTPOptions{MaxConns: max, ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 300 * time.Millisecond})
+
+	// A connection that made one request and went idle is closed after
+	// IdleTimeout.
+	kc, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := modernBody(1, "server/discover", nil, nil)
+	fmt.Fprintf(kc, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMcp-Method: server/discover\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	br := bufio.NewReader(kc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("keep-alive request: %v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if _, took := readUntilClosed(t, kc, 5*time.Second); took > 3*time.Second {
+		t.Errorf("idle keep-alive connection closed after %v", took)
+	}
+	kc.Close()
+
+	// Thousands of connections that send nothing: only max are served,
+	// the others are refused, and goroutines stay bounded.
+	conns := make([]net.Conn, 0, 2000)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 2000 {
+		c, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			break // the backlog is full: also bounded
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(1500 * time.Millisecond) // refusals finish (1 s deadline)
+	if n := runtime.NumGoroutine(); n > base+max+40 {
+		t.Errorf("%d goroutines with %d idle connections (base %d, limit %d)", n, len(conns), base, max)
+	}
+	// A request beyond the limit gets 503 with Retry-After.
+	c, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(wait))
+	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("over the limit: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"code":-32001`) {
+		t.Fatalf("over the limit: %d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	// The idle connections are cut by ReadHeaderTimeout; the server
+	// serves again.
+	deadline := time.Now().Add(wait)
+	for discover(t, e.url) != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never served again")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestHTTPFlood(t *testing.T) {
+	const running = 4
+	e := startHTTPWith(t, &mcp.Options{MaxConcurrentCalls: running, MaxWaitingCalls: -1}, nil, nil)
+	started := make(chan string, 100)
+	e.prov.Started = started
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
+	post := func(id int, name string) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(modernBody(id, "tools/call", map[string]any{"name": name}, nil)))
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range modernHeaders("tools/call", name) {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err.Error()
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+	}
+	// Fill the running slots with calls that never end.
+	var held sync.WaitGroup
+	for i := range running {
+		held.Add(1)
+		go func() { defer held.Done(); post(i, "slow") }()
+	}
+	for range running {
+		<-started
+	}
+
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	// The flood: 5000 more calls, 100 at a time. Every one is refused at
+	// once with 503, Retry-After and -32001.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	bad := ""
+	sem := make(chan struct{}, 100)
+	for i := range 5000 {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			st, ra, body := post(1000+i, "echo")
+			mu.Lock()
+			statuses[st]++
+			if st != http.StatusServiceUnavailable || ra != "1" || !strings.Contains(body, `"code":-32001`) || !strings.Contains(body, `"busy":true`) {
+				bad = fmt.Sprintf("%d Retry-After=%q %s", st, ra, body)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if bad != "" {
+		t.Fatalf("flood answers %v; e.g. %s", statuses, bad)
+	}
+	growth := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("heap in use: %d KiB before, %d KiB after 5000 refused calls (%+d KiB); goroutines %d",
+		before.HeapInuse>>10, after.HeapInuse>>10, growth>>10, runtime.NumGoroutine())
+	if growth > 8<<20 {
+		t.Errorf("heap grew by %d KiB under the flood", growth>>10)
+	}
+	// Lists are not limited; the server still answers them.
+	resp := e.post(modernBody(2, "tools/list", nil, nil), modernHeaders("tools/list", ""))
+	wantResult(t, lastMsg(t, resp))
+	// Legacy sessions are refused the same way.
+	h := e.legacySession("2025-11-25", nil)
+	lresp := e.post(request(3, "tools/call", map[string]any{"name": "echo"}), h)
+	if lresp.StatusCode != http.StatusServiceUnavailable || lresp.Header.Get("Retry-After") == "" {
+		t.Fatalf("legacy call when full: %d", lresp.StatusCode)
+	}
+	wantError(t, lastMsg(t, lresp), jsonrpc.CodeRequestTimeout)
+	// Once the held calls end, calls run again.
+	e.srv.Close()
+	held.Wait()
+	client.CloseIdleConnections()
+}
+
+func TestStdioCallQueue(t *testing.T) {
+	c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 1, MaxWaitingCalls: 1, CallWaitTimeout: 300 * time.Millisecond})
+	started := make(chan string, 4)
+	c.prov.Started = started
+	c.initialize("2025-11-25", nil)
+	c.send(request("slow", "tools/call", map[string]any{"name": "slow"}))
+	<-started
+	c.send(request("queued", "tools/call", map[string]any{"name": "echo"}))
+	// The queue holds one: the next call is refused at once.
+	m, _ := c.rpc("refused", "tools/call", map[string]any{"name": "echo"})
+	wantError(t, m, jsonrpc.CodeRequestTimeout)
+	if !strings.Contains(m.Error.Message, "queue is full") {
+		t.Errorf("refused: %s", m.raw)
+	}
+	// The queued call gives up after CallWaitTimeout.
+	m, _ = c.await("queued")
+	wantError(t, m, jsonrpc.CodeRequestTimeout)
+	if !strings.Contains(m.Error.Message, "in time") {
+		t.Errorf("queued: %s", m.raw)
+	}
+	c.send(notification("notifications/cancelled", map[string]any{"requestId": "slow"}))
+}
+
+func TestStdioBusy(t *testing.T) {
+	c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 1, MaxWaitingCalls: -1})
+	started := make(chan string, 4)
+	c.prov.Started = started
+	c.initialize("2025-11-25", nil)
+	c.send(request(2, "tools/call", map[string]any{"name": "slow"}))
+	<-started
+	m, _ := c.rpc(3, "tools/call", map[string]any{"name": "echo"})
+	wantError(t, m, jsonrpc.CodeRequestTimeout)
+	if !strings.Contains(string(m.Error.Data), `"busy":true`) {
+		t.Errorf("busy error data = %s", m.Error.Data)
+	}
+	m, _ = c.rpc(4, "tools/list", nil)
+	wantResult(t, m)
+	c.send(notification("notifications/cancelled", map[string]any{"requestId": 2}))
+	// The slot is free again.
+	deadline := time.Now().Add(wait)
+	for id := 5; ; id++ {
+		m, _ = c.rpc(id, "tools/call", map[string]any{"name": "echo"})
+		if m.Error == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot never freed: %s", m.raw)
+		}
+	}
+}
+
+func TestCancelStorm(t *testing.T) {
+	base := countGoroutines()
+	c := startStdio(t, nil, nil)
+	started, stopped := make(chan string, 4), make(chan string, 4)
+	c.prov.Started, c.prov.Stopped = started, stopped
+	c.initialize("2025-11-25", nil)
+	c.send(request("slow", "tools/call", map[string]any{"name": "slow"}))
+	<-started
+	var b strings.Builder
+	for i := range 20000 {
+		var id any = i
+		switch i % 4 {
+		case 1:
+			id = fmt.Sprintf("unknown-%d", i)
+		case 2:
+			id = "slow" // the same in-flight request, again and again
+		case 3:
+			id = map[string]any{"bad": i} // not an id at all
+		}
+		b.WriteString(notification("notifications/cancelled", map[string]any{"requestId": id, "reason": "storm"}))
+		b.WriteByte('\n')
+	}
+	c.send(strings.TrimSuffix(b.String(), "\n"))
+	select {
+	case <-stopped:
+	case <-time.After(wait):
+		t.Fatal("the cancelled request kept running")
+	}
+	// The server answers, and the cancelled request got no response.
+	for _, m := range c.pingBarrier("after") {
+		if m.isResponse() && string(m.ID) == `"slow"` {
+			t.Fatalf("cancelled request answered: %s", m.raw)
+		}
+	}
+	m, _ := c.rpc("echo", "tools/call", map[string]any{"name": "echo"})
+	wantResult(t, m)
+	if n := runtime.NumGoroutine(); n > base+20 {
+		t.Errorf("%d goroutines after the storm (base %d)", n, base)
+	}
+
+	// The same storm over HTTP, on a legacy session.
+	e := startHTTP(t, nil, nil)
+	h := e.legacySession("2025-11-25", nil)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 250 {
+				resp := e.post(notification("notifications/cancelled", map[string]any{"requestId": w*1000 + i}), h)
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusAccepted {
+					t.Errorf("cancel: status %d", resp.StatusCode)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	wantResult(t, lastMsg(t, e.post(request(9, "ping", nil), h)))
+}
+
+// rawPost sends a POST on a fresh connection and returns it after reading
+// the response headers.
+func rawPost(t *testing.T, addr, body string, hdr map[string]string) (net.Conn, *bufio.Reader, *http.Response) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n", len(body))
+	for k, v := range hdr {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n" + body)
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReaderSize(c, 512)
+	c.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, br, resp
+}
+
+func TestHTTPClientNeverReads(t *testing.T) {
+	base := countGoroutines()
+	e := startHTTP(t, nil, &mcp.HTTPOptions{WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
+	addr := e.ts.Listener.Addr().String()
+	// 16 KiB notifications: far more than socket buffers hold.
+	uri := "file:///big/" + strings.Repeat("x", 16<<10)
+	flood := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+			for range 10 {
+				e.srv.NotifyResourceUpdated(uri)
+			}
+			runtime.Gosched()
+		}
+	}
+	t.Run("listen stream", func(t *testing.T) {
+		c, br, resp := rawPost(t, addr, modernBody("l", "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{"file:///big/"}}}, nil),
+			modernHeaders("subscriptions/listen", ""))
+		defer c.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("listen: %d", resp.StatusCode)
+		}
+		br.ReadString('\n') // the acknowledgement is on its way
+		// The client stops reading while notifications pour in.
+		flood(1500 * time.Millisecond)
+		// The server gave up on the stream: the connection ends.
+		readUntilClosed(t, c, 5*time.Second)
+	})
+	t.Run("standalone stream", func(t *testing.T) {
+		h := e.legacySession("2025-11-25", nil)
+		wantResult(t, lastMsg(t, e.post(request(2, "resources/subscribe", map[string]any{"uri": "file:///big/"}), h)))
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n", h["Mcp-Session-Id"])
+		resp, err := http.ReadResponse(bufio.NewReaderSize(c, 512), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET: %v %v", resp, err)
+		}
+		flood(1500 * time.Millisecond)
+		readUntilClosed(t, c, 5*time.Second)
+		// The session survives; its retained events are bounded.
+		wantResult(t, lastMsg(t, e.post(request(5, "ping", nil), h)))
+	})
+	t.Run("large response", func(t *testing.T) {
+		c, _, resp := rawPost(t, addr, modernBody(1, "tools/call", map[string]any{"name": "big", "arguments": map[string]any{"n": 64 << 20}}, nil),
+			modernHeaders("tools/call", "big"))
+		defer c.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("big: %d", resp.StatusCode)
+		}
+		time.Sleep(time.Second) // the client reads nothing
+		readUntilClosed(t, c, 5*time.Second)
+	})
+	if st := lastMsg(t, e.post(modernBody(2, "tools/list", nil, nil), modernHeaders("tools/list", ""))); st.Error != nil {
+		t.Fatalf("server after stuck clients: %s", st.raw)
+	}
+	e.srv.Close()
+	e.ts.Close()
+	waitGoroutines(t, base)
+}
+
+// identityMiddleware authenticates by the X-User header (for tests).
+func identityMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := r.Header.Get("X-User"); u != "" {
+			r = r.WithContext(mcp.ContextWithIdentity(r.Context(), mcp.Identity{Principal: u, Scopes: []string{"s"}}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func TestHTTPForgedSessions(t *testing.T) {
+	e := startHTTP(t, nil, &mcp.HTTPOptions{Middleware: identityMiddleware})
+	// Forged ids: random, empty-looking, huge, other encodings.
+	for _, sid := range []string{"AAAAAAAAAAAAAAAAAAAAAA", "../../etc", strings.Repeat("x", 4000), "1"} {
+		for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			var resp *http.Response
+			if method == http.MethodPost {
+				resp = e.post(request(1, "tools/list", nil), map[string]string{"Mcp-Session-Id": sid})
+			} else {
+				resp = e.do(method, map[string]string{"Mcp-Session-Id": sid})
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s with forged session %.20q: %d, want 404", method, sid, resp.StatusCode)
+			}
+		}
+	}
+	// A session belongs to the principal that opened it.
+	resp := e.post(request(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}}), map[string]string{"X-User": "alice"})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	resp.Body.Close()
+	h := map[string]string{"X-User": "alice", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	wantResult(t, lastMsg(t, e.post(request(2, "ping", nil), h)))
+	bob := map[string]string{"X-User": "bob", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	resp = e.post(request(3, "ping", nil), bob)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob using alice's session: %d, want 404", resp.StatusCode)
+	}
+	anon := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	resp = e.post(request(3, "ping", nil), anon)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("anonymous use of alice's session: %d, want 404", resp.StatusCode)
+	}
+	// Replayed after DELETE.
+	del := e.do(http.MethodDelete, h)
+	del.Body.Close()
+	resp = e.post(request(4, "ping", nil), h)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("replayed session after DELETE: %d, want 404", resp.StatusCode)
+	}
+	// Authenticated 2026-07-28 results are private to the caller.
+	m := lastMsg(t, e.post(modernBody(5, "tools/list", nil, nil), map[string]string{"X-User": "alice", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}))
+	if got := field(t, m.Result, "cacheScope"); got != "private" {
+		t.Errorf("authenticated tools/list cacheScope = %v, want private", got)
+	}
+	m = lastMsg(t, e.post(modernBody(6, "tools/list", nil, nil), modernHeaders("tools/list", "")))
+	if got := field(t, m.Result, "cacheScope"); got != "public" {
+		t.Errorf("anonymous tools/list cacheScope = %v, want public", got)
+	}
+}
