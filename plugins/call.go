@@ -44,6 +44,14 @@ type Request struct {
 	ProgressToken json.RawMessage
 	// Principal is the authenticated caller, bound into requestState.
 	Principal string
+	// Restricted means the caller is subject to plugin scopes (an
+	// authenticated HTTP caller): plugins with Spec.Scopes are visible to
+	// it only when Scopes includes one of them; a hidden plugin's items
+	// answer exactly as unknown ones. Unrestricted callers (stdio, HTTP
+	// without access control) see every plugin.
+	Restricted bool
+	// Scopes are the scopes granted to the caller.
+	Scopes []string
 	// Caller carries notifications and client requests; nil drops them.
 	Caller Caller
 }
@@ -113,7 +121,7 @@ func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage,
 		return nil, &ParamsError{Msg: "tools/call needs a tool name"}
 	}
 	t := r.cat.Load().tools[p.Name]
-	if t == nil {
+	if t == nil || !req.mayUse(t.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTool, p.Name)
 	}
 	args := p.Arguments
@@ -152,7 +160,7 @@ func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage
 		return nil, &ParamsError{Msg: "prompts/get needs a prompt name"}
 	}
 	e := r.cat.Load().prompts[p.Name]
-	if e == nil {
+	if e == nil || !req.mayUse(e.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Name)
 	}
 	var args map[string]json.RawMessage
@@ -182,7 +190,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *Request) (json.RawMess
 	if p.URI == "" {
 		return nil, &ParamsError{Msg: "resources/read needs a uri"}
 	}
-	pl, ok := r.cat.Load().findResource(p.URI)
+	pl, ok := r.cat.Load().findResource(p.URI, req)
 	if !ok {
 		return nil, &NotFoundError{URI: p.URI}
 	}
@@ -210,7 +218,7 @@ func (r *Registry) Complete(ctx context.Context, req *Request) (json.RawMessage,
 	switch p.Ref.Type {
 	case "ref/prompt":
 		e := cat.prompts[p.Ref.Name]
-		if e == nil {
+		if e == nil || !req.mayUse(e.plugin) {
 			return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Ref.Name)
 		}
 		pl = e.plugin
@@ -220,13 +228,13 @@ func (r *Registry) Complete(ctx context.Context, req *Request) (json.RawMessage,
 		}
 	case "ref/resource":
 		for _, t := range cat.templates {
-			if t.tmpl.String() == p.Ref.URI {
+			if t.tmpl.String() == p.Ref.URI && req.mayUse(t.plugin) {
 				pl = t.plugin
 				break
 			}
 		}
 		if pl == nil {
-			pl, _ = cat.findResource(p.Ref.URI)
+			pl, _ = cat.findResource(p.Ref.URI, req)
 		}
 		if pl == nil {
 			return nil, &NotFoundError{URI: p.Ref.URI}

@@ -18,6 +18,11 @@ type catalog struct {
 	promptsJSON   []json.RawMessage
 	resourcesJSON []json.RawMessage
 	templatesJSON []json.RawMessage
+
+	// The plugin of each item of the lists above, in the same order, and
+	// whether any plugin is restricted to scopes.
+	toolOwners, promptOwners, resourceOwners, templateOwners []*Plugin
+	scoped                                                   bool
 }
 
 // Collision is two plugins exposing the same tool, prompt, resource URI or
@@ -73,35 +78,41 @@ func buildCatalog(plugins []*Plugin) (*catalog, []*Collision) {
 			collisions = append(collisions, col)
 			continue
 		}
+		c.scoped = c.scoped || len(p.spec.Scopes) > 0
 		for _, t := range p.tools {
 			c.tools[t.name] = t
 			c.toolsJSON = append(c.toolsJSON, t.raw)
+			c.toolOwners = append(c.toolOwners, p)
 		}
 		for _, e := range p.prompts {
 			c.prompts[e.name] = e
 			c.promptsJSON = append(c.promptsJSON, e.raw)
+			c.promptOwners = append(c.promptOwners, p)
 		}
 		for _, e := range p.resources {
 			c.resources[e.uri] = e
 			c.resourcesJSON = append(c.resourcesJSON, e.raw)
+			c.resourceOwners = append(c.resourceOwners, p)
 		}
 		for _, e := range p.templates {
 			templates[e.tmpl.String()] = e
 			c.templates = append(c.templates, e)
 			c.templatesJSON = append(c.templatesJSON, e.raw)
+			c.templateOwners = append(c.templateOwners, p)
 		}
 	}
 	return c, collisions
 }
 
-// findResource returns the entry that serves uri: a static resource, else
-// the first template that matches.
-func (c *catalog) findResource(uri string) (*Plugin, bool) {
-	if e, ok := c.resources[uri]; ok {
+// findResource returns the plugin that serves uri for req: a static
+// resource, else the first matching template, among the plugins req may
+// see.
+func (c *catalog) findResource(uri string, req *Request) (*Plugin, bool) {
+	if e, ok := c.resources[uri]; ok && req.mayUse(e.plugin) {
 		return e.plugin, true
 	}
 	for _, t := range c.templates {
-		if _, ok := t.tmpl.Match(uri); ok {
+		if _, ok := t.tmpl.Match(uri); ok && req.mayUse(t.plugin) {
 			return t.plugin, true
 		}
 	}

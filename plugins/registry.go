@@ -267,7 +267,8 @@ func (r *Registry) Plugins() []*Plugin {
 	return append([]*Plugin(nil), r.cat.Load().plugins...)
 }
 
-// Tools returns every tool as MCP JSON, in a stable order.
+// Tools returns every tool as MCP JSON, in a stable order (whatever the
+// plugins' scopes; see ToolsFor).
 func (r *Registry) Tools() []json.RawMessage { return r.cat.Load().toolsJSON }
 
 // Prompts returns every prompt as MCP JSON, in a stable order.
@@ -368,5 +369,6 @@ func specKey(s Spec) any {
 		Env                        map[string]string
 		Mounts                     []runtime.Mount
 		Grants                     hostapi.Grants
-	}{s.Name, s.Path, s.SHA256, s.Prefix, s.Limits, s.Sandbox.Env, s.Sandbox.Mounts, s.Grants}
+		Scopes                     []string
+	}{s.Name, s.Path, s.SHA256, s.Prefix, s.Limits, s.Sandbox.Env, s.Sandbox.Mounts, s.Grants, s.Scopes}
 }

@@ -24,4 +24,9 @@ type Spec struct {
 	Sandbox runtime.Sandbox
 	// Grants are the host methods the plugin may use.
 	Grants hostapi.Grants
+	// Scopes, when set, hide the plugin from restricted callers (see
+	// Request.Restricted) whose scopes include none of them: its items
+	// are neither listed nor callable for them. Empty means visible to
+	// every caller.
+	Scopes []string
 }

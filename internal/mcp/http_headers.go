@@ -213,8 +213,9 @@ func (ti *toolIndex) lookup(items []json.RawMessage, tool string) ([]paramHeader
 func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) ([]paramHeader, error) {
 	var mi metaInfo
 	scanMeta(m.Params, &mi)
+	id := identityFrom(r.Context())
 	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), ProtocolVersion: mi.version,
-		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps}
+		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}
 	items, err := s.p.Tools(r.Context(), req)
 	if err != nil {
 		return nil, err

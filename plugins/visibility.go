@@ -1,0 +1,63 @@
+package plugins
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// mayUse reports whether the caller of req may see plugin p: always when
+// the caller is unrestricted or p has no scopes, else when the caller has
+// one of p's scopes.
+func (req *Request) mayUse(p *Plugin) bool {
+	if req == nil || !req.Restricted || len(p.spec.Scopes) == 0 {
+		return true
+	}
+	for _, s := range p.spec.Scopes {
+		if slices.Contains(req.Scopes, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// visible filters items (owned by owners, same order) to those req may
+// see; the common case (nothing scoped, or an unrestricted caller) returns
+// items itself.
+func visible(c *catalog, items []json.RawMessage, owners []*Plugin, req *Request) []json.RawMessage {
+	if !c.scoped || req == nil || !req.Restricted {
+		return items
+	}
+	out := make([]json.RawMessage, 0, len(items))
+	for i, it := range items {
+		if req.mayUse(owners[i]) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// ToolsFor returns the tools the caller of req may see, as MCP JSON in a
+// stable order.
+func (r *Registry) ToolsFor(req *Request) []json.RawMessage {
+	c := r.cat.Load()
+	return visible(c, c.toolsJSON, c.toolOwners, req)
+}
+
+// PromptsFor returns the prompts the caller of req may see.
+func (r *Registry) PromptsFor(req *Request) []json.RawMessage {
+	c := r.cat.Load()
+	return visible(c, c.promptsJSON, c.promptOwners, req)
+}
+
+// ResourcesFor returns the resources the caller of req may see.
+func (r *Registry) ResourcesFor(req *Request) []json.RawMessage {
+	c := r.cat.Load()
+	return visible(c, c.resourcesJSON, c.resourceOwners, req)
+}
+
+// ResourceTemplatesFor returns the resource templates the caller of req
+// may see.
+func (r *Registry) ResourceTemplatesFor(req *Request) []json.RawMessage {
+	c := r.cat.Load()
+	return visible(c, c.templatesJSON, c.templateOwners, req)
+}

@@ -1,0 +1,42 @@
+package plugins
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestVisibility(t *testing.T) {
+	open := &Plugin{name: "open"}
+	weather := &Plugin{name: "weather", spec: Spec{Scopes: []string{"weather:read", "weather:admin"}}}
+	c := &catalog{
+		toolsJSON:  []json.RawMessage{json.RawMessage(`{"name":"a"}`), json.RawMessage(`{"name":"forecast"}`), json.RawMessage(`{"name":"b"}`)},
+		toolOwners: []*Plugin{open, weather, open},
+		scoped:     true,
+	}
+	tests := []struct {
+		name string
+		req  *Request
+		want int  // tools listed
+		use  bool // may use weather
+	}{
+		{"nil request", nil, 3, true},
+		{"unrestricted (stdio)", &Request{}, 3, true},
+		{"unrestricted with scopes", &Request{Scopes: []string{"x"}}, 3, true},
+		{"restricted without scopes", &Request{Restricted: true}, 2, false},
+		{"restricted, other scope", &Request{Restricted: true, Scopes: []string{"mail:read"}}, 2, false},
+		{"restricted, one of the scopes", &Request{Restricted: true, Scopes: []string{"mail:read", "weather:admin"}}, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := len(visible(c, c.toolsJSON, c.toolOwners, tt.req)); got != tt.want {
+				t.Errorf("listed %d tools, want %d", got, tt.want)
+			}
+			if got := tt.req.mayUse(weather); got != tt.use {
+				t.Errorf("mayUse(weather) = %v, want %v", got, tt.use)
+			}
+			if !tt.req.mayUse(open) {
+				t.Error("a plugin without scopes is hidden")
+			}
+		})
+	}
+}
