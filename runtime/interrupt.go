@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -19,15 +20,17 @@ import (
 // (unreachable) at its next function entry or loop header, or, if the fuel
 // store raced with the guest's own update and was lost, once its fuel runs
 // out (within instrument.Refill bytes of code). One per instance, reused by
-// every call; it starts no goroutine unless a call's context ends while
-// armed.
+// every call: a timer for the call's deadline, reset per call, and a
+// context.AfterFunc on the caller's context if it can be cancelled. No
+// goroutine is started unless one of them fires.
 type interrupter struct {
-	e    *Engine
-	mu   sync.Mutex // serialises the host's writes to flag and fuel
-	flag api.MutableGlobal
-	fuel api.MutableGlobal
-	done chan struct{} // a fire finished
-	fire func()        // it.onDone, allocated once
+	e     *Engine
+	mu    sync.Mutex // serialises the host's writes to flag and fuel
+	flag  api.MutableGlobal
+	fuel  api.MutableGlobal
+	timer *time.Timer   // the deadline; created by the first arm
+	done  chan struct{} // a fire finished (one send per fire)
+	fire  func()        // it.onDone, allocated once
 }
 
 func newInterrupter(e *Engine, mod api.Module) (*interrupter, error) {
@@ -36,15 +39,23 @@ func newInterrupter(e *Engine, mod api.Module) (*interrupter, error) {
 	if !ok1 || !ok2 {
 		return nil, errors.New("instrumented module exports no interrupt flag")
 	}
-	it := &interrupter{e: e, flag: flag, fuel: fuel, done: make(chan struct{}, 1)}
+	it := &interrupter{e: e, flag: flag, fuel: fuel, done: make(chan struct{}, 2)}
 	it.fire = it.onDone
 	return it, nil
 }
 
+// armed is what arm arranged for one call.
+type armed struct {
+	cctx  context.Context
+	timer bool        // it.timer runs until cctx's deadline
+	stop  func() bool // stops the AfterFunc on the caller's ctx; nil if none
+}
+
 // arm clears the flag (or sets it if the engine is closing) and arranges
-// for it to be set when ctx is done. Pass the result to disarm once the
-// guest has returned.
-func (it *interrupter) arm(ctx context.Context) (stop func() bool) {
+// for it to be set at cctx's deadline or when ctx, the caller's context
+// (cctx's parent, or cctx itself), is cancelled. Pass the result to disarm
+// once the guest has returned.
+func (it *interrupter) arm(ctx, cctx context.Context) armed {
 	it.mu.Lock()
 	if it.e.closed.Load() {
 		it.set()
@@ -52,14 +63,33 @@ func (it *interrupter) arm(ctx context.Context) (stop func() bool) {
 		it.flag.Set(0)
 	}
 	it.mu.Unlock()
-	return context.AfterFunc(ctx, it.fire)
+	a := armed{cctx: cctx}
+	if d, ok := cctx.Deadline(); ok {
+		if it.timer == nil {
+			it.timer = time.AfterFunc(time.Until(d), it.fire)
+		} else {
+			it.timer.Reset(time.Until(d))
+		}
+		a.timer = true
+	}
+	if ctx.Done() != nil {
+		a.stop = context.AfterFunc(ctx, it.fire)
+	}
+	return a
 }
 
-// disarm cancels what arm arranged. If the callback has already started,
-// disarm waits for it to finish, so no write to the flag is pending when it
-// returns and the next arm's reset cannot be overtaken.
-func (it *interrupter) disarm(stop func() bool) {
-	if !stop() {
+// disarm cancels what arm arranged. For each callback that has already
+// started it waits until the callback has finished, so no write to the
+// flag is pending when disarm returns and the next arm's reset cannot be
+// overtaken. If the deadline timer fired, it also waits for cctx to be
+// done (its own timer may lag by a moment), so that the call is
+// classified as past its deadline.
+func (it *interrupter) disarm(a armed) {
+	if a.timer && !it.timer.Stop() {
+		<-it.done
+		<-a.cctx.Done()
+	}
+	if a.stop != nil && !a.stop() {
 		<-it.done
 	}
 }
@@ -104,9 +134,9 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 	}
 	p.track(mod, it)
 	for _, name := range p.m.starts {
-		stop := it.arm(ctx)
+		a := it.arm(ctx, ctx)
 		_, err := mod.ExportedFunction(name).Call(cc)
-		it.disarm(stop)
+		it.disarm(a)
 		if err != nil {
 			p.untrack(mod)
 			_ = mod.Close(context.Background())

@@ -227,13 +227,13 @@ func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte,
 	inst.stdout.reset()
 	inst.stderr.reset()
 	inst.mem.refused = false
-	var stop func() bool
+	var a armed
 	if inst.it != nil {
-		stop = inst.it.arm(cctx)
+		a = inst.it.arm(ctx, cctx)
 	}
 	err := inst.fn.CallWithStack(&callCtx{Context: cctx, st: &inst.st}, inst.stack)
-	if stop != nil {
-		inst.it.disarm(stop)
+	if inst.it != nil {
+		inst.it.disarm(a)
 	}
 	status := uint32(inst.stack[0])
 	if err == nil && cctx.Err() != nil {
