@@ -29,6 +29,14 @@ type Options struct {
 	Logger *slog.Logger
 	// WatchInterval is the polling interval of [server] watch (default 1s).
 	WatchInterval time.Duration
+	// HTTP bounds every plugin's http/fetch; zero fields are the defaults
+	// documented on hostapi.HTTPPolicy. Tests set its Resolver and
+	// DialContext to make names resolve to chosen addresses without
+	// touching the network.
+	HTTP hostapi.HTTPPolicy
+	// KVQuota bounds each plugin's kv namespace; zero fields are the
+	// defaults documented on hostapi.KVQuota.
+	KVQuota hostapi.KVQuota
 }
 
 // Server is a configured wasmcp: plugins loaded and the MCP engine ready
@@ -49,23 +57,24 @@ type Server struct {
 // running). Files found in plugin directories that fail to load are logged
 // and skipped, so one bad file dropped in a directory does not stop the
 // server.
-func New(ctx context.Context, cfg *config.Config, opts Options) (s *Server, err error) {
+func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s = &Server{cfg: cfg, log: log}
+	// s is not the named result: every "return nil, err" below would
+	// otherwise nil it before the cleanup runs.
+	s := &Server{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
 			s.Close(context.WithoutCancel(ctx))
-			s = nil
 		}
 	}()
 	s.engine, err = runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}
-	s.kv, err = hostapi.OpenKV(kvDir(cfg.Server.KVDir), hostapi.KVQuota{})
+	s.kv, err = hostapi.OpenKV(kvDir(cfg.Server.KVDir), opts.KVQuota)
 	if err != nil {
 		return nil, fmt.Errorf("kv store: %w", err)
 	}
@@ -76,6 +85,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (s *Server, err 
 	s.reg, err = plugins.NewRegistry(plugins.Options{
 		Engine: s.engine,
 		KV:     s.kv,
+		HTTP:   opts.HTTP,
 		Logger: log,
 		OnListChanged: func(kind string) {
 			if s.mcp != nil {

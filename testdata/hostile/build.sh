@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the hostile-plugin corpus (see README.md) from source, each
+# module next to its source:
+#
+#   NAME.wat       -> NAME.wasm   (wat2wasm)
+#   NAME.c         -> NAME.wasm   (clang + wasi-libc, sdk/c, reactor, --stack-first)
+#   NAME/main.go   -> NAME.wasm   (GOOS=wasip1 -buildmode=c-shared, sdk/go)
+#
+#   testdata/hostile/build.sh           build in place
+#   testdata/hostile/build.sh --check   build into a temp dir and fail if a
+#                                       committed .wasm differs
+#
+# Builds are reproducible: paths are stripped (-ffile-prefix-map, -trimpath),
+# symbols and debug info removed, and the Go toolchain pinned with
+# GOTOOLCHAIN (default go1.26.8). Debian packages: wabt clang lld wasi-libc
+# libclang-rt-14-dev-wasm32.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
+
+check=0
+case "${1:-}" in
+--check) check=1 ;;
+"") ;;
+*) sed -n '2,16p' "$0"; exit 2 ;;
+esac
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# build_one SRC OUT builds the plugin whose source is SRC into OUT.
+build_one() {
+	local src="$1" out="$2"
+	case "$src" in
+	*.wat)
+		wat2wasm -o "$out" "$src"
+		;;
+	*.c)
+		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \
+			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
+			-Wl,--stack-first -Wl,--strip-all -I"$root/sdk/c" \
+			-o "$out" "$src"
+		;;
+	*/main.go)
+		(cd "$root" && GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS= \
+			go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" \
+			-o "$out" "./testdata/hostile/$(dirname "$src")")
+		;;
+	esac
+}
+
+fail=0
+for src in *.wat *.c */main.go; do
+	case "$src" in */main.go) name="$(dirname "$src")" ;; *) name="${src%.*}" ;; esac
+	out="$here/$name.wasm"
+	[ $check = 1 ] && out="$tmp/$name.wasm"
+	build_one "$src" "$out"
+	if [ $check = 1 ]; then
+		if ! cmp -s "$out" "$name.wasm"; then
+			echo "testdata/hostile/$name.wasm differs from a fresh build of $src; run testdata/hostile/build.sh and commit" >&2
+			fail=1
+		else
+			echo "ok   testdata/hostile/$name.wasm"
+		fi
+	else
+		echo "built testdata/hostile/$name.wasm ($(wc -c <"$out") bytes)"
+	fi
+done
+exit $fail
