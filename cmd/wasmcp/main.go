@@ -39,6 +39,9 @@ const usage = `usage:
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal starts a graceful shutdown; a second one kills the
+	// process at once (the default handling is back).
+	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Args[1:])
 	stop()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/server"
 )
@@ -35,9 +36,22 @@ func cmdServe(ctx context.Context, args []string) error {
 	if len(srv.Registry().Plugins()) == 0 {
 		log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
 	}
+	grace := time.Duration(cfg.Server.ShutdownGrace)
 	if *addr == "" {
 		log.Info("serving MCP on stdio", "plugins", len(srv.Registry().Plugins()), "tools", len(srv.Registry().Tools()))
-		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+		// On SIGTERM or SIGINT: refuse new requests, let the ones in
+		// flight finish for the grace period, cancel the rest; ServeStdio
+		// returns once every answer is written.
+		stop := context.AfterFunc(ctx, func() {
+			log.Info("shutting down", "grace", grace)
+			sctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				log.Warn("shutdown grace period over; requests still running were cancelled", "grace", grace)
+			}
+		})
+		defer stop()
+		return srv.ServeStdio(context.WithoutCancel(ctx), os.Stdin, os.Stdout)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -48,5 +62,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		path = "/mcp"
 	}
 	fmt.Fprintf(os.Stderr, "wasmcp: serving MCP on http://%s%s\n", ln.Addr(), path)
+	// On SIGTERM or SIGINT ServeHTTP stops accepting, lets the requests in
+	// flight finish for the grace period, cancels the rest and returns.
+	stop := context.AfterFunc(ctx, func() { log.Info("shutting down", "grace", grace) })
+	defer stop()
 	return srv.ServeHTTP(ctx, ln)
 }

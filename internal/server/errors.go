@@ -25,6 +25,8 @@ import (
 //	  wrote too much, returned garbage                 other methods: -32603
 //	call passed its deadline                         -32001, data {"timeoutMs": N}
 //	pool and queue full                              -32001, data {"busy": true, "retryAfterMs": N}
+//	server-wide call limit and queue full (engine)   -32001 the same; HTTP 503 + Retry-After before dispatch
+//	tool, prompt or resource of a hidden plugin      exactly as an unknown one (-32602 / -32002)
 //	client cancelled                                 no response (the engine drops it)
 //	resource not found                               -32002 (the engine sends -32602 on 2026-07-28)
 //	input request needs an undeclared capability     -32021 on 2026-07-28; legacy: tools isError, else -32602

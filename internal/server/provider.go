@@ -26,20 +26,31 @@ func (p *provider) Features() mcp.Features {
 	return mcp.Features{Tools: true, Resources: true, Prompts: true, Completions: true, Subscribe: true, ListChanged: true}
 }
 
+// The lists are what the caller may see: plugins restricted to scopes are
+// left out for authenticated callers without one of them.
+
 func (p *provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
-	return p.reg.Tools(), nil
+	return p.reg.ToolsFor(access(r)), nil
 }
 
 func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
-	return p.reg.Resources(), nil
+	return p.reg.ResourcesFor(access(r)), nil
 }
 
 func (p *provider) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
-	return p.reg.ResourceTemplates(), nil
+	return p.reg.ResourceTemplatesFor(access(r)), nil
 }
 
 func (p *provider) Prompts(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
-	return p.reg.Prompts(), nil
+	return p.reg.PromptsFor(access(r)), nil
+}
+
+// access is the part of a plugins.Request that decides visibility: an
+// authenticated caller (HTTP with access control) is restricted to the
+// plugins its scopes allow; stdio and unauthenticated HTTP see them all
+// (configuration refuses plugin scopes without [auth]).
+func access(r *mcp.Request) *plugins.Request {
+	return &plugins.Request{Principal: r.Principal, Restricted: r.Principal != "", Scopes: r.Scopes}
 }
 
 func (p *provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
@@ -67,6 +78,8 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		ClientCapabilities: r.ClientCapabilities,
 		ProgressToken:      r.ProgressToken,
 		Principal:          r.Principal,
+		Restricted:         r.Principal != "",
+		Scopes:             r.Scopes,
 		Caller:             caller{r},
 	}
 	out, err := call(ctx, &req)

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/auth"
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/plugins"
@@ -48,6 +48,7 @@ type Server struct {
 	kv     *hostapi.KVStore
 	reg    *plugins.Registry
 	mcp    *mcp.Server
+	auth   *auth.Authenticator // HTTP access control; nil when [auth] is off
 	stop   context.CancelFunc
 	done   chan struct{}
 }
@@ -119,11 +120,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 			return nil, errors.Join(fatal...)
 		}
 	}
+	s.auth, err = newAuthenticator(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log}, &mcp.Options{
-		Name:         cfg.Server.Name,
-		Version:      version,
-		Instructions: cfg.Server.Instructions,
-		Logger:       log,
+		Name:               cfg.Server.Name,
+		Version:            version,
+		Instructions:       cfg.Server.Instructions,
+		Logger:             log,
+		MaxConcurrentCalls: cfg.Limits.MaxConcurrent,
+		MaxWaitingCalls:    cfg.Limits.MaxWaiting,
+		CallWaitTimeout:    time.Duration(cfg.Limits.Timeout),
 	})
 	watchCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan struct{})
@@ -172,18 +180,6 @@ func (s *Server) Registry() *plugins.Registry { return s.reg }
 // ServeStdio serves MCP on r and w until r ends or ctx is done.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	return s.mcp.ServeStdio(ctx, r, w)
-}
-
-// ServeHTTP serves MCP over Streamable HTTP on ln until ctx is done.
-func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
-	h := s.cfg.HTTP
-	return s.mcp.RunHTTP(ctx, ln, &mcp.HTTPOptions{
-		Path:           h.Path,
-		AllowedOrigins: h.AllowedOrigins,
-		AllowedHosts:   h.AllowedHosts,
-		MaxBodyBytes:   int64(h.MaxBody),
-		Logger:         s.log,
-	})
 }
 
 // CallTool runs one tools/call outside any session (the `wasmcp call`

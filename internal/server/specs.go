@@ -63,6 +63,7 @@ func specFor(cfg *config.Config, p *config.Plugin, path string) plugins.Spec {
 		Path:   path,
 		SHA256: p.SHA256,
 		Prefix: p.Prefix,
+		Scopes: p.Scopes,
 		Limits: runtime.Limits{
 			Memory:    uint64(l.Memory),
 			Timeout:   time.Duration(l.Timeout),
