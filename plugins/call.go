@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // Caller is the client side of one request, as plugins needs it. The
@@ -66,6 +68,48 @@ type envContext struct {
 	RequestState       *string         `json:"requestState,omitempty"`
 }
 
+// readHead checks that a plugin's result is a JSON object (valid UTF-8,
+// well-formed: it goes to the client as is) and reads the members the host
+// acts on, without decoding the rest.
+func readHead(out []byte) (*resultHead, error) {
+	if !jsonrpc.Valid(out) {
+		return nil, &BadResultError{Msg: "not valid JSON (or not valid UTF-8)"}
+	}
+	it, ok := jsonrpc.NewObjectIter(out)
+	if !ok {
+		return nil, &BadResultError{Msg: "not a JSON object"}
+	}
+	head := &resultHead{}
+	var inputRequests []byte
+	for {
+		k, v, ok := it.Next()
+		if !ok {
+			break
+		}
+		switch {
+		case jsonrpc.KeyIs(k, "resultType"):
+			head.ResultType, _ = jsonrpc.String(v)
+		case jsonrpc.KeyIs(k, "isError"):
+			head.IsError = string(v) == "true"
+		case jsonrpc.KeyIs(k, "structuredContent"):
+			head.StructuredContent = v
+		case jsonrpc.KeyIs(k, "inputRequests"):
+			inputRequests = v
+		case jsonrpc.KeyIs(k, "requestState"):
+			head.RequestState = nil
+			if s, ok := jsonrpc.String(v); ok {
+				head.RequestState = &s
+			}
+		}
+	}
+	if head.ResultType == "input_required" && inputRequests != nil && jsonrpc.Kind(inputRequests) != 'z' {
+		if err := json.Unmarshal(inputRequests, &head.InputRequests); err != nil {
+			return nil, &BadResultError{Msg: "invalid inputRequests: " + err.Error()}
+		}
+	}
+	return head, nil
+}
+
 // resultHead is what the host reads of a plugin's result.
 type resultHead struct {
 	ResultType        string                  `json:"resultType"`
@@ -99,8 +143,49 @@ func parseParams(raw json.RawMessage) (*callParams, error) {
 	if len(raw) == 0 {
 		return &p, nil
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, &ParamsError{Msg: "invalid params: " + err.Error()}
+	// The engine hands over valid JSON: walk the members without
+	// reflection, keeping values as slices of raw.
+	it, ok := jsonrpc.NewObjectIter(raw)
+	if !ok {
+		return nil, &ParamsError{Msg: "params must be an object"}
+	}
+	str := func(key string, v []byte) (string, error) {
+		s, ok := jsonrpc.String(v)
+		if !ok {
+			return "", &ParamsError{Msg: fmt.Sprintf("params.%s must be a string", key)}
+		}
+		return s, nil
+	}
+	for {
+		k, v, ok := it.Next()
+		if !ok {
+			break
+		}
+		var err error
+		switch {
+		case jsonrpc.KeyIs(k, "name"):
+			p.Name, err = str("name", v)
+		case jsonrpc.KeyIs(k, "uri"):
+			p.URI, err = str("uri", v)
+		case jsonrpc.KeyIs(k, "arguments"):
+			p.Arguments = v
+		case jsonrpc.KeyIs(k, "inputResponses"):
+			p.InputResponses = v
+		case jsonrpc.KeyIs(k, "requestState"):
+			p.RequestState = nil
+			if jsonrpc.Kind(v) != 'z' {
+				var st string
+				st, err = str("requestState", v)
+				p.RequestState = &st
+			}
+		case jsonrpc.KeyIs(k, "ref"):
+			if err = json.Unmarshal(v, &p.Ref); err != nil {
+				err = &ParamsError{Msg: "invalid params.ref: " + err.Error()}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return &p, nil
 }
@@ -292,12 +377,15 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 	}
 	client := &callClient{reg: r, plugin: pl, req: req}
 	host := pl.host.Bind(client)
-	for round := 1; ; round++ {
-		env, err := buildEnvelope(method, params, &ec)
-		if err != nil {
-			return nil, nil, &ParamsError{Msg: err.Error()}
+	bufp := envelopes.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) <= 64<<10 {
+			envelopes.Put(bufp)
 		}
-		status, out, err := pl.pool.Call(ctx, env, host)
+	}()
+	for round := 1; ; round++ {
+		*bufp = buildEnvelope(*bufp, method, params, &ec)
+		status, out, err := pl.pool.Call(ctx, *bufp, host)
 		if err != nil {
 			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
 		}
@@ -308,12 +396,12 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			}
 			return nil, nil, &pe
 		}
-		var head resultHead
-		if err := json.Unmarshal(out, &head); err != nil {
-			return nil, nil, &BadResultError{Msg: "not a JSON object: " + err.Error()}
+		head, err := readHead(out)
+		if err != nil {
+			return nil, nil, err
 		}
 		if head.ResultType != "input_required" {
-			return out, &head, nil
+			return out, head, nil
 		}
 		if len(head.InputRequests) == 0 && head.RequestState == nil {
 			return nil, nil, &BadResultError{Msg: "input_required without inputRequests or requestState"}
@@ -325,7 +413,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			if head.RequestState != nil {
 				out = setMember(out, "requestState", r.sealer.seal(binding, *head.RequestState))
 			}
-			return out, &head, nil
+			return out, head, nil
 		}
 		if round >= r.opts.MaxInputRounds {
 			return nil, nil, &BadResultError{Msg: fmt.Sprintf("still asking for input after %d rounds", round)}
@@ -393,25 +481,56 @@ func missingCapabilities(clientCaps json.RawMessage, reqs map[string]inputReques
 	return &MissingCapabilityError{Required: missing}
 }
 
-// buildEnvelope writes the request envelope of ABI §3.
-func buildEnvelope(method string, params json.RawMessage, ec *envContext) ([]byte, error) {
-	ctxJSON, err := json.Marshal(ec)
-	if err != nil {
-		return nil, fmt.Errorf("envelope context: %w", err)
-	}
+// buildEnvelope writes the request envelope of ABI §3 into buf. params
+// and the raw members of ec are valid JSON (from the engine, or marshalled
+// by the host), so they are copied as they are.
+func buildEnvelope(buf []byte, method string, params json.RawMessage, ec *envContext) []byte {
 	if isNull(params) {
 		params = json.RawMessage("{}")
 	}
-	b := make([]byte, 0, len(params)+len(ctxJSON)+len(method)+40)
-	b = append(b, `{"method":"`...)
-	b = append(b, method...)
-	b = append(b, `","params":`...)
+	b := append(buf[:0], `{"method":`...)
+	b = jsonrpc.AppendString(b, method)
+	b = append(b, `,"params":`...)
 	b = append(b, params...)
-	b = append(b, `,"context":`...)
-	b = append(b, ctxJSON...)
-	b = append(b, '}')
-	return b, nil
+	b = append(b, `,"context":{`...)
+	sep := false
+	member := func(key string) {
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, `":`...)
+	}
+	if ec.ProtocolVersion != "" {
+		member("protocolVersion")
+		b = jsonrpc.AppendString(b, ec.ProtocolVersion)
+	}
+	for _, m := range [...]struct {
+		key string
+		raw json.RawMessage
+	}{
+		{"clientInfo", ec.ClientInfo},
+		{"clientCapabilities", ec.ClientCapabilities},
+		{"progressToken", ec.ProgressToken},
+		{"inputResponses", ec.InputResponses},
+	} {
+		if len(m.raw) > 0 {
+			member(m.key)
+			b = append(b, m.raw...)
+		}
+	}
+	if ec.RequestState != nil {
+		member("requestState")
+		b = jsonrpc.AppendString(b, *ec.RequestState)
+	}
+	return append(b, "}}"...)
 }
+
+// envelopes recycles envelope buffers: the runtime reads the envelope only
+// while the call runs.
+var envelopes = sync.Pool{New: func() any { return new([]byte) }}
 
 // callClient is the hostapi.Client of one call.
 type callClient struct {

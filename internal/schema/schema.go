@@ -82,6 +82,8 @@ type Schema struct {
 	// maxDepth is the deepest instance nesting accepted.
 	costs    []float64
 	maxDepth int
+	// anyObject: the schema accepts exactly the JSON objects.
+	anyObject bool
 }
 
 // base and location are where the schema is registered: relative
@@ -140,7 +142,40 @@ func Compile(raw []byte, opts *Options) (*Schema, error) {
 	if maxDepth < 0 {
 		return nil, fmt.Errorf("schema: too expensive to evaluate: its references and applicators multiply to more than %.0f evaluations per value", levelCap)
 	}
-	return &Schema{s: s, opts: o, costs: costs, maxDepth: maxDepth}, nil
+	return &Schema{s: s, opts: o, costs: costs, maxDepth: maxDepth, anyObject: acceptsAnyObject(doc)}, nil
+}
+
+// acceptsAnyObject reports whether schema doc accepts every JSON object and
+// nothing else ({"type":"object"} with only annotations besides), the
+// inputSchema of every tool without arguments: such instances need no
+// validator run.
+func acceptsAnyObject(doc any) bool {
+	m, ok := doc.(map[string]any)
+	if !ok || m["type"] != "object" {
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "$schema", "$id", "$comment", "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly":
+		case "additionalProperties", "unevaluatedProperties":
+			if v != true {
+				return false
+			}
+		case "properties", "patternProperties", "$defs", "definitions":
+			if p, ok := v.(map[string]any); !ok || (len(p) > 0 && k != "$defs" && k != "definitions") {
+				return false
+			}
+		case "required":
+			if r, ok := v.([]any); !ok || len(r) > 0 {
+				return false
+			}
+		default:
+			if !strings.HasPrefix(k, "x-") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // compileError turns the library's compile errors into one short message.
@@ -173,6 +208,15 @@ func compileError(err error, doc any) error {
 // *[ValidationError], or an error saying the instance is not JSON or is
 // nested too deeply.
 func (s *Schema) Validate(instance []byte) error {
+	if s.anyObject {
+		if !json.Valid(instance) {
+			return fmt.Errorf("%s: invalid JSON", s.opts.Root)
+		}
+		if t := bytes.TrimLeft(instance, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+			return &ValidationError{Problems: []Problem{{Path: s.opts.Root, Message: "must be an object"}}}
+		}
+		return nil
+	}
 	v, err := decode(instance)
 	if err != nil {
 		return fmt.Errorf("%s: invalid JSON: %w", s.opts.Root, err)

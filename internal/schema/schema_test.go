@@ -240,3 +240,50 @@ func TestCostBounds(t *testing.T) {
 		t.Errorf("large instance: %v, want a refusal", err)
 	}
 }
+
+// TestAnyObjectFastPath: schemas that accept every object skip the
+// validator but answer exactly as it would on objects and non-objects.
+func TestAnyObjectFastPath(t *testing.T) {
+	tests := []struct {
+		schema    string
+		anyObject bool
+	}{
+		{`{"type":"object"}`, true},
+		{`{"type":"object","additionalProperties":true,"properties":{},"title":"x","x-foo":1}`, true},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","required":[]}`, true},
+		{`{"type":"object","additionalProperties":false}`, false},
+		{`{"type":"object","properties":{"a":{"type":"string"}}}`, false},
+		{`{"type":"object","minProperties":1}`, false},
+		{`{}`, false},
+	}
+	for _, tc := range tests {
+		s, err := Compile([]byte(tc.schema), &Options{Root: "arguments"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.schema, err)
+		}
+		if s.anyObject != tc.anyObject {
+			t.Errorf("%s: anyObject = %v, want %v", tc.schema, s.anyObject, tc.anyObject)
+		}
+		for _, inst := range []string{`{}`, `{"a":1}`, ` {"b":[1,2]} `, `[]`, `"x"`, `1`, `null`, `{`} {
+			fast := s.Validate([]byte(inst))
+			if inst == `{` {
+				if fast == nil {
+					t.Errorf("%s: invalid JSON accepted", tc.schema)
+				}
+				continue
+			}
+			slow := s.ValidateValue(mustDecode(inst))
+			if (fast == nil) != (slow == nil) {
+				t.Errorf("%s on %s: Validate %v, ValidateValue %v", tc.schema, inst, fast, slow)
+			}
+		}
+	}
+}
+
+func mustDecode(s string) any {
+	v, err := decode([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

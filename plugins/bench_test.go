@@ -1,0 +1,62 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+// benchRegistry loads the given example plugins.
+func benchRegistry(b *testing.B, paths ...string) *Registry {
+	b.Helper()
+	ctx := context.Background()
+	cache := os.Getenv("WASMCP_TEST_CACHE")
+	if cache == "" {
+		cache = filepath.Join(os.TempDir(), "wasmcp-test-cache")
+	}
+	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close(ctx) })
+	reg, err := NewRegistry(Options{Engine: eng})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var specs []Spec
+	for _, p := range paths {
+		specs = append(specs, Spec{Path: p})
+	}
+	if err := reg.Load(ctx, specs); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// BenchmarkCallTool measures the host's share of a tools/call: parsing,
+// argument validation, the envelope, the pool and reading the result, with
+// plugins whose own work is negligible.
+func BenchmarkCallTool(b *testing.B) {
+	reg := benchRegistry(b, "../examples/wat-ping/wat-ping.wasm", "../examples/c-hash/c-hash.wasm")
+	caps := json.RawMessage(`{"sampling":{},"elicitation":{}}`)
+	info := json.RawMessage(`{"name":"bench","version":"1.0.0"}`)
+	for _, bc := range []struct{ name, params string }{
+		{"wat-ping", `{"name":"ping","_meta":{"progressToken":7}}`},
+		{"c-sha256", `{"name":"sha256","arguments":{"text":"hello, world"}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := &Request{Params: json.RawMessage(bc.params), ProtocolVersion: "2025-11-25", ClientInfo: info, ClientCapabilities: caps}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := reg.CallTool(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
