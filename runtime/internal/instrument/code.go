@@ -17,7 +17,8 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 		return nil, fmt.Errorf("code section at %#x: %w: %w", base, err, ErrMalformed)
 	}
 	var bodies []body
-	var points []int // offsets in p where a check goes, all bodies in order
+	var points []point // all bodies' checks, in order
+	var frames []frame // scratch for scanBody
 	total := uint64(lenU32(n))
 	for k := uint32(0); k < n; k++ {
 		size, j, err := u32(p, i)
@@ -28,7 +29,7 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 			return nil, fmt.Errorf("code section: function %d at %#x: size %d past the end: %w", k, base+i, size, ErrMalformed)
 		}
 		bd := body{start: j, end: j + int(size), first: len(points)}
-		points, err = scanBody(points, p[:bd.end], &bd, info)
+		points, frames, err = scanBody(points, frames[:0], p[:bd.end], &bd, info)
 		if err != nil {
 			var be *bodyError
 			if errors.As(err, &be) {
@@ -80,7 +81,7 @@ type body struct {
 // counts down a new i32 local (the budget) in a register and charges the
 // global fuel Budget at a time; longer loops, and functions whose local
 // index would overflow, charge the fuel directly.
-func (b *body) plan(points []int, m *module, k uint32, c check) {
+func (b *body) plan(points []point, m *module, k uint32, c check) {
 	var params uint64
 	ok := int(k) < len(m.funcTypes) && int(m.funcTypes[k]) < len(m.params)
 	if ok {
@@ -89,7 +90,7 @@ func (b *body) plan(points []int, m *module, k uint32, c check) {
 	idx := params + b.locals // the budget's local index
 	if ok && b.n > 1 && b.decls < math.MaxUint32 && b.locals < math.MaxUint32 && idx < math.MaxUint32 {
 		for q := b.first + 1; q < b.first+b.n; q++ {
-			if charge(points, q, b.end) < Budget {
+			if points[q].charge < Budget {
 				b.budget = true
 				b.loop = c.local(uint32(idx))
 				break
@@ -101,20 +102,20 @@ func (b *body) plan(points []int, m *module, k uint32, c check) {
 		b.size += uint64(lenU32(b.decls+1)-(b.countEnd-b.start)) + 2
 	}
 	for q := b.first; q < b.first+b.n; q++ {
-		b.size += uint64(b.check(q, c, points).len(charge(points, q, b.end)))
+		b.size += uint64(b.check(q, c, points).len(points[q].charge))
 	}
 }
 
 // check returns the check for points[q].
-func (b *body) check(q int, c check, points []int) check {
-	if q > b.first && b.budget && charge(points, q, b.end) < Budget {
+func (b *body) check(q int, c check, points []point) check {
+	if q > b.first && b.budget && points[q].charge < Budget {
 		return b.loop
 	}
 	return c
 }
 
 // append appends the instrumented body, size included.
-func (b *body) append(out, p []byte, points []int, c check) []byte {
+func (b *body) append(out, p []byte, points []point, c check) []byte {
 	out = appendU32(out, uint32(b.size))
 	from := b.start
 	if b.budget { // one more declaration: (local i32)
@@ -124,21 +125,26 @@ func (b *body) append(out, p []byte, points []int, c check) []byte {
 		from = b.localsEnd
 	}
 	for q := b.first; q < b.first+b.n; q++ {
-		out = append(out, p[from:points[q]]...)
-		out = b.check(q, c, points).append(out, charge(points, q, b.end))
-		from = points[q]
+		out = append(out, p[from:points[q].at]...)
+		out = b.check(q, c, points).append(out, points[q].charge)
+		from = points[q].at
 	}
 	return append(out, p[from:b.end]...)
 }
 
-// charge is what the check at points[q] costs: the size of the code up
-// to the next check of the body (or its end), at least 1.
-func charge(points []int, q, end int) int32 {
-	next := end
-	if q+1 < len(points) && points[q+1] < end {
-		next = points[q+1]
-	}
-	return int32(min(max(next-points[q], 1), math.MaxInt32))
+// point is where a check goes (an offset in the code section payload) and
+// what it charges: the size of the code it pays for, at least 1 (see
+// scanBody).
+type point struct {
+	at     int
+	charge int32
+}
+
+// frame is an open block, if or loop while scanning a body: the check
+// that pays for the code in it (the innermost loop's, or the entry's).
+type frame struct {
+	scope int // index in points
+	loop  bool
 }
 
 // bodyError is a decoding error at an offset in a function body.
@@ -159,40 +165,69 @@ func unsupported(off int, format string, args ...any) error {
 }
 
 // scanBody decodes the function body b[bd.start:] (locals and code,
-// without its size), records its locals in bd and appends to points the
-// offsets in b where checks go: after the locals and after every loop's
-// block type.
-func scanBody(points []int, b []byte, bd *body, info *Info) ([]int, error) {
+// without its size), records its locals in bd and appends its checks to
+// points: after the locals and after every loop's block type. Each byte of
+// code is charged to the check of its innermost enclosing loop, or to the
+// entry's outside loops: one pass through a loop body (one iteration) or
+// through a function's code outside loops runs each of those bytes at most
+// once, since only branches to loop headers go backwards. frames is
+// scratch space.
+func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([]point, []frame, error) {
 	n, i, err := u32(b, bd.start)
 	if err != nil {
-		return nil, malformed(i, err)
+		return nil, nil, malformed(i, err)
 	}
 	bd.decls, bd.countEnd = n, i
 	for k := uint32(0); k < n; k++ {
 		var c uint32
 		if c, i, err = u32(b, i); err != nil {
-			return nil, malformed(i, err)
+			return nil, nil, malformed(i, err)
 		}
 		bd.locals += uint64(c)
 		if i, err = skipValType(b, i); err != nil {
-			return nil, malformed(i, err)
+			return nil, nil, malformed(i, err)
 		}
 	}
 	bd.localsEnd = i
-	points = append(points, i)
+	cur := len(points) // the check paying for the code being scanned
+	points = append(points, point{at: i})
+	frames = append(frames, frame{scope: cur}) // the function's own block
+	mark := i                                  // code since mark is not charged yet
+	charge := func(end int) {
+		points[cur].charge = int32(min(int64(points[cur].charge)+int64(end-mark), math.MaxInt32))
+		mark = end
+	}
 	for i < len(b) {
 		at := i
 		op := b[i]
 		i++
 		switch opKinds[op] {
 		case kNone:
+		case kEnd:
+			if len(frames) == 0 {
+				return nil, nil, malformed(at, errors.New("end outside any block"))
+			}
+			f := frames[len(frames)-1]
+			frames = frames[:len(frames)-1]
+			if f.loop {
+				charge(i)
+				cur = bd.first // after the body's last end only malformed code follows
+				if len(frames) > 0 {
+					cur = frames[len(frames)-1].scope
+				}
+			}
 		case kLoop:
 			if i, err = skipBlockType(b, i); err == nil {
-				points = append(points, i)
+				charge(i)
+				cur = len(points)
+				points = append(points, point{at: i})
+				frames = append(frames, frame{scope: cur, loop: true})
 				info.Loops++
 			}
 		case kBlock:
-			i, err = skipBlockType(b, i)
+			if i, err = skipBlockType(b, i); err == nil {
+				frames = append(frames, frame{scope: cur})
+			}
 		case kU32:
 			_, i, err = u32(b, i)
 		case kU32U32:
@@ -232,18 +267,22 @@ func scanBody(points []int, b []byte, bd *body, info *Info) ([]int, error) {
 		case kSIMD:
 			i, err = skipSIMD(b, at, i)
 		default:
-			return nil, unsupported(at, "opcode %#02x", op)
+			return nil, nil, unsupported(at, "opcode %#02x", op)
 		}
 		if err != nil {
 			var be *bodyError
 			if errors.As(err, &be) {
-				return nil, err
+				return nil, nil, err
 			}
-			return nil, malformed(i, err)
+			return nil, nil, malformed(i, err)
 		}
 	}
+	charge(len(b))
+	for q := bd.first; q < len(points); q++ {
+		points[q].charge = max(points[q].charge, 1)
+	}
 	bd.n = len(points) - bd.first
-	return points, nil
+	return points, frames, nil
 }
 
 func skipBytes(b []byte, i, n int) (int, error) {

@@ -6,10 +6,10 @@
 // global (so no existing index moves): a flag, exported as GlobalName, and
 // a fuel counter, exported as FuelName. At the entry of every function
 // body it inserts a check that charges the fuel with the size of the code
-// up to the next check:
+// it pays for (the function's code outside loops):
 //
 //	global.get $fuel
-//	i32.const  <bytes of code up to the next check>
+//	i32.const  <bytes of code paid for>
 //	i32.sub
 //	global.set $fuel
 //	global.get $fuel
@@ -27,8 +27,9 @@
 //	  end
 //	end
 //
-// At the start of every loop body it inserts the same check or, for loops
-// shorter than Budget, a cheaper one that counts a new local (the
+// At the start of every loop body it inserts the same check, paying for the
+// loop body outside nested loops, or, for bodies shorter than Budget, a
+// cheaper one that counts a new local (the
 // function's budget) down in a register and charges the fuel Budget bytes
 // at a time (see check.local): the fuel is a global in memory, and a
 // load-subtract-store per iteration costs tight loops about twice their
@@ -42,9 +43,11 @@
 // much as the flag: wazero's native code cannot be preempted, so a guest
 // that never left it would stall every stop-the-world phase of the Go
 // garbage collector, and with it the goroutine that was to set the flag.
-// Charging checks with the size of the code that follows bounds the code
-// run between exits even for long straight-line functions (up to the code
-// a forward branch skips past a check, at most one function body).
+// Since only branches to loop headers go backwards, one iteration of a
+// loop (or one run of a function's code outside loops) runs each byte it
+// pays for at most once, so the code run between exits is bounded by
+// Refill plus what the charges paid just before it (one region per active
+// frame), even for long straight-line functions.
 //
 // A start section is turned into an export named StartName (the host
 // calls it after instantiation, when it can interrupt it). Custom sections

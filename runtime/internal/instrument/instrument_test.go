@@ -349,11 +349,12 @@ func TestSections(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 	c := newCheck(0, 1)
-	// Regions: entry → loop (0x03 0x40: 2 bytes), loop body → end (0x01
-	// 0x0b 0x0b: 3 bytes). The loop counts down a new local, index 0.
-	body := append([]byte{1, 1, 0x7f}, c.append(nil, 2)...)
+	// Charges: the entry pays for the code outside the loop (0x03 0x40 and
+	// the last 0x0b: 3 bytes), the loop for its body (0x01 0x0b: 2 bytes).
+	// The loop counts down a new local, index 0.
+	body := append([]byte{1, 1, 0x7f}, c.append(nil, 3)...)
 	body = append(body, 0x03, 0x40)
-	body = c.local(0).append(body, 3)
+	body = c.local(0).append(body, 2)
 	body = append(body, 0x01, 0x0b, 0x0b)
 	want := binModule(custom("first"), sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1),
 		sec(6, 2, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b),
@@ -386,4 +387,40 @@ func ExampleInstrument() {
 	out, info, err := Instrument(wasm)
 	fmt.Println(len(out) > len(wasm), info.Functions, info.Loops, err)
 	// Output: true 9 7 <nil>
+}
+
+// TestCharges: each byte of code is charged to its innermost enclosing
+// loop's check, or to the entry's outside loops.
+func TestCharges(t *testing.T) {
+	b := []byte{
+		0x00,       // no locals
+		0x02, 0x40, // block          entry
+		0x03, 0x40, // loop A         entry
+		0x01,       // nop            A
+		0x03, 0x40, // loop B         A
+		0x01, 0x01, // nop nop        B
+		0x0b,             // end B          B
+		0x01, 0x01, 0x01, // nops     A
+		0x0b, // end A                A
+		0x0b, // end block            entry
+		0x01, // nop                  entry
+		0x0b, // end                  entry
+	}
+	var info Info
+	bd := body{end: len(b)}
+	points, _, err := scanBody(nil, nil, b, &bd, &info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []point{{1, 7}, {5, 7}, {8, 3}}
+	if !slices.Equal(points, want) || bd.n != 3 || info.Loops != 2 {
+		t.Errorf("points %v (n %d, loops %d), want %v", points, bd.n, info.Loops, want)
+	}
+	// Malformed nesting is an error, never a panic.
+	for _, bad := range [][]byte{{0, 0x0b, 0x0b}, {0, 0x0b, 0x03, 0x40, 0x0b, 0x0b}} {
+		bd := body{end: len(bad)}
+		if _, _, err := scanBody(nil, nil, bad, &bd, &info); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%x: %v", bad, err)
+		}
+	}
 }

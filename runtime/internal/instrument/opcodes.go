@@ -18,6 +18,7 @@ const (
 	kHeapType        // ref.null: heap type (s33)
 	kMisc            // 0xFC prefix
 	kSIMD            // 0xFD prefix
+	kEnd             // end: closes a block, if, loop or the body
 )
 
 // opKinds maps each opcode byte to its immediates.
@@ -32,7 +33,7 @@ var opKinds = func() (t [256]uint8) {
 	t[0x03] = kLoop        // loop
 	t[0x04] = kBlock       // if
 	t[0x05] = kNone        // else
-	t[0x0b] = kNone        // end
+	t[0x0b] = kEnd         // end
 	set(0x0c, 0x0d, kU32)  // br, br_if
 	t[0x0e] = kBrTable     // br_table
 	t[0x0f] = kNone        // return
