@@ -30,10 +30,13 @@ const wazeroModule = "github.com/tetratelabs/wazero"
 // # Interruption
 //
 // Compile instruments each module (package runtime/internal/instrument): a
-// check of an exported flag global at every function entry and loop
-// header, which costs a load and a branch. A call arms
-// context.AfterFunc on its context to set the flag, so a guest past its
-// deadline or cancelled traps at its next check, in loops and in recursion
+// check at every function entry and loop header that charges a fuel
+// counter by code size, exits to Go every 64 KiB of code run (so that the
+// goroutine can be preempted, e.g. for garbage collection) and then traps
+// if the instance's flag is set. A call arms a per-instance timer for its
+// deadline and, if the caller's context can be cancelled,
+// context.AfterFunc; either sets the flag. So a guest past its deadline or
+// cancelled is stopped within microseconds, in loops and in recursion
 // alike, and the call is classified KindDeadline or KindCanceled. Such
 // modules run on a runtime without wazero's WithCloseOnContextDone, whose
 // per-loop exits to Go made loops 6–25× slower and cost a goroutine per
