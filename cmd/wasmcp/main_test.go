@@ -209,3 +209,35 @@ func TestCallAndInspect(t *testing.T) {
 		t.Fatalf("inspect --json: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestInspectEveryExample: `wasmcp inspect` works on every bundled plugin.
+func TestInspectEveryExample(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*/*.wasm")
+	more, _ := filepath.Glob("../../examples/conformance/*/*.wasm")
+	files = append(files, more...)
+	if len(files) < 7 {
+		t.Fatalf("found only %d example plugins", len(files))
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel("../..", f)
+		t.Run(rel, func(t *testing.T) {
+			stdout, stderr, code := wasmcp(t, "", "inspect", "--json", rel)
+			var rep struct {
+				Manifest struct {
+					Tools     []json.RawMessage `json:"tools"`
+					Resources []json.RawMessage `json:"resources"`
+					Templates []json.RawMessage `json:"resourceTemplates"`
+					Prompts   []json.RawMessage `json:"prompts"`
+				} `json:"manifest"`
+				Imports []string `json:"imports"`
+			}
+			if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			m := rep.Manifest
+			if len(m.Tools)+len(m.Resources)+len(m.Templates)+len(m.Prompts) == 0 || len(rep.Imports) == 0 {
+				t.Errorf("empty report: %s", stdout)
+			}
+		})
+	}
+}
