@@ -185,18 +185,27 @@ func TestHTTPOversizedHeaders(t *testing.T) {
 func TestHTTPIdleConnections(t *testing.T) {
 	const max = 20
 	base := countGoroutines()
-	e := startRun(t, nil, &mcp.HTTPOptions{MaxConns: max, ReadHeaderTimeout: 2 * time.Second, IdleTimeout: 300 * time.Millisecond})
+	e := startRun(t, &mcp.Options{MaxConcurrentCalls: 2 * max}, &mcp.HTTPOptions{MaxConns: max, ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	started := make(chan string, max)
+	e.prov.Started = started
 
-	// A connection that made one request and went idle is closed after
-	// IdleTimeout.
+	// A connection that sends nothing is closed after ReadHeaderTimeout;
+	// one that made a request and went idle, after IdleTimeout.
+	ic, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, took := readUntilClosed(t, ic, 5*time.Second); took > 3*time.Second {
+		t.Errorf("silent connection closed after %v", took)
+	}
+	ic.Close()
 	kc, err := net.Dial("tcp", e.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := modernBody(1, "server/discover", nil, nil)
 	fmt.Fprintf(kc, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMcp-Method: server/discover\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-	br := bufio.NewReader(kc)
-	resp, err := http.ReadResponse(br, nil)
+	resp, err := http.ReadResponse(bufio.NewReader(kc), nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("keep-alive request: %v %v", resp, err)
 	}
@@ -207,14 +216,27 @@ func TestHTTPIdleConnections(t *testing.T) {
 	}
 	kc.Close()
 
-	// Thousands of connections that send nothing: only max are served,
-	// the others are refused, and goroutines stay bounded.
-	conns := make([]net.Conn, 0, 2000)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
+	// max connections busy with calls that never end hold every place.
+	call := modernBody(2, "tools/call", map[string]any{"name": "slow"}, nil)
+	var held []net.Conn
+	for range max {
+		c, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
+		held = append(held, c)
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMcp-Method: tools/call\r\nMcp-Name: slow\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: %d\r\n\r\n%s", len(call), call)
+	}
+	for range max {
+		select {
+		case <-started:
+		case <-time.After(wait):
+			t.Fatal("the held calls did not start")
+		}
+	}
+	// Thousands of connections more: refused and closed, goroutines stay
+	// bounded.
+	conns := make([]net.Conn, 0, 2000)
 	for range 2000 {
 		c, err := net.Dial("tcp", e.addr)
 		if err != nil {
@@ -223,8 +245,11 @@ func TestHTTPIdleConnections(t *testing.T) {
 		conns = append(conns, c)
 	}
 	time.Sleep(1500 * time.Millisecond) // refusals finish (1 s deadline)
-	if n := runtime.NumGoroutine(); n > base+max+40 {
-		t.Errorf("%d goroutines with %d idle connections (base %d, limit %d)", n, len(conns), base, max)
+	if n := runtime.NumGoroutine(); n > base+3*max+40 {
+		t.Errorf("%d goroutines with %d extra connections (base %d, limit %d)", n, len(conns), base, max)
+	}
+	for _, c := range conns {
+		c.Close()
 	}
 	// A request beyond the limit gets 503 with Retry-After.
 	c, err := net.Dial("tcp", e.addr)
@@ -243,8 +268,10 @@ func TestHTTPIdleConnections(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"code":-32001`) {
 		t.Fatalf("over the limit: %d Retry-After=%q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 	}
-	// The idle connections are cut by ReadHeaderTimeout; the server
-	// serves again.
+	// Places come back when connections close.
+	for _, c := range held {
+		c.Close()
+	}
 	deadline := time.Now().Add(wait)
 	for discover(t, e.url) != 200 {
 		if time.Now().After(deadline) {
