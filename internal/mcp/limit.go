@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,16 +16,22 @@ import (
 // once and at most maxWaiting more wait for a slot. A call is first
 // admitted (a place among running and waiting calls, taken without
 // blocking, so that transports can refuse a request before dispatching
-// it), then acquires a run slot (waiting at most waitTimeout).
+// it), then acquires a run slot (waiting at most waitTimeout). The fast
+// paths are atomic operations only: no lock is shared by every call.
 type callLimiter struct {
-	slots       chan struct{}
+	max         int64
 	capacity    int64 // running + waiting
 	admitted    atomic.Int64
+	running     atomic.Int64
 	waitTimeout time.Duration
+
+	nwait   atomic.Int64 // len(waiters), readable without mu
+	mu      sync.Mutex
+	waiters []chan struct{} // FIFO; closed when granted a slot
 }
 
 func newCallLimiter(maxRunning, maxWaiting int, wait time.Duration) *callLimiter {
-	return &callLimiter{slots: make(chan struct{}, maxRunning), capacity: int64(maxRunning + maxWaiting), waitTimeout: wait}
+	return &callLimiter{max: int64(maxRunning), capacity: int64(maxRunning + maxWaiting), waitTimeout: wait}
 }
 
 // admit takes a place for one call; false when running and waiting calls
@@ -42,27 +50,77 @@ func (l *callLimiter) admit() bool {
 
 func (l *callLimiter) unadmit() { l.admitted.Add(-1) }
 
-// acquire waits for a run slot. It fails when ctx ends or after the wait
-// timeout.
-func (l *callLimiter) acquire(ctx context.Context) error {
-	select {
-	case l.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	t := time.NewTimer(l.waitTimeout)
-	defer t.Stop()
-	select {
-	case l.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return errBusyWait
+// tryAcquire takes a run slot if one is free.
+func (l *callLimiter) tryAcquire() bool {
+	for {
+		n := l.running.Load()
+		if n >= l.max {
+			return false
+		}
+		if l.running.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 
-func (l *callLimiter) release() { <-l.slots }
+// acquire waits for a run slot. It fails when ctx ends or, if timeout is
+// positive, after timeout.
+func (l *callLimiter) acquire(ctx context.Context, timeout time.Duration) error {
+	if l.tryAcquire() {
+		return nil
+	}
+	l.mu.Lock()
+	l.nwait.Add(1) // before trying again: a release now sees a waiter
+	if l.tryAcquire() {
+		l.nwait.Add(-1)
+		l.mu.Unlock()
+		return nil
+	}
+	w := make(chan struct{})
+	l.waiters = append(l.waiters, w)
+	l.mu.Unlock()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	var err error
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-expired:
+		err = errBusyWait
+	}
+	l.mu.Lock()
+	if i := slices.Index(l.waiters, w); i >= 0 {
+		l.waiters = slices.Delete(l.waiters, i, i+1)
+		l.nwait.Add(-1)
+		l.mu.Unlock()
+		return err
+	}
+	l.mu.Unlock()
+	l.release() // granted while giving up: pass the slot on
+	return err
+}
+
+// release gives a run slot back, to the first waiter if there is one.
+func (l *callLimiter) release() {
+	l.running.Add(-1)
+	if l.nwait.Load() == 0 {
+		return
+	}
+	l.mu.Lock()
+	for len(l.waiters) > 0 && l.tryAcquire() {
+		w := l.waiters[0]
+		l.waiters = slices.Delete(l.waiters, 0, 1)
+		l.nwait.Add(-1)
+		close(w)
+	}
+	l.mu.Unlock()
+}
 
 // limited reports whether method runs provider code that the limiter
 // bounds. Lists are served from memory and are not bounded.
@@ -83,7 +141,7 @@ var retryAfterValue = []string{strconv.Itoa(retryAfterSeconds)}
 func (s *Server) busyError() *jsonrpc.Error {
 	return &jsonrpc.Error{
 		Code:    jsonrpc.CodeRequestTimeout,
-		Message: "Server busy: " + strconv.Itoa(cap(s.limit.slots)) + " calls are running and the queue is full; retry later",
+		Message: "Server busy: " + strconv.FormatInt(s.limit.max, 10) + " calls are running and the queue is full; retry later",
 		Data:    []byte(`{"busy":true,"retryAfterMs":` + strconv.Itoa(retryAfterSeconds*1000) + `}`),
 	}
 }
@@ -116,7 +174,7 @@ func (s *Server) runSlot(cl *call) error {
 		}
 		cl.admitted = true
 	}
-	if err := s.limit.acquire(cl.ctx); err != nil {
+	if err := s.limit.acquire(cl.ctx, s.limit.waitTimeout); err != nil {
 		return err
 	}
 	cl.mu.Lock()
@@ -158,11 +216,12 @@ func (s *Server) resumeSlot(ctx context.Context, cl *call, paused bool) {
 	if !paused {
 		return
 	}
-	select {
-	case s.limit.slots <- struct{}{}:
-	case <-ctx.Done():
-		return
-	case <-cl.ctx.Done():
+	actx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(cl.ctx, cancel)
+	err := s.limit.acquire(actx, 0)
+	stop()
+	cancel()
+	if err != nil {
 		return
 	}
 	cl.mu.Lock()
