@@ -448,3 +448,18 @@ func TestHTTPCallLimit(t *testing.T) {
 		t.Errorf("%d calls ran and %d were refused; want at most 3 (2 running + 1 waiting) to run", ok, busy)
 	}
 }
+
+// TestStdioIgnoresAuth: [auth] and plugin scopes concern HTTP only; the
+// stdio client (the process that started the server) sees every plugin.
+func TestStdioIgnoresAuth(t *testing.T) {
+	srv := newTestServer(t, scopedConfig)
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	r := c.call("tools/list", map[string]any{})
+	if r.Error != nil || !strings.Contains(string(r.Result), `"echo"`) || !strings.Contains(string(r.Result), `"ping"`) {
+		t.Fatalf("stdio tools/list: %s %+v", r.Result, r.Error)
+	}
+	if tr := decodeTool(t, c.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})); tr.IsError {
+		t.Fatalf("stdio echo: %+v", tr)
+	}
+}
