@@ -185,6 +185,11 @@ func (c *conn) handleNotification(m *jsonrpc.Message) {
 		}
 		c.mu.Lock()
 		cl := c.inflight[id]
+		if cl != nil {
+			// The request will send nothing more: its id is free at once,
+			// not only once its handler has returned.
+			delete(c.inflight, id)
+		}
 		c.mu.Unlock()
 		if cl != nil {
 			cl.cancelByClient()
