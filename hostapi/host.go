@@ -73,10 +73,6 @@ func New(opts Options) (*Host, error) {
 	return h, nil
 }
 
-// maxNotifications bounds the log and progress notifications one call may
-// send to the client; later ones are dropped (the call still succeeds).
-const maxNotifications = 1000
-
 // Bind returns the runtime.Host of one call, answering for client c. c may
 // be nil (e.g. wasmcp/describe at load): log then goes to the Logger only,
 // progress and notify/* are no-ops, the client requests answer
@@ -88,9 +84,11 @@ func (h *Host) Bind(c Client) runtime.Host {
 // bound is a Host bound to one call's Client. It is used by one guest call
 // at a time.
 type bound struct {
-	h     *Host
-	c     Client
-	notes int
+	h         *Host
+	c         Client
+	notes     int // client notifications counted (see log.go)
+	noteBytes int // their bytes
+	logLines  int // plugin log lines for the server log
 }
 
 var _ runtime.Host = (*bound)(nil)

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // fakeClient records what the host sends and answers Request from fields.
@@ -175,5 +178,91 @@ func TestNewRejectsBadRules(t *testing.T) {
 	}
 	if _, err := New(Options{}); err == nil {
 		t.Error("New without a plugin name succeeded")
+	}
+}
+
+// countingHandler counts the records and bytes of text a logger receives.
+type countingHandler struct {
+	mu           sync.Mutex
+	lines, bytes int
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines++
+	h.bytes += len(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		h.bytes += len(a.Key) + len(a.Value.String())
+		return true
+	})
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestLogFloodBounded: a call that logs and reports progress without end
+// costs the client and the server log a bounded number of messages and
+// bytes, whatever the size of each message.
+func TestLogFloodBounded(t *testing.T) {
+	huge := strings.Repeat("é", 128<<10) // 256 KiB, over every per-message bound; cut at a rune boundary
+	hugeData, _ := json.Marshal(strings.Repeat("x", 100<<10))
+	tests := []struct {
+		name string
+		n    int // calls
+		call func(b runtime.Host)
+	}{
+		{"fast log, many small", 1050, func(b runtime.Host) { b.Log(context.Background(), 1, []byte("small line")) }},
+		{"structured log, many small", 1050, func(b runtime.Host) {
+			b.Call(context.Background(), "log", []byte(`{"level":"info","data":"small"}`))
+		}},
+		{"progress, many small", 1050, func(b runtime.Host) { b.Call(context.Background(), "progress", []byte(`{"progress":1}`)) }},
+		{"fast log, huge", 200, func(b runtime.Host) { b.Log(context.Background(), 1, []byte(huge)) }},
+		{"structured log, huge data", 100, func(b runtime.Host) {
+			b.Call(context.Background(), "log", []byte(`{"level":"info","logger":"`+strings.Repeat("l", 10000)+`","data":`+string(hugeData)+`}`))
+		}},
+		{"progress, huge message", 100, func(b runtime.Host) {
+			b.Call(context.Background(), "progress", []byte(`{"progress":1,"message":`+string(hugeData)+`}`))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := &countingHandler{}
+			h, err := New(Options{Plugin: "p", Logger: slog.New(srv)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &fakeClient{}
+			b := h.Bind(c)
+			for range tt.n {
+				tt.call(b)
+			}
+			size := 0
+			for _, e := range c.events {
+				size += len(e)
+				if !utf8.ValidString(e) {
+					t.Fatalf("notification is not valid UTF-8")
+				}
+				if len(e) > 64<<10+1024 {
+					t.Fatalf("one notification of %d bytes, bound 64 KiB", len(e))
+				}
+			}
+			if len(c.events) == 0 || len(c.events) > 1000 {
+				t.Errorf("%d notifications, want 1..1000", len(c.events))
+			}
+			// The documented bounds, as numbers: 1 MiB of notifications
+			// (plus the fake client's formatting) and 1,000 server log
+			// lines of about 1 KiB.
+			if size > 1<<20+len(c.events)*64 {
+				t.Errorf("%d bytes of notifications, bound 1 MiB", size)
+			}
+			if srv.lines > 1001 {
+				t.Errorf("%d server log lines, bound 1001", srv.lines)
+			}
+			if srv.bytes > 1001*(1<<10+400) {
+				t.Errorf("%d bytes of server log, bound about 1 MiB", srv.bytes)
+			}
+		})
 	}
 }

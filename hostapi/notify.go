@@ -5,6 +5,9 @@ import "github.com/wasmcp/wasmcp/internal/abi"
 // progress handles {progress, total?, message?} -> {}. Without a client
 // (or a progress token, which the Client decides) it is a no-op.
 func (b *bound) progress(params []byte) ([]byte, int32) {
+	if b.notes >= maxNotifications {
+		return empty, 0 // bound reached: do not even decode
+	}
 	var p struct {
 		Progress *float64 `json:"progress"`
 		Total    *float64 `json:"total"`
@@ -13,8 +16,11 @@ func (b *bound) progress(params []byte) ([]byte, int32) {
 	if !decode(params, &p) || p.Progress == nil {
 		return nil, abi.ErrBadParams
 	}
-	if b.c != nil && b.note() {
-		b.c.Progress(*p.Progress, p.Total, p.Message)
+	if b.c == nil {
+		return empty, 0
+	}
+	if msg := clip([]byte(p.Message), maxLogMessage); b.note(len(msg) + 32) {
+		b.c.Progress(*p.Progress, p.Total, msg)
 	}
 	return empty, 0
 }
