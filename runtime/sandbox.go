@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 )
 
 const (
@@ -61,11 +62,11 @@ func moduleConfig(sb Sandbox, start string) (wazero.ModuleConfig, error) {
 			if mt.GuestPath == "" || mt.GuestPath[0] != '/' {
 				return nil, fmt.Errorf("mount %q: guest path must be absolute", mt.GuestPath)
 			}
-			if mt.ReadOnly {
-				fc = fc.WithReadOnlyDirMount(mt.HostPath, mt.GuestPath)
-			} else {
-				fc = fc.WithDirMount(mt.HostPath, mt.GuestPath)
+			mfs, err := mountFS(mt)
+			if err != nil {
+				return nil, err
 			}
+			fc = fc.(sysfs.FSConfig).WithSysFSMount(mfs, mt.GuestPath)
 		}
 		mc = mc.WithFSConfig(fc)
 	}
