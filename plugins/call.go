@@ -68,10 +68,11 @@ type envContext struct {
 	RequestState       *string         `json:"requestState,omitempty"`
 }
 
-// readHead checks that a plugin's result is a JSON object (valid UTF-8,
-// well-formed: it goes to the client as is) and reads the members the host
-// acts on, without decoding the rest.
-func readHead(out []byte) (*resultHead, error) {
+// readHead checks that a plugin's result for method is a JSON object
+// (valid UTF-8, well-formed: it goes to the client as is) with the members
+// MCP requires (see checkShape), and reads the members the host acts on,
+// without decoding the rest.
+func readHead(method string, out []byte) (*resultHead, error) {
 	if !jsonrpc.Valid(out) {
 		return nil, &BadResultError{Msg: "not valid JSON (or not valid UTF-8)"}
 	}
@@ -81,6 +82,7 @@ func readHead(out []byte) (*resultHead, error) {
 	}
 	head := &resultHead{}
 	var inputRequests []byte
+	var shape resultShape
 	for {
 		k, v, ok := it.Next()
 		if !ok {
@@ -91,8 +93,18 @@ func readHead(out []byte) (*resultHead, error) {
 			head.ResultType, _ = jsonrpc.String(v)
 		case jsonrpc.KeyIs(k, "isError"):
 			head.IsError = string(v) == "true"
+			shape.isError = v
 		case jsonrpc.KeyIs(k, "structuredContent"):
 			head.StructuredContent = v
+			shape.structured = v
+		case jsonrpc.KeyIs(k, "content"):
+			shape.content = v
+		case jsonrpc.KeyIs(k, "contents"):
+			shape.contents = v
+		case jsonrpc.KeyIs(k, "messages"):
+			shape.messages = v
+		case jsonrpc.KeyIs(k, "completion"):
+			shape.completion = v
 		case jsonrpc.KeyIs(k, "inputRequests"):
 			inputRequests = v
 		case jsonrpc.KeyIs(k, "requestState"):
@@ -105,6 +117,11 @@ func readHead(out []byte) (*resultHead, error) {
 	if head.ResultType == "input_required" && inputRequests != nil && jsonrpc.Kind(inputRequests) != 'z' {
 		if err := json.Unmarshal(inputRequests, &head.InputRequests); err != nil {
 			return nil, &BadResultError{Msg: "invalid inputRequests: " + err.Error()}
+		}
+	}
+	if head.ResultType != "input_required" {
+		if err := checkShape(method, &shape); err != nil {
+			return nil, err
 		}
 	}
 	return head, nil
@@ -390,13 +407,16 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
 		}
 		if status == abi.StatusError {
+			if !jsonrpc.Valid(out) {
+				return nil, nil, &BadResultError{Msg: "status 1 with an error that is not valid JSON (or not valid UTF-8)"}
+			}
 			var pe PluginError
 			if json.Unmarshal(out, &pe) != nil || pe.Code == 0 {
 				return nil, nil, &BadResultError{Msg: "status 1 without a JSON-RPC error object"}
 			}
 			return nil, nil, &pe
 		}
-		head, err := readHead(out)
+		head, err := readHead(method, out)
 		if err != nil {
 			return nil, nil, err
 		}
