@@ -206,8 +206,9 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 // costs the client and the server log a bounded number of messages and
 // bytes, whatever the size of each message.
 func TestLogFloodBounded(t *testing.T) {
-	huge := strings.Repeat("é", 128<<10) // 256 KiB, over every per-message bound; cut at a rune boundary
-	hugeData, _ := json.Marshal(strings.Repeat("x", 100<<10))
+	huge := strings.Repeat("é", 128<<10)                        // 256 KiB, over every per-message bound; cut at a rune boundary
+	hugeData, _ := json.Marshal(strings.Repeat("x", 100<<10))   // over maxLogData, under maxLogParams
+	longMessage, _ := json.Marshal(strings.Repeat("x", 40<<10)) // over maxLogMessage, under maxProgressParams
 	tests := []struct {
 		name string
 		n    int // calls
@@ -223,7 +224,7 @@ func TestLogFloodBounded(t *testing.T) {
 			b.Call(context.Background(), "log", []byte(`{"level":"info","logger":"`+strings.Repeat("l", 10000)+`","data":`+string(hugeData)+`}`))
 		}},
 		{"progress, huge message", 100, func(b runtime.Host) {
-			b.Call(context.Background(), "progress", []byte(`{"progress":1,"message":`+string(hugeData)+`}`))
+			b.Call(context.Background(), "progress", []byte(`{"progress":1,"message":`+string(longMessage)+`}`))
 		}},
 	}
 	for _, tt := range tests {
@@ -264,5 +265,24 @@ func TestLogFloodBounded(t *testing.T) {
 				t.Errorf("%d bytes of server log, bound about 1 MiB", srv.bytes)
 			}
 		})
+	}
+}
+
+// TestHugeLogParamsRefused: log and progress params over their bound are
+// refused (-4) before being decoded, and nothing is sent.
+func TestHugeLogParamsRefused(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	c := &fakeClient{}
+	b := newHost(t, Grants{}).Bind(c)
+	for _, call := range []struct{ method, params string }{
+		{"log", `{"level":"info","data":"` + huge + `"}`},
+		{"progress", `{"progress":1,"message":"` + huge + `"}`},
+	} {
+		if _, errno := b.Call(context.Background(), call.method, []byte(call.params)); errno != abi.ErrTooBig {
+			t.Errorf("%s with 1 MiB params: errno %d, want %d", call.method, errno, abi.ErrTooBig)
+		}
+	}
+	if len(c.events) != 0 {
+		t.Errorf("sent %d notifications", len(c.events))
 	}
 }

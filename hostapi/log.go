@@ -33,6 +33,12 @@ const (
 	maxServerLogText  = 1 << 10
 	// maxLoggerName bounds the logger name of a structured log.
 	maxLoggerName = 256
+	// maxLogParams bounds the params of the log method and
+	// maxProgressParams those of progress: larger ones are refused with
+	// abi.ErrTooBig without being decoded, so that a flood of huge
+	// messages costs the host nothing.
+	maxLogParams      = 2 * maxLogData
+	maxProgressParams = 4 * maxLogMessage
 )
 
 // Log handles the fast log import: msg becomes a JSON string, sent to the
@@ -56,6 +62,9 @@ func (b *bound) Log(ctx context.Context, level int32, msg []byte) {
 
 // logCall handles the log method: {level, logger?, data} -> {}.
 func (b *bound) logCall(ctx context.Context, params []byte) ([]byte, int32) {
+	if len(params) > maxLogParams {
+		return nil, abi.ErrTooBig
+	}
 	if b.notes >= maxNotifications && b.logLines > maxServerLogLines {
 		return empty, 0 // both bounds reached: do not even decode
 	}

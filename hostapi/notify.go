@@ -5,6 +5,9 @@ import "github.com/wasmcp/wasmcp/internal/abi"
 // progress handles {progress, total?, message?} -> {}. Without a client
 // (or a progress token, which the Client decides) it is a no-op.
 func (b *bound) progress(params []byte) ([]byte, int32) {
+	if len(params) > maxProgressParams {
+		return nil, abi.ErrTooBig
+	}
 	if b.notes >= maxNotifications {
 		return empty, 0 // bound reached: do not even decode
 	}
