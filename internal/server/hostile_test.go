@@ -2,12 +2,33 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+	"unicode/utf8"
 
+	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/config"
 )
+
+// This file runs the hostile-plugin corpus (testdata/hostile) through a
+// real server over stdio. For each case it checks what the client sees,
+// that the good plugin in the same server still answers exactly, and
+// that the host's heap stays bounded. docs/hardening.md lists the cases
+// and their answers.
 
 // hostileDir holds the hostile-plugin corpus (testdata/hostile/README.md).
 const hostileDir = "../../testdata/hostile"
@@ -22,29 +43,837 @@ func hostilePath(t testing.TB, name string) string {
 	return p
 }
 
-// TestNewRefusesBrokenPlugin: a [[plugins]] entry that cannot load makes
-// New return an error naming the problem (it used to panic on a nil
-// *Server in its own cleanup).
-func TestNewRefusesBrokenPlugin(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+// Heap bounds. maxCaseHeap bounds the heap in use at any moment of a case
+// (sampled); maxHeapGrowth bounds what a case leaves behind once collected.
+// maxCaseLog bounds what the server logs during a case.
+const (
+	maxCaseHeap   = 256 << 20
+	maxHeapGrowth = 32 << 20
+	maxCaseLog    = 4 << 20
+)
+
+// publicIP is the address the test resolver gives public.test: a public
+// address, which the test dialer connects to the local web server.
+var publicIP = netip.MustParseAddr("93.184.216.34")
+
+// hostileEnv is the world around the hostile server: mounts with a secret
+// next to them, a web server on loopback and a resolver that makes names
+// point at private addresses.
+type hostileEnv struct {
+	dir     string // temporary root
+	mount   string // granted read-only as /data (good, sandbox)
+	rwmount string // granted read-write as /data (rawfs)
+	secret  string // a file outside every mount
+	webPort string
+	web     *httptest.Server
+
+	mu     sync.Mutex
+	dialed []string // dials to anything but publicIP: must stay empty
+
+	logBytes atomic.Int64 // bytes the server logged
+}
+
+const secretText = "TOP SECRET"
+
+func newHostileEnv(t *testing.T) *hostileEnv {
+	t.Helper()
+	e := &hostileEnv{dir: t.TempDir()}
+	e.mount = filepath.Join(e.dir, "mount")
+	e.rwmount = filepath.Join(e.dir, "rwmount")
+	e.secret = filepath.Join(e.dir, "secret.txt")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(e.secret, []byte(secretText+"\n"), 0o644))
+	for _, m := range []string{e.mount, e.rwmount} {
+		must(os.MkdirAll(filepath.Join(m, "sub"), 0o755))
+		must(os.WriteFile(filepath.Join(m, "ok.txt"), []byte("fine\n"), 0o644))
+		must(os.Symlink("../secret.txt", filepath.Join(m, "link_rel")))
+		must(os.Symlink(e.secret, filepath.Join(m, "link_abs")))
+		must(os.Symlink("..", filepath.Join(m, "dirlink")))
+		must(os.Symlink("/etc", filepath.Join(m, "etclink")))
+		must(os.Symlink("sub", filepath.Join(m, "inlink"))) // stays inside
+		must(os.WriteFile(filepath.Join(m, "sub", "in.txt"), []byte("inside\n"), 0o644))
+	}
+	e.web = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			io.WriteString(w, "hello")
+		case "/redirect":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(e.web.Close)
+	_, e.webPort, _ = net.SplitHostPort(e.web.Listener.Addr().String())
+	return e
+}
+
+// resolver answers for the test's names only; nothing reaches real DNS.
+type testResolver map[string][]netip.Addr
+
+func (r testResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func (e *hostileEnv) policy() hostapi.HTTPPolicy {
+	addr := func(s ...string) []netip.Addr {
+		var a []netip.Addr
+		for _, x := range s {
+			a = append(a, netip.MustParseAddr(x))
+		}
+		return a
+	}
+	return hostapi.HTTPPolicy{
+		Timeout: 5 * time.Second,
+		Resolver: testResolver{
+			"public.test":       {publicIP},
+			"loop.test":         addr("127.0.0.1"),
+			"loop6.test":        addr("::1"),
+			"mapped.test":       addr("::ffff:127.0.0.1"),
+			"meta.test":         addr("169.254.169.254"),
+			"private.test":      addr("10.1.2.3"),
+			"link.test":         addr("fe80::1"),
+			"metadata.internal": addr("169.254.169.254"),
+			"rebind.test":       addr("127.0.0.1", "10.0.0.1", "169.254.169.254"),
+		},
+		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, port, _ := net.SplitHostPort(address)
+			if host == publicIP.String() {
+				var d net.Dialer
+				return d.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
+			}
+			e.mu.Lock()
+			e.dialed = append(e.dialed, address)
+			e.mu.Unlock()
+			return nil, fmt.Errorf("test dialer: refusing %s", address)
+		},
+	}
+}
+
+// countingWriter counts the bytes the server logs.
+type countingWriter struct{ n *atomic.Int64 }
+
+func (w countingWriter) Write(p []byte) (int, error) {
+	w.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// hostileConfig serves the good plugin and every hostile plugin that
+// loads, each hostile one under its own prefix.
+func (e *hostileEnv) config(t *testing.T) string {
+	p := func(name string) string { return quote(hostilePath(t, name)) }
+	port := e.webPort
+	return `
 [server]
+name = "hostile"
 kv_dir = ":memory:"
+[limits]
+timeout = "3s"
+memory = "16MiB"
+max_output = "64KiB"
+instances = 2
+
 [[plugins]]
-name = "socket"
-path = `+quote(hostilePath(t, "socket"))+`
-`), ".")
+name = "good"
+path = ` + p("good") + `
+[plugins.grants]
+kv = true
+fs = [{ host = ` + quote(e.mount) + `, guest = "/data" }]
+
+[[plugins]]
+name = "runaway"
+path = ` + p("runaway") + `
+prefix = "runaway_"
+timeout = "1s"
+
+[[plugins]]
+name = "traps"
+path = ` + p("traps") + `
+prefix = "traps_"
+
+[[plugins]]
+name = "memory"
+path = ` + p("memory") + `
+prefix = "memory_"
+
+[[plugins]]
+name = "memhog"
+path = ` + p("memhog") + `
+prefix = "memhog_"
+
+[[plugins]]
+name = "output"
+path = ` + p("output") + `
+prefix = "output_"
+
+[[plugins]]
+name = "exit"
+path = ` + p("exit") + `
+prefix = "exit_"
+
+[[plugins]]
+name = "garbage"
+path = ` + p("garbage") + `
+prefix = "garbage_"
+max_output = "1MiB"
+
+[[plugins]]
+name = "gocrash"
+path = ` + p("gocrash") + `
+prefix = "go_"
+memory = "64MiB"
+[plugins.grants]
+env = { TZ = "UTC" }
+
+[[plugins]]
+name = "sandbox"
+path = ` + p("sandbox") + `
+prefix = "sandbox_"
+[plugins.grants]
+env = { TZ = "UTC" }
+fs = [{ host = ` + quote(e.mount) + `, guest = "/data" }]
+
+[[plugins]]
+name = "rawfs"
+path = ` + p("rawfs") + `
+prefix = "rawfs_"
+[plugins.grants]
+fs = [{ host = ` + quote(e.rwmount) + `, guest = "/data", mode = "rw" }]
+
+[[plugins]]
+name = "fetch"
+path = ` + p("fetch") + `
+[plugins.grants]
+http = ["http://public.test:` + port + `/", "http://loop.test:` + port + `/", "http://loop6.test:` + port + `/",
+        "http://mapped.test:` + port + `/", "http://meta.test/", "http://private.test/", "http://link.test/",
+        "http://metadata.internal/", "http://rebind.test:` + port + `/"]
+
+[[plugins]]
+name = "kvfill"
+path = ` + p("kvfill") + `
+prefix = "kv_"
+[plugins.grants]
+kv = true
+
+[[plugins]]
+name = "flood"
+path = ` + p("flood") + `
+prefix = "flood_"
+
+[[plugins]]
+name = "liar"
+path = ` + p("liar") + `
+prefix = "liar_"
+[plugins.grants]
+kv = true
+config = { manifest = '` + honestManifest + `' }
+`
+}
+
+// honestManifest is what the liar plugin says about itself when told the
+// truth.
+const honestManifest = `{"abi":1,"name":"liar","tools":[{"name":"ok"},{"name":"relie","inputSchema":{"type":"object","properties":{"manifest":{"type":"string"}}}}]}`
+
+// hostileKVQuota is small so that exhausting it is quick.
+var hostileKVQuota = hostapi.KVQuota{MaxKeys: 50, MaxBytes: 1 << 20, MaxValueSize: 256 << 10}
+
+func newHostileServer(t *testing.T, e *hostileEnv, toml string) (*Server, error) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(toml), ".")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	cfg.Server.CacheDir = testCacheDir(t)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(countingWriter{&e.logBytes}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := New(context.Background(), cfg, Options{Version: "test", Logger: log, HTTP: e.policy(), KVQuota: hostileKVQuota})
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return srv, nil
+}
+
+// heapSampler records the largest HeapInuse seen while it runs.
+type heapSampler struct {
+	stop chan struct{}
+	done chan struct{}
+	peak uint64
+}
+
+func sampleHeap() *heapSampler {
+	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var ms goruntime.MemStats
+			goruntime.ReadMemStats(&ms)
+			h.peak = max(h.peak, ms.HeapInuse)
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+// Stop stops sampling and returns the peak.
+func (h *heapSampler) Stop() uint64 {
+	close(h.stop)
+	<-h.done
+	return h.peak
+}
+
+func heapInuse() uint64 {
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// hostileWant is the expected client-visible answer of a case.
+type hostileWant struct {
+	code     int      // JSON-RPC error code; 0 for a result
+	isError  bool     // tool result isError
+	contains []string // in the error message or the result text (case-insensitive)
+	absent   []string // nowhere in the answer
+	timeout  bool     // -32001 within the plugin's deadline plus slack
+}
+
+// hostileCase is one call to a hostile plugin.
+type hostileCase struct {
+	name   string
+	method string // default tools/call
+	params map[string]any
+	want   hostileWant
+	// check, if set, checks more of the answer and what happened around
+	// it; notes are the notifications the call caused.
+	check func(t *testing.T, r response, notes [][]byte)
+}
+
+func tool(name string, args map[string]any) map[string]any {
+	if args == nil {
+		args = map[string]any{}
+	}
+	return map[string]any{"name": name, "arguments": args}
+}
+
+// hostileCases is the corpus table; docs/hardening.md mirrors it.
+func hostileCases(e *hostileEnv) []hostileCase {
+	port := e.webPort
+	crashed := func(what string) hostileWant {
+		return hostileWant{isError: true, contains: []string{"plugin crashed: " + what}}
+	}
+	text := func(s ...string) hostileWant { return hostileWant{contains: s} }
+	toolErr := func(s ...string) hostileWant { return hostileWant{isError: true, contains: s} }
+	denied := text("errno -1 (denied")
+	fetch := func(url string) map[string]any { return tool("fetch", map[string]any{"url": url}) }
+	read := func(path string) map[string]any { return tool("sandbox_read", map[string]any{"path": path}) }
+	escaped := hostileWant{contains: []string{"error:"}, absent: []string{secretText, "root:x:0:0"}}
+	noSecret := []string{secretText, "root:x:0:0", "HOSTILE_SECRET"}
+	return []hostileCase{
+		// Runaway calls: stopped at the deadline.
+		{name: "infinite loop", params: tool("runaway_spin", nil), want: hostileWant{timeout: true}},
+		{name: "loop calling the host", params: tool("runaway_host_spin", nil), want: hostileWant{timeout: true}},
+		{name: "one-hour sleep", params: tool("runaway_sleep", nil), want: hostileWant{timeout: true}},
+
+		// Traps of every kind.
+		{name: "trap unreachable", params: tool("traps_unreachable", nil), want: crashed("unreachable")},
+		{name: "trap integer divide by zero", params: tool("traps_div_zero", nil), want: crashed("integer divide by zero")},
+		{name: "trap integer overflow", params: tool("traps_overflow", nil), want: crashed("integer overflow")},
+		{name: "trap invalid conversion", params: tool("traps_convert", nil), want: crashed("invalid conversion to integer")},
+		{name: "trap out of bounds memory", params: tool("traps_memory_oob", nil), want: crashed("out of bounds memory access")},
+		{name: "trap null table entry", params: tool("traps_null_call", nil), want: crashed("invalid table access")},
+		{name: "trap signature mismatch", params: tool("traps_sig_mismatch", nil), want: crashed("indirect call type mismatch")},
+		{name: "trap table out of bounds", params: tool("traps_table_oob", nil), want: crashed("invalid table access")},
+		{name: "deep recursion (wasm stack)", params: tool("traps_recurse", nil), want: crashed("stack overflow")},
+		{name: "healthy after traps", params: tool("traps_alive", nil), want: text("alive")},
+
+		// Memory.
+		{name: "grow to the limit", params: tool("memory_grow", nil), want: text("refused after 256 pages")},
+		{name: "grow 4 GiB at once", params: tool("memory_huge_grow", nil), want: text("refused")},
+		{name: "grow past the limit, then trap", params: tool("memory_trap_after_grow", nil), want: toolErr("plugin ran out of memory (limit 16 MiB)")},
+		{name: "C malloc until NULL", params: tool("memhog_malloc_null", nil), want: text("malloc returned NULL after")},
+		{name: "C abort after malloc NULL", params: tool("memhog_abort_oom", nil), want: toolErr("plugin ran out of memory (limit 16 MiB)")},
+		{name: "C shadow stack overflow", params: tool("memhog_stack_smash", nil), want: crashed("out of bounds memory access")},
+		{name: "Go allocates until out of memory", params: tool("go_hog", nil), want: toolErr("plugin ran out of memory (limit 64 MiB)")},
+
+		// Output.
+		{name: "huge single output", params: tool("output_huge", nil), want: toolErr("plugin output exceeds 65536 bytes")},
+		{name: "many small writes", params: tool("output_drip", nil), want: toolErr("plugin output exceeds 65536 bytes")},
+
+		// Host imports with pointers and lengths outside memory.
+		{name: "output_write out of bounds", params: tool("output_write_oob", nil), want: crashed("invalid memory range passed to output_write")},
+		{name: "output_write wrapping ptr+len", params: tool("output_Write_wrap", nil), want: crashed("invalid memory range passed to output_write")},
+		{name: "input_read out of bounds", params: tool("output_read_oob", nil), want: crashed("invalid memory range passed to input_read")},
+		{name: "log out of bounds", params: tool("output_log_oob", nil), want: crashed("invalid memory range passed to log")},
+		{name: "result_read out of bounds", params: tool("output_Result_oob", nil), want: crashed("invalid memory range passed to result_read")},
+		{name: "call with pointers out of bounds", params: tool("output_call_oob", nil), want: text("errno -2")},
+		{name: "call with a 4 GiB params length", params: tool("output_Call_huge", nil), want: text("errno -4")},
+		{name: "zero-length ranges at the end of memory", params: tool("output_zero_oob", nil), want: text("zero ok")},
+
+		// Exits.
+		{name: "proc_exit(7) mid-call", params: tool("exit_exit7", nil), want: toolErr("plugin exited with code 7")},
+		{name: "proc_exit(0) mid-call", params: tool("exit_exit0", nil), want: toolErr("plugin exited with code 0")},
+
+		// Go guests.
+		{name: "Go panic in the handler", params: tool("go_panic", nil), want: toolErr("the handler panicked: boom in the handler")},
+		{name: "Go panic in a goroutine", params: tool("go_goroutine_panic", nil), want: crashed("panic: boom in a goroutine")},
+		{name: "Go deadlock", params: tool("go_deadlock", nil), want: crashed("fatal error: all goroutines are asleep - deadlock!")},
+		{name: "Go goroutines that never return", params: tool("go_goroutines", nil), want: hostileWant{timeout: true}},
+		{name: "Go goroutines leaked past the call", params: tool("go_leak", nil), want: text("leaked 1000 goroutines")},
+		{name: "Go os and net reach nothing", params: tool("go_sandbox", map[string]any{"path": e.secret, "dial": e.web.Listener.Addr().String()}),
+			want: hostileWant{contains: []string{"file: error", `env: ["TZ=UTC"]`, "root: error", "dial: error"}, absent: noSecret}},
+
+		// Files, environment and descriptors not granted.
+		{name: "read a host file by absolute path", params: read(e.secret), want: escaped},
+		{name: "read /etc/passwd", params: read("/etc/passwd"), want: escaped},
+		{name: "environment is only what was granted", params: tool("sandbox_env", nil), want: hostileWant{contains: []string{"TZ=UTC;"}, absent: noSecret},
+			check: func(t *testing.T, r response, _ [][]byte) {
+				if got := decodeTool(t, r).text(); got != "TZ=UTC;" {
+					t.Errorf("environment %q, want exactly TZ=UTC", got)
+				}
+			}},
+		{name: "no sockets or other descriptors", params: tool("sandbox_fds", nil), want: text("0:"),
+			check: func(t *testing.T, r response, _ [][]byte) {
+				// stdin, stdout, stderr and the mount (a directory, WASI
+				// file type 3); a socket would be type 5 or 6.
+				fds := strings.Fields(decodeTool(t, r).text())
+				if len(fds) != 4 || fds[3] != "3:3" {
+					t.Errorf("descriptors %q, want stdio and the mount only", fds)
+				}
+				for _, fd := range fds {
+					if strings.HasSuffix(fd, ":5") || strings.HasSuffix(fd, ":6") {
+						t.Errorf("descriptor %s is a socket", fd)
+					}
+				}
+			}},
+
+		// Path escapes through a granted mount.
+		{name: "mount: a file inside", params: read("/data/ok.txt"), want: text("ok:fine")},
+		{name: "mount: a symlink that stays inside", params: read("/data/inlink/in.txt"), want: text("ok:inside")},
+		{name: "mount: ..", params: read("/data/../secret.txt"), want: escaped},
+		{name: "mount: sub/../..", params: read("/data/sub/../../secret.txt"), want: escaped},
+		{name: "mount: relative symlink out", params: read("/data/link_rel"), want: escaped},
+		{name: "mount: absolute symlink out", params: read("/data/link_abs"), want: escaped},
+		{name: "mount: directory symlink to ..", params: read("/data/dirlink/secret.txt"), want: escaped},
+		{name: "mount: directory symlink to /etc", params: read("/data/etclink/passwd"), want: escaped},
+		{name: "mount: write to a read-only mount", params: tool("sandbox_write", map[string]any{"path": "/data/new.txt"}), want: text("error:"),
+			check: func(t *testing.T, r response, _ [][]byte) {
+				if _, err := os.Stat(filepath.Join(e.mount, "new.txt")); err == nil {
+					t.Error("wrote through a read-only mount")
+				}
+			}},
+		{name: "raw WASI: a file inside", params: tool("rawfs_ok", nil), want: text("read:fine")},
+		{name: "raw WASI: ..", params: tool("rawfs_dotdot", nil), want: hostileWant{contains: []string{"errno"}, absent: noSecret}},
+		{name: "raw WASI: sub/../..", params: tool("rawfs_subdotdot", nil), want: hostileWant{contains: []string{"errno"}, absent: noSecret}},
+		{name: "raw WASI: absolute path", params: tool("rawfs_abs", nil), want: hostileWant{contains: []string{"errno"}, absent: noSecret}},
+		{name: "raw WASI: symlink to /etc in a read-write mount", params: tool("rawfs_link", nil), want: hostileWant{contains: []string{"errno"}, absent: noSecret}},
+		{name: "raw WASI: create a symlink out of a read-write mount", params: tool("rawfs_mklink", nil), want: hostileWant{contains: []string{"errno"}, absent: append(noSecret, "read:")}},
+
+		// http/fetch to where it must not go.
+		{name: "fetch: public name (control)", params: fetch("http://public.test:" + port + "/ok"), want: text("status 200: hello")},
+		{name: "fetch: loopback IP not granted", params: fetch("http://127.0.0.1:" + port + "/ok"), want: denied},
+		{name: "fetch: granted name resolving to loopback", params: fetch("http://loop.test:" + port + "/ok"), want: denied},
+		{name: "fetch: granted name resolving to ::1", params: fetch("http://loop6.test:" + port + "/ok"), want: denied},
+		{name: "fetch: granted name resolving to ::ffff:127.0.0.1", params: fetch("http://mapped.test:" + port + "/ok"), want: denied},
+		{name: "fetch: granted name resolving to private", params: fetch("http://private.test/"), want: denied},
+		{name: "fetch: granted name resolving to link-local", params: fetch("http://link.test/"), want: denied},
+		{name: "fetch: granted name resolving to metadata", params: fetch("http://meta.test/latest/meta-data/"), want: denied},
+		{name: "fetch: granted .internal name resolving to metadata", params: fetch("http://metadata.internal/latest/meta-data/"), want: denied},
+		{name: "fetch: granted name resolving to loopback, private and metadata", params: fetch("http://rebind.test:" + port + "/ok"), want: denied},
+		{name: "fetch: metadata IP not granted", params: fetch("http://169.254.169.254/latest/meta-data/"), want: denied},
+		{name: "fetch: IPv6 loopback not granted", params: fetch("http://[::1]:" + port + "/ok"), want: denied},
+		{name: "fetch: decimal IP not granted", params: fetch("http://2130706433:" + port + "/ok"), want: denied},
+		{name: "fetch: 0.0.0.0 not granted", params: fetch("http://0.0.0.0:" + port + "/ok"), want: denied},
+		{name: "fetch: redirect (control)", params: fetch("http://public.test:" + port + "/redirect?to=http://public.test:" + port + "/ok"), want: text("status 200: hello")},
+		{name: "fetch: redirect to loopback IP", params: fetch("http://public.test:" + port + "/redirect?to=http://127.0.0.1:" + port + "/ok"), want: denied},
+		{name: "fetch: redirect to a granted name resolving to loopback", params: fetch("http://public.test:" + port + "/redirect?to=http://loop.test:" + port + "/ok"), want: denied},
+		{name: "fetch: redirect to metadata", params: fetch("http://public.test:" + port + "/redirect?to=http://169.254.169.254/latest/meta-data/"), want: denied},
+		{name: "fetch: redirect to file://", params: fetch("http://public.test:" + port + "/redirect?to=file:///etc/passwd"), want: denied},
+
+		// kv quota.
+		{name: "kv: fill until the key quota", params: tool("kv_fill", map[string]any{"size": 10}), want: text("stored 50 keys, then errno -4 (too big)")},
+		{name: "kv: one value over the value quota", params: tool("kv_big", map[string]any{"size": 300 << 10}), want: text("errno -4 (too big)")},
+
+		// Floods.
+		{name: "flood: 100,000 log lines", params: tool("flood_logs", map[string]any{"n": 100000, "size": 16}), want: text("done"), check: maxNotes(1000, 2<<20)},
+		{name: "flood: 1,000 log lines of 1 MiB", params: tool("flood_logs", map[string]any{"n": 1000, "size": 1 << 20}), want: text("done"), check: maxNotes(1000, 2<<20)},
+		{name: "flood: 100,000 structured logs", params: tool("flood_logdata", map[string]any{"n": 100000, "size": 16}), want: text("done"), check: maxNotes(1000, 2<<20)},
+		{name: "flood: 200 structured logs of 1 MiB", params: tool("flood_logdata", map[string]any{"n": 200, "size": 1 << 20}), want: text("done"), check: maxNotes(1000, 2<<20)},
+		{name: "flood: 100,000 progress notifications", params: withProgress(tool("flood_progress", map[string]any{"n": 100000})), want: text("done"), check: maxNotes(1000, 2<<20)},
+		{name: "flood: 16 MiB of stdout and stderr", params: tool("flood_stdio", map[string]any{"n": 16 << 20}), want: text("done")},
+
+		// Invalid and non-conforming results.
+		{name: "result: truncated JSON", params: tool("garbage_notjson", nil), want: toolErr("invalid result")},
+		{name: "result: invalid UTF-8", params: tool("garbage_utf8_bad", nil), want: toolErr("invalid result", "UTF-8")},
+		{name: "result: content not an array", params: tool("garbage_shape", nil), want: toolErr("invalid result", "content is missing or not an array")},
+		{name: "result: an array", params: tool("garbage_list_result", nil), want: toolErr("invalid result")},
+		{name: "result: empty", params: tool("garbage_empty", nil), want: toolErr("invalid result")},
+		{name: "result: trailing data", params: tool("garbage_trailing", nil), want: toolErr("invalid result")},
+		{name: "result: 200,000 nested arrays", params: tool("garbage_deep", nil), want: toolErr("invalid result")},
+		{name: "result: raw NUL in a string", params: tool("garbage_control_char", nil), want: toolErr("invalid result")},
+		{name: "result: status 1 without an error object", params: tool("garbage_garbage_error", nil), want: toolErr("status 1 with an error that is not valid JSON")},
+		{name: "result: status 7", params: tool("garbage_x_status", nil), want: toolErr("plugin failed (status 7)")},
+		{name: "result: error object with invalid UTF-8", params: tool("garbage_bad_utf8_error", nil), want: toolErr("invalid result", "UTF-8")},
+		{name: "result: input_required asking nothing", params: tool("garbage_input_required_empty", nil), want: toolErr("input_required without")},
+		{name: "result: resources/read not a ReadResourceResult", method: "resources/read", params: map[string]any{"uri": "garbage://res"}, want: hostileWant{code: -32603, contains: []string{"contents is missing or not an array"}}},
+		{name: "result: prompts/get not a GetPromptResult", method: "prompts/get", params: map[string]any{"name": "garbage_garbage_prompt"}, want: hostileWant{code: -32603, contains: []string{"messages is missing or not an array"}}},
+
+		// A describe that changes into a lie after loading.
+		{name: "describe lies after loading", params: tool("liar_relie", map[string]any{"manifest": `{"abi":1,"tools":[{"name":"bad name!"}]}`}), want: text("relied"),
+			check: func(t *testing.T, r response, _ [][]byte) {
+				time.Sleep(200 * time.Millisecond) // the re-describe runs in the background
+				if got := decodeTool(t, callOK(t, "liar_ok")).text(); got != "ok" {
+					t.Errorf("liar_ok after a bad re-describe: %q", got)
+				}
+			}},
+	}
+}
+
+// callOK is set per server by TestHostilePlugins: a tools/call that must
+// not fail at the protocol level.
+var callOK func(t *testing.T, name string) response
+
+func withProgress(p map[string]any) map[string]any {
+	p["_meta"] = map[string]any{"progressToken": "flood"}
+	return p
+}
+
+// maxNotes checks that a call caused at most n notifications and at most
+// size bytes of them.
+func maxNotes(n, size int) func(t *testing.T, r response, notes [][]byte) {
+	return func(t *testing.T, r response, notes [][]byte) {
+		total := 0
+		for _, b := range notes {
+			total += len(b)
+		}
+		t.Logf("%d notifications, %d bytes", len(notes), total)
+		if len(notes) > n {
+			t.Errorf("%d notifications, want at most %d", len(notes), n)
+		}
+		if total > size {
+			t.Errorf("%d bytes of notifications, want at most %d", total, size)
+		}
+	}
+}
+
+// TestHostilePlugins runs every case of the corpus through one server that
+// also serves the good plugin.
+func TestHostilePlugins(t *testing.T) {
+	t.Setenv("HOSTILE_SECRET", "HOSTILE_SECRET")
+	e := newHostileEnv(t)
+	srv, err := newHostileServer(t, e, e.config(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Server.CacheDir = testCacheDir(t)
-	srv, err := New(context.Background(), cfg, Options{})
-	if err == nil {
-		srv.Close(context.Background())
-		t.Fatal("New loaded a plugin that imports sockets")
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	if r := c.call("logging/setLevel", map[string]any{"level": "debug"}); r.Error != nil {
+		t.Fatal(r.Error)
 	}
-	for _, want := range []string{"wasi_snapshot_preview1.sock_accept", "wasi_snapshot_preview1.sock_recv"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not name %s", err, want)
+	callOK = func(t *testing.T, name string) response {
+		t.Helper()
+		r := c.call("tools/call", tool(name, nil))
+		if r.Error != nil {
+			t.Fatalf("%s: %+v", name, r.Error)
 		}
+		return r
+	}
+	good := func(t *testing.T, tag string) {
+		t.Helper()
+		text := "still here after " + tag
+		r := c.call("tools/call", tool("echo", map[string]any{"text": text}))
+		if got := decodeTool(t, r); got.IsError || got.text() != text {
+			t.Fatalf("good plugin after %s: %s", tag, r.Result)
+		}
+	}
+	good(t, "loading")
+	base := heapInuse()
+	t.Logf("heap in use after loading: %d MiB", base>>20)
+
+	for _, tc := range hostileCases(e) {
+		t.Run(tc.name, func(t *testing.T) {
+			method := tc.method
+			if method == "" {
+				method = "tools/call"
+			}
+			stopNotes := collectNotes(c)
+			logged := e.logBytes.Load()
+			heap := sampleHeap()
+			start := time.Now()
+			r := c.call(method, tc.params)
+			elapsed := time.Since(start)
+			peak := heap.Stop()
+			got := stopNotes()
+			checkHostileAnswer(t, method, r, tc.want, elapsed)
+			if tc.check != nil {
+				tc.check(t, r, got)
+			}
+			if n := e.logBytes.Load() - logged; n > maxCaseLog {
+				t.Errorf("the server logged %d KiB, bound %d KiB", n>>10, maxCaseLog>>10)
+			}
+			good(t, tc.name)
+			after := heapInuse()
+			t.Logf("%v; heap peak %d MiB, after %d MiB", elapsed.Round(time.Millisecond), peak>>20, after>>20)
+			if peak > maxCaseHeap {
+				t.Errorf("heap in use peaked at %d MiB, bound %d MiB", peak>>20, maxCaseHeap>>20)
+			}
+			if after > base+maxHeapGrowth {
+				t.Errorf("heap in use %d MiB after the case, %d MiB before the corpus", after>>20, base>>20)
+			}
+		})
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.dialed) > 0 {
+		t.Errorf("http/fetch dialed refused addresses: %v", e.dialed)
+	}
+	// The other plugins' kv namespaces are untouched by kvfill.
+	if got := decodeTool(t, c.call("tools/call", tool("counter", nil))).text(); got != "1" {
+		t.Errorf("good counter = %q after kv exhaustion elsewhere, want 1", got)
+	}
+	t.Logf("server log: %d KiB in total", e.logBytes.Load()>>10)
+}
+
+// collectNotes drains the client's notifications until stop is called and
+// returns them (the client's buffer is small next to a flood).
+func collectNotes(c *stdioClient) func() [][]byte {
+	// Drop what earlier cases left.
+	for {
+		select {
+		case <-c.notes:
+			continue
+		default:
+		}
+		break
+	}
+	var (
+		mu   sync.Mutex
+		got  [][]byte
+		stop = make(chan struct{})
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case n := <-c.notes:
+				mu.Lock()
+				got = append(got, n)
+				mu.Unlock()
+			case <-stop:
+				// Take what is already queued, then stop.
+				for {
+					select {
+					case n := <-c.notes:
+						got = append(got, n)
+					default:
+						return
+					}
+				}
+			}
+		}
+	}()
+	return func() [][]byte {
+		time.Sleep(20 * time.Millisecond)
+		close(stop)
+		<-done
+		return got
+	}
+}
+
+// checkHostileAnswer checks r against w.
+func checkHostileAnswer(t *testing.T, method string, r response, w hostileWant, elapsed time.Duration) {
+	t.Helper()
+	all := string(r.Result)
+	if r.Error != nil {
+		all += r.Error.Message + string(r.Error.Data)
+	}
+	var tr toolResult
+	if json.Unmarshal(r.Result, &tr) == nil {
+		all += "\n" + tr.text() // decoded, for quotes and escapes
+	}
+	if !utf8.ValidString(all) {
+		t.Errorf("answer is not valid UTF-8: %q", all)
+	}
+	switch {
+	case w.timeout:
+		if r.Error == nil || r.Error.Code != -32001 {
+			t.Fatalf("want -32001 (timed out), got %s %+v", r.Result, r.Error)
+		}
+		var d struct {
+			TimeoutMs int64 `json:"timeoutMs"`
+		}
+		if json.Unmarshal(r.Error.Data, &d) != nil || d.TimeoutMs <= 0 {
+			t.Errorf("-32001 without data.timeoutMs: %s", r.Error.Data)
+		}
+		if limit := time.Duration(d.TimeoutMs)*time.Millisecond + time.Second; elapsed > limit {
+			t.Errorf("answered after %v, deadline %dms", elapsed, d.TimeoutMs)
+		}
+	case w.code != 0:
+		if r.Error == nil || r.Error.Code != w.code {
+			t.Fatalf("want error %d, got %s %+v", w.code, r.Result, r.Error)
+		}
+	default:
+		if r.Error != nil {
+			t.Fatalf("unexpected error %d: %s %s", r.Error.Code, r.Error.Message, r.Error.Data)
+		}
+		if method == "tools/call" {
+			if tr := decodeTool(t, r); tr.IsError != w.isError {
+				t.Errorf("isError = %v, want %v (%s)", tr.IsError, w.isError, r.Result)
+			}
+		}
+	}
+	for _, s := range w.contains {
+		if !strings.Contains(strings.ToLower(all), strings.ToLower(s)) {
+			t.Errorf("answer %.300q does not contain %q", all, s)
+		}
+	}
+	for _, s := range append(w.absent, "/tmp/", "/home/", "/root/") {
+		if strings.Contains(all, s) {
+			t.Errorf("answer %.300q contains %q", all, s)
+		}
+	}
+}
+
+// TestHostileDescribe loads the liar plugin with manifests that lie: a
+// configured plugin fails New with a message naming the problem; the same
+// file dropped in a plugin directory is skipped and the good plugin serves.
+func TestHostileDescribe(t *testing.T) {
+	e := newHostileEnv(t)
+	long := strings.Repeat("x", 65)
+	tests := []struct {
+		name     string
+		manifest string
+		want     []string // in the load error
+	}{
+		{"schema that does not compile", `{"abi":1,"tools":[{"name":"t","inputSchema":{"type":12}}]}`, []string{`tool "t": inputSchema`}},
+		{"outputSchema that does not compile", `{"abi":1,"tools":[{"name":"t","outputSchema":{"minimum":"x"}}]}`, []string{`tool "t": outputSchema`}},
+		{"schema with a remote $ref", `{"abi":1,"tools":[{"name":"t","inputSchema":{"$ref":"http://169.254.169.254/schema.json"}}]}`, []string{`tool "t": inputSchema`}},
+		{"schema not an object", `{"abi":1,"tools":[{"name":"t","inputSchema":"string"}]}`, []string{`tool "t": inputSchema`}},
+		{"duplicate tool names", `{"abi":1,"tools":[{"name":"t"},{"name":"t"}]}`, []string{`duplicate tool name "t"`}},
+		{"duplicate prompt names", `{"abi":1,"prompts":[{"name":"p"},{"name":"p"}]}`, []string{`duplicate prompt name "p"`}},
+		{"duplicate resource URIs", `{"abi":1,"resources":[{"uri":"a://x","name":"a"},{"uri":"a://x","name":"b"}]}`, []string{`duplicate resource uri "a://x"`}},
+		{"name with a space", `{"abi":1,"tools":[{"name":"bad name"}]}`, []string{`tool name "bad name" does not match`}},
+		{"name with a dot", `{"abi":1,"tools":[{"name":"a.b"}]}`, []string{`tool name "a.b" does not match`}},
+		{"name with a slash", `{"abi":1,"tools":[{"name":"../etc"}]}`, []string{`tool name "../etc" does not match`}},
+		{"non-ASCII name", `{"abi":1,"tools":[{"name":"ünï"}]}`, []string{`does not match`}},
+		{"name of 65 characters", `{"abi":1,"tools":[{"name":"` + long + `"}]}`, []string{`does not match`}},
+		{"empty name", `{"abi":1,"tools":[{"name":""}]}`, []string{`"name" is empty`}},
+		{"tool without a name", `{"abi":1,"tools":[{"description":"x"}]}`, []string{`missing "name"`}},
+		{"prompt name unsafe", `{"abi":1,"prompts":[{"name":"a b"}]}`, []string{`prompt name "a b" does not match`}},
+		{"bad URI template", `{"abi":1,"resourceTemplates":[{"uriTemplate":"a://{x","name":"t"}]}`, []string{"resourceTemplates[0]"}},
+		{"name another plugin exposes", `{"abi":1,"tools":[{"name":"echo"}]}`, []string{`"echo"`, "good", "liar"}},
+		{"not JSON", `{"abi":1,"tools":[`, []string{"manifest is not valid JSON"}},
+		{"wrong ABI", `{"abi":2}`, []string{"manifest declares abi 2"}},
+		{"describe traps", `@trap`, []string{"describe", "plugin crashed: unreachable"}},
+		{"describe never answers", `@loop`, []string{"describe", "timed out"}},
+		{"describe of 5 MiB", `@huge`, []string{"describe", "output exceeds"}},
+	}
+	good := quote(hostilePath(t, "good"))
+	liar := quote(hostilePath(t, "liar"))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// Configured: New fails naming the problem.
+			start := time.Now()
+			_, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+[limits]
+timeout = "1s"
+[[plugins]]
+name = "good"
+path = `+good+`
+[[plugins]]
+name = "liar"
+path = `+liar+`
+[plugins.grants]
+config = { manifest = '`+tc.manifest+`' }
+`)
+			if err == nil {
+				t.Fatal("New loaded a plugin whose describe lies")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("load error %q does not contain %q", err, w)
+				}
+			}
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("refusing took %v", el)
+			}
+		})
+	}
+
+	// In a plugin directory: skipped, the good plugin serves.
+	dir := t.TempDir()
+	wasm, err := os.ReadFile(hostilePath(t, "liar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "liar.wasm"), wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+plugin_dirs = [`+quote(dir)+`]
+[[plugins]]
+name = "good"
+path = `+good+`
+`)
+	if err != nil {
+		t.Fatalf("a bad plugin in a directory stopped the server: %v", err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
+		t.Errorf("good plugin: %q", got)
+	}
+}
+
+// TestHostileLoadRefused: modules the host refuses before describing them.
+func TestHostileLoadRefused(t *testing.T) {
+	e := newHostileEnv(t)
+	tests := []struct {
+		name, plugin, limits string
+		want                 []string
+	}{
+		{"imports sockets", "socket", "", []string{"wasi_snapshot_preview1.sock_accept", "wasi_snapshot_preview1.sock_recv"}},
+		{"minimum memory over the limit", "bigmin", `memory = "16MiB"`, []string{"memory limit", "below the module's minimum"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "hostile"
+path = `+quote(hostilePath(t, tc.plugin))+`
+`+tc.limits+`
+`)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("load error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

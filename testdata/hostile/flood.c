@@ -19,7 +19,7 @@ static int int_arg(wasmcp_ctx *ctx, wasmcp_json args, const char *key, int64_t m
 	if (wasmcp_json_is_missing(wasmcp_json_get(args, key))) {
 		return 1;
 	}
-	if (!wasmcp_arg_int(args, key, out) || *out < 0 || *out > max) {
+	if (wasmcp_arg_int(args, key, out) != 0 || *out < 0 || *out > max) {
 		wasmcp_tool_errorf(ctx, "\"%s\" must be an integer in [0, %lld]", key, (long long)max);
 		return 0;
 	}

@@ -13,7 +13,7 @@
 
 static char *value_of(wasmcp_ctx *ctx, wasmcp_json args, size_t *size) {
 	int64_t n = 0;
-	if (!wasmcp_arg_int(args, "size", &n) || n < 0 || n > (64 << 20)) {
+	if (wasmcp_arg_int(args, "size", &n) != 0 || n < 0 || n > (64 << 20)) {
 		wasmcp_tool_error(ctx, "\"size\" must be an integer in [0, 64 MiB]");
 		return NULL;
 	}

@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* kept chains the blocks grab_all gets, so that the compiler cannot drop
+ * the allocations (an unused malloc is assumed to succeed). */
+static void *volatile kept;
+
 static size_t grab_all(void) {
 	size_t n = 0;
 	for (;;) {
@@ -23,6 +27,8 @@ static size_t grab_all(void) {
 			return n;
 		}
 		memset(p, 0xAB, 1 << 20);
+		*(void **)p = kept;
+		kept = p;
 		n++;
 	}
 }

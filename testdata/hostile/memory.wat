@@ -2,9 +2,9 @@
 ;;
 ;;   grow        g  memory.grow 1 page at a time until refused; answers
 ;;                  "refused after N pages" (a normal result)
-;;   grow_huge   h  one memory.grow of 65535 pages (4 GiB); answers
+;;   huge_grow   h  one memory.grow of 65535 pages (4 GiB); answers
 ;;                  "refused" or "granted"
-;;   grow_trap   t  grow until refused, then store past the end (a trap
+;;   trap_after_grow  t  grow until refused, then store past the end (a trap
 ;;                  after a refused grow: "out of memory")
 ;;   alive       a  answers "alive"
 (module
@@ -12,7 +12,7 @@
   (import "wasmcp" "output_write" (func $output_write (param i32 i32)))
   (memory (export "memory") 3)
 
-  (data (i32.const 0) "{\"abi\":1,\"name\":\"memory\",\"tools\":[{\"name\":\"grow\"},{\"name\":\"grow_huge\"},{\"name\":\"grow_trap\"},{\"name\":\"alive\"}]}\00")
+  (data (i32.const 0) "{\"abi\":1,\"name\":\"memory\",\"tools\":[{\"name\":\"grow\"},{\"name\":\"huge_grow\"},{\"name\":\"trap_after_grow\"},{\"name\":\"alive\"}]}\00")
   (data (i32.const 4096) "{\"content\":[{\"type\":\"text\",\"text\":\"alive\"}]}\00")
   (data (i32.const 4200) "{\"content\":[{\"type\":\"text\",\"text\":\"refused after \00")
   (data (i32.const 4300) " pages\"}]}\00")

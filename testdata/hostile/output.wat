@@ -5,7 +5,7 @@
 ;;   drip          d  1-byte output_writes forever (the cap stops it)
 ;;   write_oob     w  output_write(0xFFFFFF00, 4096)
 ;;   write_wrap    W  output_write(0xFFFFFFFF, 0xFFFFFFFF): ptr+len wraps
-;;   read_oob      r  input_read(0xFFFFFF00, 4096)
+;;   read_oob      r  input_read(0xFFFFFF00, 4096) with one byte left to read
 ;;   log_oob       l  log(1, 100, 0x7FFFFFFF)
 ;;   result_oob    R  call "log" (result "{}" pending), then result_read(0xFFFFFFF0, 16)
 ;;   call_oob      c  call with method and params pointers out of memory:
@@ -15,6 +15,7 @@
 ;;                    no-ops, answers "zero ok"
 ;;   alive         a  answers "alive"
 (module
+  (import "wasmcp" "input_len" (func $input_len (result i32)))
   (import "wasmcp" "input_read" (func $input_read (param i32 i32) (result i32)))
   (import "wasmcp" "output_write" (func $output_write (param i32 i32)))
   (import "wasmcp" "log" (func $log (param i32 i32 i32)))
@@ -80,7 +81,9 @@
 
   (func (export "wasmcp_call") (result i32)
     (local $n i32) (local $t i32)
-    (local.set $n (call $input_read (i32.const 65536) (i32.const 65536)))
+    ;; Leave the last byte of the envelope (its closing brace) unread, so
+    ;; that read_oob's input_read has something to copy.
+    (local.set $n (call $input_read (i32.const 65536) (i32.sub (call $input_len) (i32.const 1))))
     (if (i32.eq (i32.load8_u (i32.const 65547)) (i32.const 119))
       (then (call $out (i32.const 0)) (return (i32.const 0))))
     (local.set $t (call $tool (local.get $n)))
