@@ -27,7 +27,8 @@ import (
 // exits as soon as that Read returns, without reading further.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	lw := newLineWriter(w)
-	st := &stdioConn{srv: s, lw: lw, sink: lineSink{lw}, sem: make(chan struct{}, s.opts.MaxConcurrency)}
+	st := &stdioConn{srv: s, lw: lw, sink: lineSink{lw}, sem: make(chan struct{}, s.opts.MaxConcurrency),
+		jobs: make(chan stdioJob), quit: make(chan struct{})}
 	st.c = s.newConn(s.ctx, st.sink)
 	stop := context.AfterFunc(ctx, st.c.cancel)
 	defer stop()
@@ -53,6 +54,8 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		err = ctx.Err()
 	}
 	st.wg.Wait()
+	close(st.quit)
+	st.workers.Wait()
 	st.c.close()
 	lw.close()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -71,6 +74,12 @@ type stdioConn struct {
 	wg      sync.WaitGroup
 	gate    sync.Mutex  // orders wg.Add against stopping
 	stopped atomic.Bool // set (under gate) when ServeStdio stops reading
+
+	// The request workers (stdio_workers.go).
+	jobs    chan stdioJob
+	idle    atomic.Int32 // workers committed to receive from jobs
+	quit    chan struct{}
+	workers sync.WaitGroup
 }
 
 // stop makes the reader drop whatever it reads from now on.
@@ -266,23 +275,8 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 		}
 		return false
 	}
-	go st.run(cl, buf)
+	st.dispatch(stdioJob{cl: cl, buf: buf})
 	return true
-}
-
-func (st *stdioConn) run(cl *call, buf *[]byte) {
-	defer st.wg.Done()
-	res, err := st.srv.invoke(cl)
-	out := getBuf()
-	resp, _, ok := st.srv.finish(cl, res, err, (*out)[:0])
-	st.c.untrack(cl)
-	st.release()
-	putBuf(buf)
-	if ok {
-		_ = st.lw.writeMsg(resp)
-	}
-	*out = resp
-	putBuf(out)
 }
 
 // handleBatch serves a JSON-RPC batch, accepted only in a 2025-03-26
