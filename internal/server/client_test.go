@@ -64,7 +64,8 @@ config = { greeting = "hi there" }
 type stdioClient struct {
 	t       testing.TB
 	w       *io.PipeWriter
-	mu      sync.Mutex
+	wmu     sync.Mutex // serializes writes; never held with mu (a write blocks until the server reads)
+	mu      sync.Mutex // guards nextID and pending
 	nextID  int
 	pending map[string]chan json.RawMessage
 	notes   chan json.RawMessage
@@ -146,8 +147,8 @@ func (c *stdioClient) send(msg any) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.w.Write(append(b, '\n'))
 }
 

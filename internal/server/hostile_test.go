@@ -184,6 +184,8 @@ instances = 2
 [[plugins]]
 name = "good"
 path = ` + p("good") + `
+instances = 4
+max_queue = 64
 [plugins.grants]
 kv = true
 fs = [{ host = ` + quote(e.mount) + `, guest = "/data" }]
