@@ -510,6 +510,7 @@ func hostileCases(e *hostileEnv) []hostileCase {
 
 		// kv quota.
 		{name: "kv: fill until the key quota", params: tool("kv_fill", map[string]any{"size": 10}), want: text("stored 50 keys, then errno -4 (too big)")},
+		{name: "kv: fill until the byte quota", params: tool("kv_fill", map[string]any{"size": 100 << 10}), want: text("stored 10 keys, then errno -4 (too big)")},
 		{name: "kv: one value over the value quota", params: tool("kv_big", map[string]any{"size": 300 << 10}), want: text("errno -4 (too big)")},
 
 		// Floods.
@@ -543,13 +544,19 @@ func hostileCases(e *hostileEnv) []hostileCase {
 				if got := decodeTool(t, callOK(t, "liar_ok")).text(); got != "ok" {
 					t.Errorf("liar_ok after a bad re-describe: %q", got)
 				}
+				if tools := listTools(t); !strings.Contains(tools, `"liar_relie"`) || strings.Contains(tools, "bad name!") {
+					t.Errorf("tools/list after a bad re-describe: %s", tools)
+				}
 			}},
 	}
 }
 
-// callOK is set per server by TestHostilePlugins: a tools/call that must
-// not fail at the protocol level.
-var callOK func(t *testing.T, name string) response
+// callOK and listTools are set per server by TestHostilePlugins: a
+// tools/call that must not fail at the protocol level, and tools/list.
+var (
+	callOK    func(t *testing.T, name string) response
+	listTools func(t *testing.T) string
+)
 
 func withProgress(p map[string]any) map[string]any {
 	p["_meta"] = map[string]any{"progressToken": "flood"}
@@ -595,6 +602,14 @@ func TestHostilePlugins(t *testing.T) {
 			t.Fatalf("%s: %+v", name, r.Error)
 		}
 		return r
+	}
+	listTools = func(t *testing.T) string {
+		t.Helper()
+		r := c.call("tools/list", map[string]any{})
+		if r.Error != nil {
+			t.Fatalf("tools/list: %+v", r.Error)
+		}
+		return string(r.Result)
 	}
 	good := func(t *testing.T, tag string) {
 		t.Helper()
