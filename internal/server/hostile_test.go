@@ -825,6 +825,7 @@ config = { manifest = '`+tc.manifest+`' }
 			if err == nil {
 				t.Fatal("New loaded a plugin whose describe lies")
 			}
+			t.Logf("refused: %v", err)
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("load error %q does not contain %q", err, w)
@@ -886,6 +887,7 @@ path = `+quote(hostilePath(t, tc.plugin))+`
 			if err == nil {
 				t.Fatal("loaded")
 			}
+			t.Logf("refused: %v", err)
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("load error %q does not contain %q", err, w)
