@@ -33,9 +33,9 @@ func TestInterrupt(t *testing.T) {
 			// The caller's deadline, so that checkReusable has time to
 			// instantiate (slow under the race detector).
 			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30}, Sandbox{})
+			start := time.Now() // before the deadline is set: took >= timeout
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			start := time.Now()
 			_, _, err := p.Call(ctx, []byte(tt.input), nil)
 			took := time.Since(start)
 			callErr(t, err, KindDeadline)
