@@ -231,7 +231,8 @@ max_output = "1MiB"
 name = "gocrash"
 path = ` + p("gocrash") + `
 prefix = "go_"
-memory = "64MiB"
+memory = "32MiB"
+timeout = "5s"
 [plugins.grants]
 env = { TZ = "UTC" }
 
@@ -412,7 +413,7 @@ func hostileCases(e *hostileEnv) []hostileCase {
 		{name: "C malloc until NULL", params: tool("memhog_malloc_null", nil), want: text("malloc returned NULL after")},
 		{name: "C abort after malloc NULL", params: tool("memhog_abort_oom", nil), want: toolErr("plugin ran out of memory (limit 16 MiB)")},
 		{name: "C shadow stack overflow", params: tool("memhog_stack_smash", nil), want: crashed("out of bounds memory access")},
-		{name: "Go allocates until out of memory", params: tool("go_hog", nil), want: toolErr("plugin ran out of memory (limit 64 MiB)")},
+		{name: "Go allocates until out of memory", params: tool("go_hog", nil), want: toolErr("plugin ran out of memory (limit 32 MiB)")},
 
 		// Output.
 		{name: "huge single output", params: tool("output_huge", nil), want: toolErr("plugin output exceeds 65536 bytes")},
