@@ -29,6 +29,9 @@ type Context struct {
 	Meta json.RawMessage
 
 	host Host
+	// validArgs: the tools/call arguments are known to be valid JSON
+	// (read by parseEnvelope), as an argPlan needs.
+	validArgs bool
 }
 
 // HasClientCapability reports whether the client declared the top-level

@@ -84,11 +84,23 @@ type requestParams struct {
 
 // HandleWith answers one request envelope using host h for the handlers'
 // host calls. It never panics; a handler's panic is answered as an error.
-// Tests use it with a fake Host to run handlers natively.
+// Tests use it with a fake Host to run handlers natively. The handler's
+// arguments and Context may alias envelope: it must not change while the
+// handler runs.
 func (p *Plugin) HandleWith(h Host, envelope []byte) (status uint32, out []byte) {
 	if h == nil {
 		h = unsupportedHost{}
 	}
+	var env requestEnvelope
+	if !parseEnvelope(envelope, &env) {
+		return p.handleDecoded(h, envelope)
+	}
+	return p.dispatch(h, &env, true)
+}
+
+// handleDecoded answers an envelope that parseEnvelope left to
+// encoding/json.
+func (p *Plugin) handleDecoded(h Host, envelope []byte) (status uint32, out []byte) {
 	var env requestEnvelope
 	if err := json.Unmarshal(envelope, &env); err != nil {
 		// Tell a broken envelope from params of the wrong shape.
@@ -101,6 +113,12 @@ func (p *Plugin) HandleWith(h Host, envelope []byte) (status uint32, out []byte)
 		}
 		return rpcError(&RPCError{Code: CodeInvalidRequest, Message: "invalid request envelope: " + err.Error()})
 	}
+	return p.dispatch(h, &env, false)
+}
+
+// dispatch answers the decoded envelope env; scanned says parseEnvelope
+// read it (its raw members are valid JSON).
+func (p *Plugin) dispatch(h Host, env *requestEnvelope, scanned bool) (status uint32, out []byte) {
 	params := env.Params
 	if params == nil {
 		params = &requestParams{}
@@ -114,6 +132,7 @@ func (p *Plugin) HandleWith(h Host, envelope []byte) (status uint32, out []byte)
 		InputResponses:     env.Context.InputResponses,
 		Meta:               params.Meta,
 		host:               h,
+		validArgs:          scanned,
 	}
 	if c.InputResponses == nil {
 		c.InputResponses = params.InputResponses // a host that passes them in params
@@ -228,6 +247,9 @@ func (p *Plugin) callTool(c *Context, req *requestParams) (uint32, []byte) {
 	}
 	if r == nil {
 		r = &Result{}
+	}
+	if out, ok := appendResult(nil, r); ok {
+		return StatusOK, out
 	}
 	status, out := result(r)
 	if status != StatusOK {

@@ -141,10 +141,15 @@ func AddTool[In, Out any](p *Plugin, t Tool, h func(c *Context, in In) (Out, err
 	if h == nil {
 		panic(fmt.Sprintf("wasmcp: tool %q: nil handler", t.Name))
 	}
+	plan := newArgPlan(reflect.TypeFor[In]())
 	p.AddRawTool(t, func(c *Context, args json.RawMessage) (*Result, error) {
 		var in In
-		if err := decodeArguments(args, &in); err != nil {
-			return ErrorResult(err.Error()), nil
+		if plan == nil || !c.validArgs || !plan.decode(args, reflect.ValueOf(&in).Elem()) {
+			var zero In
+			in = zero
+			if err := decodeArguments(args, &in); err != nil {
+				return ErrorResult(err.Error()), nil
+			}
 		}
 		out, err := h(c, in)
 		if err != nil {
