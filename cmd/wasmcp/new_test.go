@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func TestNew(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			for _, tool := range needs[lang] {
 				if _, err := exec.LookPath(tool); err != nil {
-					t.Skipf("%s not installed (scripts/install-deps.sh installs it)", tool)
+					missingToolchain(t, "%s not installed (scripts/install-deps.sh installs it)", tool)
 				}
 			}
 			dir := filepath.Join(t.TempDir(), "proj")
@@ -44,4 +45,15 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
+}
+
+// missingToolchain skips t, or fails it when WASMCP_REQUIRE_TOOLCHAINS is
+// set (scripts/test.sh sets it after installing the toolchains, so that a
+// missing install step cannot pass as a skip).
+func missingToolchain(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("WASMCP_REQUIRE_TOOLCHAINS") != "" {
+		t.Fatalf(format+" (WASMCP_REQUIRE_TOOLCHAINS is set)", args...)
+	}
+	t.Skipf(format, args...)
 }

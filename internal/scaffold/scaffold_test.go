@@ -103,11 +103,11 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			for _, tool := range toolchain[lang] {
 				if _, err := exec.LookPath(tool); err != nil {
-					t.Skipf("%s toolchain missing: %s not on PATH", lang, tool)
+					missingToolchain(t, "%s toolchain missing: %s not on PATH", lang, tool)
 				}
 			}
 			if why := missingLibrary(lang); why != "" {
-				t.Skip(why)
+				missingToolchain(t, "%s", why)
 			}
 			dir := filepath.Join(t.TempDir(), "hello-"+lang)
 			if err := Write(dir, lang, "hello", Options{SDKRoot: root}); err != nil {
@@ -179,3 +179,14 @@ type nopHost struct{}
 func (nopHost) Log(context.Context, int32, []byte) {}
 
 func (nopHost) Call(context.Context, string, []byte) ([]byte, int32) { return nil, -1 }
+
+// missingToolchain skips t, or fails it when WASMCP_REQUIRE_TOOLCHAINS is
+// set (scripts/test.sh sets it after installing the toolchains, so that a
+// missing install step cannot pass as a skip).
+func missingToolchain(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("WASMCP_REQUIRE_TOOLCHAINS") != "" {
+		t.Fatalf(format+" (WASMCP_REQUIRE_TOOLCHAINS is set)", args...)
+	}
+	t.Skipf(format, args...)
+}

@@ -14,7 +14,7 @@ import (
 func TestCJSONNative(t *testing.T) {
 	clang, err := exec.LookPath("clang")
 	if err != nil {
-		t.Skip("C toolchain missing: clang not on PATH")
+		missingToolchain(t, "C toolchain missing: clang not on PATH")
 	}
 	dir := t.TempDir()
 	flags := []string{"-std=c11", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"}
@@ -42,7 +42,7 @@ func TestRustSDKNative(t *testing.T) {
 	rustc := "/usr/bin/rustc"
 	if _, err := os.Stat(rustc); err != nil {
 		if rustc, err = exec.LookPath("rustc"); err != nil {
-			t.Skip("Rust toolchain missing: rustc not found")
+			missingToolchain(t, "Rust toolchain missing: rustc not found")
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "wasmcp_test")
@@ -53,4 +53,15 @@ func TestRustSDKNative(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "test result: ok") {
 		t.Fatalf("tests: %v\n%s", err, out)
 	}
+}
+
+// missingToolchain skips t, or fails it when WASMCP_REQUIRE_TOOLCHAINS is
+// set (scripts/test.sh sets it after installing the toolchains, so that a
+// missing install step cannot pass as a skip).
+func missingToolchain(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("WASMCP_REQUIRE_TOOLCHAINS") != "" {
+		t.Fatalf(format+" (WASMCP_REQUIRE_TOOLCHAINS is set)", args...)
+	}
+	t.Skipf(format, args...)
 }
