@@ -39,14 +39,16 @@ func benchRegistry(b *testing.B, paths ...string) *Registry {
 
 // BenchmarkCallTool measures the host's share of a tools/call: parsing,
 // argument validation, the envelope, the pool and reading the result, with
-// plugins whose own work is negligible.
+// plugins whose own work is negligible, and the whole round trip of a
+// small call to a Go SDK plugin (go-text's slugify).
 func BenchmarkCallTool(b *testing.B) {
-	reg := benchRegistry(b, "../examples/wat-ping/wat-ping.wasm", "../examples/c-hash/c-hash.wasm")
+	reg := benchRegistry(b, "../examples/wat-ping/wat-ping.wasm", "../examples/c-hash/c-hash.wasm", "../examples/go-text/go-text.wasm")
 	caps := json.RawMessage(`{"sampling":{},"elicitation":{}}`)
 	info := json.RawMessage(`{"name":"bench","version":"1.0.0"}`)
 	for _, bc := range []struct{ name, params string }{
 		{"wat-ping", `{"name":"ping","_meta":{"progressToken":7}}`},
 		{"c-sha256", `{"name":"sha256","arguments":{"text":"hello, world"}}`},
+		{"go-slugify", `{"name":"slugify","arguments":{"text":"Hello, World"}}`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := &Request{Params: json.RawMessage(bc.params), ProtocolVersion: "2025-11-25", ClientInfo: info, ClientCapabilities: caps}
