@@ -74,9 +74,11 @@ var safe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// AppendString appends s as a JSON string literal. Invalid UTF-8 becomes
-// U+FFFD, control characters are escaped, and U+2028/U+2029 are escaped so
-// the output is also safe inside JavaScript.
+// AppendString appends s as a JSON string literal, byte for byte as
+// encoding/json writes it without HTML escaping: invalid UTF-8 becomes
+// U+FFFD, control characters are escaped (\b \f \n \r \t, else \u00XX),
+// and U+2028/U+2029 are escaped so the output is also safe inside
+// JavaScript.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -91,6 +93,10 @@ func AppendString(dst []byte, s string) []byte {
 			switch c {
 			case '"', '\\':
 				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
 				dst = append(dst, '\\', 'n')
 			case '\r':

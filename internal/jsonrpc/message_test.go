@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -182,10 +183,20 @@ func TestAppendMessages(t *testing.T) {
 }
 
 func TestAppendString(t *testing.T) {
-	tests := []string{"", "plain", "quote\"back\\slash", "ctl\x00\x1f\t\r\n", "uni é ✓ 😀", "bad \xff utf8", "ls\u2028ps\u2029", "<html>&"}
+	tests := []string{"", "plain", "quote\"back\\slash", "ctl\x00\x1f\t\r\n\b\f\x7f", "uni é ✓ 😀", "bad \xff utf8", "ls\u2028ps\u2029", "<html>&"}
 	for _, s := range tests {
 		t.Run(s, func(t *testing.T) {
 			b := AppendString(nil, s)
+			// Byte for byte what encoding/json writes without HTML escaping.
+			var enc bytes.Buffer
+			e := json.NewEncoder(&enc)
+			e.SetEscapeHTML(false)
+			if err := e.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.TrimSuffix(enc.String(), "\n"); string(b) != want {
+				t.Errorf("AppendString = %s, encoding/json writes %s", b, want)
+			}
 			var back string
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatalf("Unmarshal(%s): %v", b, err)

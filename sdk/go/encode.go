@@ -2,7 +2,6 @@ package wasmcp
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
@@ -47,7 +46,7 @@ func appendResult(dst []byte, r *Result) (out []byte, ok bool) {
 func appendContent(dst []byte, c *Content) ([]byte, bool) {
 	if c.Type == TypeText && c.Annotations == nil && c.Meta == nil {
 		dst = append(dst, `{"type":"text","text":`...)
-		dst = appendString(dst, c.Text)
+		dst = jsonrpc.AppendString(dst, c.Text)
 		return append(dst, '}'), true
 	}
 	b, err := c.MarshalJSON()
@@ -92,59 +91,4 @@ func appendCompact(dst, src []byte) []byte {
 		}
 	}
 	return append(dst, src[start:]...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string exactly as encoding/json does
-// without HTML escaping: \b \f \n \r \t and \u00XX for the other control
-// characters, \ufffd for invalid UTF-8, \u2028 and \u2029 escaped.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
