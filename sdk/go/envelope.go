@@ -231,32 +231,21 @@ func plainKey(k []byte) (string, bool) {
 // scanRawMap sets *m to the members of the JSON object v (nil for null).
 // Like encoding/json it adds to an existing map.
 func scanRawMap(v []byte, m *map[string]json.RawMessage) bool {
-	if jsonrpc.Kind(v) == 'z' {
-		*m = nil
+	return scanMap(v, m, func(v []byte, out *json.RawMessage) bool {
+		*out = v
 		return true
-	}
-	it, ok := jsonrpc.NewObjectIter(v)
-	if !ok {
-		return false
-	}
-	if *m == nil {
-		*m = map[string]json.RawMessage{}
-	}
-	for {
-		k, v, more := it.Next()
-		if !more {
-			return true
-		}
-		key, ok := plainKey(k)
-		if !ok {
-			return false
-		}
-		(*m)[key] = v
-	}
+	})
 }
 
-// scanStringMap sets *m to the JSON object of strings v (nil for null).
+// scanStringMap sets *m to the JSON object of strings v (nil for null);
+// a null member sets "", as in encoding/json.
 func scanStringMap(v []byte, m *map[string]string) bool {
+	return scanMap(v, m, scanString)
+}
+
+// scanMap sets *m to the JSON object v (nil for null), each member read
+// by value; like encoding/json it adds to an existing map.
+func scanMap[V any](v []byte, m *map[string]V, value func([]byte, *V) bool) bool {
 	if jsonrpc.Kind(v) == 'z' {
 		*m = nil
 		return true
@@ -266,7 +255,7 @@ func scanStringMap(v []byte, m *map[string]string) bool {
 		return false
 	}
 	if *m == nil {
-		*m = map[string]string{}
+		*m = map[string]V{}
 	}
 	for {
 		k, v, more := it.Next()
@@ -277,10 +266,10 @@ func scanStringMap(v []byte, m *map[string]string) bool {
 		if !ok {
 			return false
 		}
-		var s string
-		if !scanString(v, &s) {
+		var x V
+		if !value(v, &x) {
 			return false
 		}
-		(*m)[key] = s // null sets "", as in encoding/json
+		(*m)[key] = x
 	}
 }
