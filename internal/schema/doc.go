@@ -20,6 +20,12 @@
 // Cost is bounded by refusing oversized or deeply nested schemas and
 // instances (see [Options]).
 //
+// For the common shape of tool input schemas (objects of typed
+// properties with required names, enums, bounds, lengths and patterns),
+// [Schema.Validate] accepts a valid instance by scanning its bytes,
+// without decoding it; any instance that scan does not accept is decoded
+// and validated as usual, so answers and messages are the same either way.
+//
 // This package is the only importer of
 // github.com/santhosh-tekuri/jsonschema/v6.
 package schema

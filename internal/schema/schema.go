@@ -84,6 +84,9 @@ type Schema struct {
 	maxDepth int
 	// anyObject: the schema accepts exactly the JSON objects.
 	anyObject bool
+	// plan, if not nil, lets Validate accept valid instances without
+	// decoding them (see fast.go).
+	plan *plan
 }
 
 // base and location are where the schema is registered: relative
@@ -142,7 +145,13 @@ func Compile(raw []byte, opts *Options) (*Schema, error) {
 	if maxDepth < 0 {
 		return nil, fmt.Errorf("schema: too expensive to evaluate: its references and applicators multiply to more than %.0f evaluations per value", levelCap)
 	}
-	return &Schema{s: s, opts: o, costs: costs, maxDepth: maxDepth, anyObject: acceptsAnyObject(doc)}, nil
+	sch := &Schema{s: s, opts: o, costs: costs, maxDepth: maxDepth, anyObject: acceptsAnyObject(doc)}
+	if !sch.anyObject {
+		if p, ok := buildPlan(doc, s, true); ok {
+			sch.plan = p
+		}
+	}
+	return sch, nil
 }
 
 // acceptsAnyObject reports whether schema doc accepts every JSON object and
@@ -215,6 +224,9 @@ func (s *Schema) Validate(instance []byte) error {
 		if t := bytes.TrimLeft(instance, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 			return &ValidationError{Problems: []Problem{{Path: s.opts.Root, Message: "must be an object"}}}
 		}
+		return nil
+	}
+	if s.plan != nil && s.fastValid(instance) {
 		return nil
 	}
 	v, err := decode(instance)
