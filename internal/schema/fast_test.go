@@ -327,3 +327,158 @@ func FuzzFastPlan(f *testing.F) {
 		checkFast(t, s, string(src), inst)
 	})
 }
+
+// gen builds schemas the fast path has plans for, and instances for them,
+// from fuzzer bytes, mixing in numbers and strings near the edges.
+type gen struct {
+	data []byte
+	b    strings.Builder
+}
+
+var (
+	genNumbers = []string{"0", "-0", "1", "1.0", "1.5", "-1.5", "1e2", "100", "1E-2", "0.01", "16", "16.0", "1.6e1",
+		"12345678901234567890", "1e300", "-1e-300", "2.5", "0.5", "3", "-3", "99.999", "1e-1"}
+	genStrings = []string{``, `a`, `ab`, `abc`, `é`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `a\nb`, `A`, `a b`, `😀x`,
+		`\"`, `1`, `\u0061`, `ab\u0000`}
+	genNames    = []string{`a`, `b`, `é`, `a b`}
+	genPatterns = []string{`^a`, `^[a-z]*$`, `é`, `^.{2}$`, `\\d`, `^$`, `\\n`, `^\\p{L}+$`}
+	genTypes    = []string{"null", "boolean", "number", "integer", "string", "array", "object"}
+	genDrafts   = []string{"", "http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-04/schema#",
+		"https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema"}
+)
+
+// next returns the next fuzzer byte, 0 once they run out.
+func (g *gen) next() int {
+	if len(g.data) == 0 {
+		return 0
+	}
+	c := g.data[0]
+	g.data = g.data[1:]
+	return int(c)
+}
+
+func (g *gen) pick(list []string) string { return list[g.next()%len(list)] }
+
+// schema writes a subschema; draft is the root's $schema ("" for none).
+func (g *gen) schema(depth int, draft string) {
+	flags := g.next() | g.next()<<8
+	if flags&3 == 3 {
+		g.b.WriteString([]string{"true", "false"}[flags>>2&1])
+		return
+	}
+	g.b.WriteString(`{"title":"t"`)
+	if draft != "" {
+		g.b.WriteString(`,"$schema":"` + draft + `"`)
+	}
+	kw := func(bit int, name string, val func()) {
+		if flags&(1<<bit) != 0 {
+			g.b.WriteString(`,"` + name + `":`)
+			val()
+		}
+	}
+	kw(2, "type", func() {
+		if g.next()%3 == 0 {
+			g.b.WriteString(`["` + g.pick(genTypes) + `","` + g.pick(genTypes) + `"]`)
+		} else {
+			g.b.WriteString(`"` + g.pick(genTypes) + `"`)
+		}
+	})
+	kw(3, "enum", func() {
+		g.b.WriteString("[")
+		for i, n := 0, 1+g.next()%3; i < n; i++ {
+			if i > 0 {
+				g.b.WriteString(",")
+			}
+			g.value(1)
+		}
+		g.b.WriteString("]")
+	})
+	kw(4, "const", func() { g.value(1) })
+	bound := func() { g.b.WriteString(g.pick(genNumbers)) }
+	kw(5, "minimum", bound)
+	kw(6, "maximum", bound)
+	if !strings.Contains(draft, "draft-04") {
+		kw(7, "exclusiveMinimum", bound)
+		kw(8, "exclusiveMaximum", bound)
+	}
+	length := func() { g.b.WriteString(fmt.Sprint(g.next() % 4)) }
+	kw(9, "minLength", length)
+	kw(10, "maxLength", length)
+	kw(11, "pattern", func() { g.b.WriteString(`"` + g.pick(genPatterns) + `"`) })
+	if depth < 2 {
+		kw(12, "items", func() { g.schema(depth+1, "") })
+		kw(13, "properties", func() {
+			g.b.WriteString("{")
+			for i, n := 0, g.next()%4; i < n; i++ {
+				if i > 0 {
+					g.b.WriteString(",")
+				}
+				g.b.WriteString(`"` + genNames[i] + `":`)
+				g.schema(depth+1, "")
+			}
+			g.b.WriteString("}")
+		})
+		kw(14, "additionalProperties", func() { g.schema(depth+1, "") })
+	}
+	kw(15, "required", func() {
+		g.b.WriteString(`["` + g.pick(genNames) + `"]`)
+	})
+	if g.next()%4 == 0 {
+		g.b.WriteString(`,"minItems":1,"maxItems":2,"format":"date"`)
+	}
+	g.b.WriteString("}")
+}
+
+// value writes a JSON value.
+func (g *gen) value(depth int) {
+	switch c := g.next() % 10; {
+	case c < 3:
+		g.b.WriteString(g.pick(genNumbers))
+	case c < 6:
+		g.b.WriteString(`"` + g.pick(genStrings) + `"`)
+	case c == 6:
+		g.b.WriteString(g.pick([]string{"true", "false", "null"}))
+	case c == 7 && depth < 3:
+		g.b.WriteString("[")
+		for i, n := 0, g.next()%3; i < n; i++ {
+			if i > 0 {
+				g.b.WriteString(",")
+			}
+			g.value(depth + 1)
+		}
+		g.b.WriteString("]")
+	default:
+		if depth >= 3 {
+			g.b.WriteString("{}")
+			return
+		}
+		g.b.WriteString("{")
+		for i, n := 0, g.next()%4; i < n; i++ {
+			if i > 0 {
+				g.b.WriteString(",")
+			}
+			g.b.WriteString(`"` + g.pick(append(genNames, `\u0061`)) + `":`)
+			g.value(depth + 1)
+		}
+		g.b.WriteString("}")
+	}
+}
+
+// FuzzFastGenerated is the differential test on generated schemas and
+// instances, which nearly always get a plan and are often valid.
+func FuzzFastGenerated(f *testing.F) {
+	f.Add([]byte{0, 0xff, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte{8, 2, 7, 1, 3})
+	f.Add([]byte("schema bytes"), []byte("instance bytes"))
+	f.Fuzz(func(t *testing.T, schemaBytes, instBytes []byte) {
+		g := &gen{data: schemaBytes}
+		g.schema(0, g.pick(genDrafts))
+		src := g.b.String()
+		s, err := Compile([]byte(src), nil)
+		if err != nil || s.plan == nil {
+			return
+		}
+		g = &gen{data: instBytes}
+		g.value(0)
+		checkFast(t, s, src, []byte(g.b.String()))
+	})
+}
