@@ -32,6 +32,9 @@ var fastSchemas = []string{
 	`{"type":["string","number"],"minLength":1,"minimum":0}`,
 	`{"properties":{"a":true,"b":false,"o":{"type":"object"},"r":{"type":"array"}},"additionalProperties":false}`,
 	`{"type":"object","required":["p0","p13"],"properties":{` + manyProps(14) + `}}`,
+	// From examples/rust-dates and examples/go-text.
+	`{"type":"object","properties":{"timestamp":{"type":"number"},"unit":{"enum":["s","ms"],"default":"s"},"offset":{"type":"string"}},"required":["timestamp"]}`,
+	`{"type":"object","properties":{"named":{"type":"object","additionalProperties":{"type":"string"}}}}`,
 	`{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://example.com/t","$defs":{"x":{"type":"string"}},
 	  "type":"object","properties":{"k":{"const":"v"},"t":{"type":"array","items":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}}}}`,
 }
@@ -183,9 +186,13 @@ func TestFastValidate(t *testing.T) {
 		{8, `{"p0":0,"p13":13,"p7":7}`, true},
 		{8, `{"p0":0,"p13":14}`, false},
 		{8, `{"p0":0}`, false},
-		{9, `{"k":"v","t":[{"x":1},{"x":2,"y":"z"}]}`, true},
-		{9, `{"k":"w"}`, false},
-		{9, `{"t":[{"y":1}]}`, false},
+		{9, `{"timestamp":1.7e9,"unit":"ms"}`, true},
+		{9, `{"unit":"ms"}`, false},
+		{10, `{"named":{"a":"x","b":"y"}}`, true},
+		{10, `{"named":{"a":1}}`, false},
+		{11, `{"k":"v","t":[{"x":1},{"x":2,"y":"z"}]}`, true},
+		{11, `{"k":"w"}`, false},
+		{11, `{"t":[{"y":1}]}`, false},
 	}
 	compiled := make([]*Schema, len(fastSchemas))
 	for i, src := range fastSchemas {
