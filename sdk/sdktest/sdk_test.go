@@ -11,12 +11,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // forEachSDK runs f once per SDK fixture, in parallel subtests.
 func forEachSDK(t *testing.T, f func(t *testing.T, p *runtime.Pool)) {
+	forEachSDKWith(t, runtime.Limits{}, f)
+}
+
+// forEachSDKWith is forEachSDK with pools of the given limits.
+func forEachSDKWith(t *testing.T, l runtime.Limits, f func(t *testing.T, p *runtime.Pool)) {
 	langs := make([]string, 0, len(fixtures))
 	for l := range fixtures {
 		langs = append(langs, l)
@@ -25,7 +31,7 @@ func forEachSDK(t *testing.T, f func(t *testing.T, p *runtime.Pool)) {
 	for _, lang := range langs {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
-			f(t, newPool(t, fixtures[lang], runtime.Limits{}))
+			f(t, newPool(t, fixtures[lang], l))
 		})
 	}
 }
@@ -109,7 +115,10 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 		strs = append(strs, string(r))
 	}
-	forEachSDK(t, func(t *testing.T, p *runtime.Pool) {
+	// A generous deadline: the AssemblyScript fixture takes seconds for
+	// these 1,816 numbers on a loaded machine (its exact float parser and
+	// printer work on big integers), and more under -race.
+	forEachSDKWith(t, runtime.Limits{Timeout: 2 * time.Minute}, func(t *testing.T, p *runtime.Pool) {
 		_, sc := toolText(t, p, nil, "roundtrip", obj{"numbers": numbers, "strings": strs})
 		gotN, _ := sc["numbers"].([]any)
 		gotS, _ := sc["strings"].([]any)
