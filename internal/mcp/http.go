@@ -26,6 +26,10 @@ type HTTPOptions struct {
 	// 127.0.0.1 or [::1], any port), which are always accepted; "*"
 	// accepts every origin. Requests without an Origin header are not
 	// affected. A refused Origin gets 403 (DNS-rebinding protection).
+	// The origins listed here (not the loopback ones) also get CORS:
+	// preflights are answered before Middleware, and responses carry
+	// Access-Control-Allow-Origin and expose Mcp-Session-Id,
+	// WWW-Authenticate and the other headers a browser client reads.
 	AllowedOrigins []string
 	// AllowedHosts lists the Host header values accepted ("mcp.example"
 	// or "mcp.example:8443") besides loopback hosts; "*" accepts every
@@ -186,12 +190,12 @@ func (s *Server) newHTTPHandler(opts *HTTPOptions) *httpHandler {
 	return h
 }
 
-// outer is the handler with its middleware.
+// outer is the handler with its middleware, inside CORS.
 func (h *httpHandler) outer() http.Handler {
 	if h.opts.Middleware != nil {
-		return h.opts.Middleware(h)
+		return h.cors(h.opts.Middleware(h))
 	}
-	return h
+	return h.cors(h)
 }
 
 // beginDrain makes the handler refuse new requests (503) and end its
