@@ -20,10 +20,8 @@ func (h *httpHandler) checkOrigin(r *http.Request) string {
 }
 
 func (h *httpHandler) originAllowed(origin string) bool {
-	for _, a := range h.opts.AllowedOrigins {
-		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-			return true
-		}
+	if h.corsOrigin(origin) {
+		return true
 	}
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
