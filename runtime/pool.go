@@ -143,7 +143,8 @@ func (p *Pool) Limits() Limits { return p.lim }
 // Limits.Timeout. Command mode instantiates a fresh instance with input on
 // stdin and behind input_*; output is stdout plus output_write, exit code 0
 // is status 0, 1 is status 1. The timeout covers queueing, instantiation and
-// the call.
+// the call. A call that has to queue for an instance tells the QueueHook
+// that ctx carries (WithQueueHook), if any.
 //
 // Every failure is an *Error whose Kind says why (deadline, canceled,
 // memory, output, trap, exit, status, busy, closed, bad module) and whose
@@ -170,7 +171,8 @@ func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, o
 }
 
 // acquire takes a call slot, queueing if all are taken and the queue is
-// not full.
+// not full. A call that queues tells ctx's QueueHook, if any: Waiting
+// before it blocks, Resume once it has its slot.
 func (p *Pool) acquire(ctx context.Context) error {
 	select {
 	case p.slots <- struct{}{}:
@@ -182,7 +184,27 @@ func (p *Pool) acquire(ctx context.Context) error {
 		p.waiting.Add(-1)
 		return &Error{Kind: KindBusy, Message: fmt.Sprintf("plugin is busy (%d calls running, queue full)", p.lim.Instances)}
 	}
-	defer p.waiting.Add(-1)
+	h := queueHookFrom(ctx)
+	if h != nil {
+		h.Waiting()
+	}
+	err := p.wait(ctx)
+	p.waiting.Add(-1)
+	if err != nil || h == nil {
+		return err
+	}
+	if err := h.Resume(ctx); err != nil {
+		p.release()
+		if ctx.Err() != nil {
+			return ctx.Err() // Call classifies it: deadline or canceled
+		}
+		return &Error{Kind: KindBusy, Message: err.Error(), Detail: "resuming after the queue: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// wait blocks until the queued call gets a slot.
+func (p *Pool) wait(ctx context.Context) error {
 	select {
 	case p.slots <- struct{}{}:
 		p.busy.Add(1)

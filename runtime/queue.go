@@ -1,0 +1,34 @@
+package runtime
+
+import "context"
+
+// QueueHook is told when a Pool.Call made under a context carrying it
+// (WithQueueHook) has to wait in its pool's queue because every instance
+// is busy. A caller that bounds its own concurrency uses it to give back
+// what it holds while the call only waits, and to take it again before
+// the call runs.
+type QueueHook interface {
+	// Waiting is called once, just before the call blocks in the queue.
+	// A call that finds a free instance, or a full queue, never calls it.
+	Waiting()
+	// Resume is called once after a call that waited got its instance,
+	// before any guest code runs, with the call's context (its Timeout
+	// applies). When it fails, the call gives the instance back and
+	// fails: with KindDeadline or KindCanceled if the context ended,
+	// otherwise with KindBusy wrapping the error. A call that fails while
+	// queued (deadline, cancellation, Close) is not resumed.
+	Resume(ctx context.Context) error
+}
+
+type queueHookKey struct{}
+
+// WithQueueHook returns a copy of ctx carrying h for the Pool.Calls made
+// under it.
+func WithQueueHook(ctx context.Context, h QueueHook) context.Context {
+	return context.WithValue(ctx, queueHookKey{}, h)
+}
+
+func queueHookFrom(ctx context.Context) QueueHook {
+	h, _ := ctx.Value(queueHookKey{}).(QueueHook)
+	return h
+}
