@@ -72,6 +72,8 @@ type call struct {
 
 	mu              sync.Mutex
 	running         bool // holds a run slot of the server's call limiter
+	yielded         bool // gave its run slot back while queued for a plugin instance
+	released        bool // releaseCall ran: the call takes no slot again
 	done            bool // answered (or abandoned): nothing more may be sent
 	clientCancelled bool // notifications/cancelled: no response at all
 	progressed      bool
@@ -267,6 +269,12 @@ func (cl *call) notifyCancelled(id jsonrpc.ID, reason string) {
 	cl.mu.Lock()
 	_ = cl.sendLocked(msg)
 	cl.mu.Unlock()
+}
+
+func (cl *call) yieldSlot() { cl.srv.yieldSlot(cl) }
+
+func (cl *call) resumeSlot(ctx context.Context) error {
+	return cl.srv.resumeSlotAfterYield(ctx, cl)
 }
 
 func (cl *call) closeStream(*Request) {

@@ -28,6 +28,7 @@ type callLimiter struct {
 	nwait   atomic.Int64 // len(waiters), readable without mu
 	mu      sync.Mutex
 	waiters []chan struct{} // FIFO; closed when granted a slot
+	nfirst  int             // waiters[:nfirst] resume (acquireFirst), FIFO among themselves
 }
 
 func newCallLimiter(maxRunning, maxWaiting int, wait time.Duration) *callLimiter {
@@ -66,6 +67,17 @@ func (l *callLimiter) tryAcquire() bool {
 // acquire waits for a run slot. It fails when ctx ends or, if timeout is
 // positive, after timeout.
 func (l *callLimiter) acquire(ctx context.Context, timeout time.Duration) error {
+	return l.acquireAt(ctx, timeout, false)
+}
+
+// acquireFirst is acquire for a call that resumes after yielding its slot
+// (yieldSlot): it waits ahead of the calls that have not started, since
+// it holds a plugin instance that no other call can use meanwhile.
+func (l *callLimiter) acquireFirst(ctx context.Context, timeout time.Duration) error {
+	return l.acquireAt(ctx, timeout, true)
+}
+
+func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, first bool) error {
 	if l.tryAcquire() {
 		return nil
 	}
@@ -77,7 +89,12 @@ func (l *callLimiter) acquire(ctx context.Context, timeout time.Duration) error 
 		return nil
 	}
 	w := make(chan struct{})
-	l.waiters = append(l.waiters, w)
+	if first {
+		l.waiters = slices.Insert(l.waiters, l.nfirst, w)
+		l.nfirst++
+	} else {
+		l.waiters = append(l.waiters, w)
+	}
 	l.mu.Unlock()
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -97,6 +114,9 @@ func (l *callLimiter) acquire(ctx context.Context, timeout time.Duration) error 
 	l.mu.Lock()
 	if i := slices.Index(l.waiters, w); i >= 0 {
 		l.waiters = slices.Delete(l.waiters, i, i+1)
+		if i < l.nfirst {
+			l.nfirst--
+		}
 		l.nwait.Add(-1)
 		l.mu.Unlock()
 		return err
@@ -116,6 +136,9 @@ func (l *callLimiter) release() {
 	for len(l.waiters) > 0 && l.tryAcquire() {
 		w := l.waiters[0]
 		l.waiters = slices.Delete(l.waiters, 0, 1)
+		if l.nfirst > 0 {
+			l.nfirst--
+		}
 		l.nwait.Add(-1)
 		close(w)
 	}
@@ -183,11 +206,15 @@ func (s *Server) runSlot(cl *call) error {
 	return nil
 }
 
-// releaseCall gives back what cl holds of the limiter.
+// releaseCall gives back what cl holds of the limiter. A slot the call
+// takes again later (resumeSlot of a misbehaving Provider that uses its
+// Request after returning) is given back at once.
 func (s *Server) releaseCall(cl *call) {
 	cl.mu.Lock()
 	running := cl.running
 	cl.running = false
+	cl.yielded = false
+	cl.released = true
 	cl.mu.Unlock()
 	if running {
 		s.limit.release()
@@ -225,6 +252,70 @@ func (s *Server) resumeSlot(ctx context.Context, cl *call, paused bool) {
 		return
 	}
 	cl.mu.Lock()
+	if cl.released {
+		cl.mu.Unlock()
+		s.limit.release()
+		return
+	}
 	cl.running = true
 	cl.mu.Unlock()
+}
+
+// A call waiting for an instance of its plugin (runtime.Pool's queue)
+// yields its run slot, so that calls queued behind a slow plugin do not
+// keep calls to other plugins from running: the composition root attaches
+// a runtime.QueueHook built on Request.YieldSlot and Request.ResumeSlot.
+// The call keeps its admitted place, so running plus waiting calls stay
+// bounded by MaxConcurrentCalls + MaxWaitingCalls.
+//
+// No deadlock: a call that resumes holds a plugin instance and waits for a
+// run slot. A call holding a run slot never waits for an instance while
+// holding it (it yields first), and it gives the slot back when it ends,
+// which its deadline bounds; so the calls holding slots always make
+// progress, and the wait is bounded anyway by CallWaitTimeout and the
+// call's deadline. A waiter that gives up (timeout, cancellation) passes a
+// slot it was granted on, as every waiter does.
+
+// yieldSlot gives cl's run slot back while it waits for a plugin
+// instance; resumeSlotAfterYield takes one again.
+func (s *Server) yieldSlot(cl *call) {
+	cl.mu.Lock()
+	if !cl.running {
+		cl.mu.Unlock()
+		return // not running, or its slot is already paused (clientCall)
+	}
+	cl.running = false
+	cl.yielded = true
+	cl.mu.Unlock()
+	s.limit.release()
+}
+
+func (s *Server) resumeSlotAfterYield(ctx context.Context, cl *call) error {
+	cl.mu.Lock()
+	if !cl.yielded {
+		cl.mu.Unlock()
+		return nil
+	}
+	cl.yielded = false
+	cl.mu.Unlock()
+	actx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(cl.ctx, cancel)
+	err := s.limit.acquireFirst(actx, s.limit.waitTimeout)
+	stop()
+	cancel()
+	if err != nil {
+		if e := cl.ctx.Err(); e != nil && ctx.Err() == nil {
+			err = e
+		}
+		return err
+	}
+	cl.mu.Lock()
+	if cl.released {
+		cl.mu.Unlock()
+		s.limit.release()
+		return errRequestDone
+	}
+	cl.running = true
+	cl.mu.Unlock()
+	return nil
 }

@@ -27,7 +27,12 @@ func TestCallLimiterHammer(t *testing.T) {
 				if (g+i)%7 == 0 {
 					ctx, cancel = context.WithTimeout(ctx, time.Microsecond)
 				}
-				err := l.acquire(ctx, 0)
+				var err error
+				if (g+i)%5 == 0 { // a call resuming after it yielded
+					err = l.acquireFirst(ctx, 0)
+				} else {
+					err = l.acquire(ctx, 0)
+				}
 				cancel()
 				if err != nil {
 					if !errors.Is(err, context.DeadlineExceeded) {
@@ -57,8 +62,8 @@ func TestCallLimiterHammer(t *testing.T) {
 	if p := peak.Load(); p > max {
 		t.Fatalf("%d ran at once, max %d", p, max)
 	}
-	if r, w := l.running.Load(), l.nwait.Load(); r != 0 || w != 0 {
-		t.Fatalf("after the hammer: running %d, waiting %d", r, w)
+	if r, w := l.running.Load(), l.nwait.Load(); r != 0 || w != 0 || l.nfirst != 0 {
+		t.Fatalf("after the hammer: running %d, waiting %d, nfirst %d", r, w, l.nfirst)
 	}
 }
 
@@ -81,5 +86,56 @@ func TestCallLimiterBounds(t *testing.T) {
 	l.unadmit()
 	if !l.admit() {
 		t.Fatal("place not given back")
+	}
+}
+
+// TestCallLimiterResumeFirst: calls that resume (acquireFirst) get freed
+// slots before calls that have not started, in arrival order among
+// themselves.
+func TestCallLimiterResumeFirst(t *testing.T) {
+	tests := []struct {
+		name  string
+		first []bool // waiters, in arrival order: true for acquireFirst
+		want  []int  // the order in which they get a slot
+	}{
+		{"new calls in arrival order", []bool{false, false, false}, []int{0, 1, 2}},
+		{"a resuming call ahead of new ones", []bool{false, false, true}, []int{2, 0, 1}},
+		{"resuming calls in arrival order", []bool{true, false, true, false, true}, []int{0, 2, 4, 1, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newCallLimiter(1, len(tt.first), time.Minute)
+			if err := l.acquire(context.Background(), 0); err != nil {
+				t.Fatal(err)
+			}
+			granted := make(chan int, len(tt.first))
+			for i, first := range tt.first {
+				go func() {
+					var err error
+					if first {
+						err = l.acquireFirst(context.Background(), 0)
+					} else {
+						err = l.acquire(context.Background(), 0)
+					}
+					if err != nil {
+						t.Error(err)
+					}
+					granted <- i
+				}()
+				for l.nwait.Load() != int64(i+1) {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			for _, want := range tt.want {
+				l.release()
+				if got := <-granted; got != want {
+					t.Fatalf("waiter %d got the slot, want %d", got, want)
+				}
+			}
+			l.release()
+			if r, w := l.running.Load(), l.nwait.Load(); r != 0 || w != 0 || l.nfirst != 0 {
+				t.Fatalf("after: running %d, waiting %d, nfirst %d", r, w, l.nfirst)
+			}
+		})
 	}
 }

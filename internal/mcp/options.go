@@ -54,7 +54,9 @@ type Options struct {
 	// one of those slots (at most CallWaitTimeout). Further calls are
 	// refused with -32001 (data {"busy":true}); on HTTP, a request refused
 	// before dispatch gets 503 with Retry-After. A call waiting for the
-	// client (ClientCall) gives its slot back meanwhile. Defaults:
+	// client (ClientCall), or for a free instance of its plugin
+	// (Request.YieldSlot), gives its slot back meanwhile and keeps its
+	// place among the admitted calls. Defaults:
 	// max(16, 4 × GOMAXPROCS), 4 × MaxConcurrentCalls and 10 seconds;
 	// a negative MaxWaitingCalls allows no waiting.
 	MaxConcurrentCalls int

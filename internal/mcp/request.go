@@ -53,6 +53,8 @@ type peer interface {
 	log(r *Request, level, logger string, data json.RawMessage)
 	clientCall(ctx context.Context, r *Request, method string, params json.RawMessage) (json.RawMessage, error)
 	closeStream(r *Request)
+	yieldSlot()
+	resumeSlot(ctx context.Context) error
 }
 
 // HasClientCapability reports whether the client declared the top-level
@@ -104,4 +106,30 @@ func (r *Request) CloseStream() {
 	if r.peer != nil && !r.Stateless {
 		r.peer.closeStream(r)
 	}
+}
+
+// YieldSlot gives back the run slot the request holds in the server-wide
+// call limiter (Options.MaxConcurrentCalls) while the Provider waits for
+// something that runs no provider code, such as a free instance of a
+// plugin. The request keeps its place among the admitted calls. It does
+// nothing when the request holds no run slot (methods the limiter does not
+// bound, a slot paused by ClientCall). A Provider that yields must call
+// ResumeSlot before it runs provider code again.
+func (r *Request) YieldSlot() {
+	if r.peer != nil {
+		r.peer.yieldSlot()
+	}
+}
+
+// ResumeSlot takes a run slot again after YieldSlot, ahead of the calls
+// that have not started, waiting at most Options.CallWaitTimeout and while
+// ctx and the request last. It returns nil at once when the request has no
+// yielded slot; otherwise it fails with the busy -32001 *jsonrpc.Error
+// (data {"busy":true}) after the wait timeout, or with the error of the
+// context that ended. After a failure the request holds no run slot.
+func (r *Request) ResumeSlot(ctx context.Context) error {
+	if r.peer == nil {
+		return nil
+	}
+	return r.peer.resumeSlot(ctx)
 }
