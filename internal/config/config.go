@@ -114,7 +114,9 @@ type Limits struct {
 	// prompts/get, completion/complete) running at once across the whole
 	// server, and MaxWaiting the calls waiting for one of those slots;
 	// further calls are refused with -32001 (HTTP 503 with Retry-After
-	// when refused before dispatch). Server-wide only: [[plugins]] cannot
+	// when refused before dispatch). A call waiting in its plugin's queue
+	// (MaxQueue) holds no MaxConcurrent slot but still counts against
+	// MaxConcurrent + MaxWaiting. Server-wide only: [[plugins]] cannot
 	// override them. Zero means the defaults: max(16, 4 × GOMAXPROCS) and
 	// 4 × MaxConcurrent.
 	MaxConcurrent int `toml:"max_concurrent" json:"max_concurrent,omitempty"`

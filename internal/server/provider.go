@@ -10,6 +10,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/plugins"
+	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // provider serves the plugin registry to the MCP engine.
@@ -82,12 +83,22 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		Scopes:             r.Scopes,
 		Caller:             caller{r},
 	}
-	out, err := call(ctx, &req)
+	out, err := call(runtime.WithQueueHook(ctx, slotHook{r}), &req)
 	if err != nil {
 		return mapError(ctx, p.log, r, err)
 	}
 	return out, nil
 }
+
+// slotHook lets a call give its server-wide run slot back while it waits
+// in its plugin's instance queue, so that calls queued behind a slow
+// plugin do not hold up calls to the others (see internal/mcp, limit.go,
+// for why resuming cannot deadlock).
+type slotHook struct{ r *mcp.Request }
+
+func (h slotHook) Waiting() { h.r.YieldSlot() }
+
+func (h slotHook) Resume(ctx context.Context) error { return h.r.ResumeSlot(ctx) }
 
 // caller adapts an MCP request to what plugins need of the client.
 type caller struct{ r *mcp.Request }
