@@ -50,7 +50,10 @@ func TestQueueHook(t *testing.T) {
 		{name: "queued then resumed", blocked: true, then: "free", waiting: 1, resumed: 1},
 		{name: "resume fails", blocked: true, then: "free", resume: func(context.Context) error { return errNoSlot },
 			wantKind: KindBusy, wantErr: errNoSlot, waiting: 1, resumed: 1},
-		{name: "resume outlasts the deadline", timeout: 300 * time.Millisecond, blocked: true,
+		// The blocker is cancelled (not left to its own deadline, which
+		// would race with the hooked call's), then Resume outlasts the
+		// hooked call's deadline.
+		{name: "resume outlasts the deadline", timeout: time.Second, blocked: true, then: "free",
 			resume:   func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
 			wantKind: KindDeadline, waiting: 1, resumed: 1},
 		{name: "queue full", blocked: true, queueFull: true, wantKind: KindBusy, waiting: 0, resumed: 0},

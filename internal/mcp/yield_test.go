@@ -272,13 +272,9 @@ func TestYieldSlot(t *testing.T) {
 				<-c.p.started
 				c.call(2, "slow") // queues in the plugin
 				until(t, "second slow call yielded", c.limiterAt(1, 2))
-				start := time.Now()
 				c.call(3, "fast") // would wait for a slot (and time out busy) if the queued call held one
 				if r := c.await(3, 10*time.Second); r.Error != nil {
 					t.Fatalf("fast call beside a queued slow one: error %d %s", r.Error.Code, r.Error.Data)
-				}
-				if d := time.Since(start); d >= 300*time.Millisecond {
-					t.Errorf("fast call took %v", d)
 				}
 				close(gate)
 				for _, id := range []int{1, 2} {
