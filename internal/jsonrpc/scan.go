@@ -274,3 +274,15 @@ func unquoteBody(body []byte) (string, bool) {
 	lit = append(lit, '"')
 	return unquote(lit)
 }
+
+// SkipSpace returns the index of the first byte from data[i] that is not
+// JSON whitespace, or len(data).
+func SkipSpace(data []byte, i int) int { return skipSpace(data, i) }
+
+// StringEnd returns the index just past the JSON string literal that
+// starts at data[i] (its opening quote), or len(data) if it does not end.
+func StringEnd(data []byte, i int) int { return skipString(data, i) }
+
+// NumberEnd returns the index just past the JSON number literal that
+// starts at data[i].
+func NumberEnd(data []byte, i int) int { return skipNumber(data, i) }

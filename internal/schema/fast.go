@@ -339,7 +339,7 @@ func (s *Schema) fastValid(instance []byte) bool {
 		return false
 	}
 	v := validator{s: s}
-	_, ok := v.value(instance, skipSpace(instance, 0), s.plan, 0)
+	_, ok := v.value(instance, jsonrpc.SkipSpace(instance, 0), s.plan, 0)
 	return ok && v.cost <= float64(s.opts.MaxCost)
 }
 
@@ -368,7 +368,7 @@ func (v *validator) value(data []byte, i int, p *plan, k int) (int, bool) {
 		}
 		return v.array(data, i, p, k)
 	case c == '"':
-		end := stringEnd(data, i)
+		end := jsonrpc.StringEnd(data, i)
 		return end, p.str(data[i+1 : end-1])
 	case c == 't' || c == 'f':
 		b := c == 't'
@@ -386,7 +386,7 @@ func (v *validator) value(data []byte, i int, p *plan, k int) (int, bool) {
 		}
 		return i + 4, p.matches(literal{kind: 'z'})
 	default:
-		end := numberEnd(data, i)
+		end := jsonrpc.NumberEnd(data, i)
 		return end, p.number(data[i:end])
 	}
 }
@@ -400,15 +400,15 @@ func (v *validator) object(data []byte, i int, p *plan, k int) (int, bool) {
 		return 0, false
 	}
 	var seen uint64
-	i = skipSpace(data, i+1)
+	i = jsonrpc.SkipSpace(data, i+1)
 	for data[i] != '}' {
 		if data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = jsonrpc.SkipSpace(data, i+1)
 		}
-		end := stringEnd(data, i)
+		end := jsonrpc.StringEnd(data, i)
 		key := data[i+1 : end-1]
-		i = skipSpace(data, end)
-		i = skipSpace(data, i+1) // ':'
+		i = jsonrpc.SkipSpace(data, end)
+		i = jsonrpc.SkipSpace(data, i+1) // ':'
 		sub := p.additional
 		if len(p.props) > 0 {
 			if hasBackslash(key) {
@@ -425,7 +425,7 @@ func (v *validator) object(data []byte, i int, p *plan, k int) (int, bool) {
 		if i, ok = v.value(data, i, sub, k+1); !ok {
 			return 0, false
 		}
-		i = skipSpace(data, i)
+		i = jsonrpc.SkipSpace(data, i)
 	}
 	return i + 1, seen&p.required == p.required
 }
@@ -436,17 +436,17 @@ func (v *validator) array(data []byte, i int, p *plan, k int) (int, bool) {
 		return 0, false
 	}
 	n := 0
-	i = skipSpace(data, i+1)
+	i = jsonrpc.SkipSpace(data, i+1)
 	for data[i] != ']' {
 		if data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = jsonrpc.SkipSpace(data, i+1)
 		}
 		var ok bool
 		if i, ok = v.value(data, i, p.items, k+1); !ok {
 			return 0, false
 		}
 		n++
-		i = skipSpace(data, i)
+		i = jsonrpc.SkipSpace(data, i)
 	}
 	if p.minItems != nil && n < *p.minItems || p.maxItems != nil && n > *p.maxItems {
 		return 0, false
@@ -745,38 +745,4 @@ func hasBackslash(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// skipSpace returns the index of the first non-space byte from data[i].
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string literal at data[i].
-func stringEnd(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(data)
-}
-
-// numberEnd returns the index just past the number literal at data[i].
-func numberEnd(data []byte, i int) int {
-	for i < len(data) {
-		switch c := data[i]; {
-		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
