@@ -78,27 +78,9 @@ func BenchmarkHTTPCall(b *testing.B) {
 				})
 				url = "http://" + ln.Addr().String() + "/mcp"
 			}
-			var report func(*testing.B)
-			if begin != nil {
-				report = begin()
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			res, err := loadgen.RunHTTP(loadgen.HTTPOptions{URL: url, Tool: "echo", Clients: 64, Count: b.N, Client: client})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			reportCPU(b, cpu0)
-			if res.Errors > 0 {
-				b.Fatalf("%d invalid responses, first: %s", res.Errors, res.FirstError)
-			}
-			b.ReportMetric(res.P50us, "p50-µs")
-			b.ReportMetric(res.P99us, "p99-µs")
-			if report != nil {
-				report(b)
-			}
+			measureLoad(b, begin, func(n int) (*loadgen.Result, error) {
+				return loadgen.RunHTTP(loadgen.HTTPOptions{URL: url, Tool: "echo", Clients: 64, Count: n, Client: client})
+			})
 		})
 	}
 }

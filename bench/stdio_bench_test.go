@@ -156,14 +156,23 @@ func startStdio(tb testing.TB, serve serveFunc, mode loadgen.Mode) *stdioRig {
 
 // run makes b.N echo calls, 8 in flight.
 func (rig *stdioRig) run(b *testing.B) {
+	measureLoad(b, rig.begin, func(n int) (*loadgen.Result, error) {
+		return rig.c.Run(loadgen.RunOptions{InFlight: 8, Count: n, Duration: 1 << 62})
+	})
+}
+
+// measureLoad times run(b.N), a load-generator run of b.N calls, and
+// reports its process CPU, latency percentiles and, through begin (if
+// any), the server's own metrics; invalid responses fail b.
+func measureLoad(b *testing.B, begin func() func(*testing.B), run func(n int) (*loadgen.Result, error)) {
 	var report func(*testing.B)
-	if rig.begin != nil {
-		report = rig.begin()
+	if begin != nil {
+		report = begin()
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := processCPU()
-	res, err := rig.c.Run(loadgen.RunOptions{InFlight: 8, Count: b.N, Duration: 1 << 62})
+	res, err := run(b.N)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -151,11 +151,7 @@ func exerciseFixtures(t *testing.T, cs *mcp.ClientSession, fc *fixtureClient, mo
 
 	call := func(name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
 		t.Helper()
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
-		if err != nil {
-			t.Fatalf("CallTool %s: %v", name, err)
-		}
-		return r
+		return callTool(t, ctx, cs, name, args, meta)
 	}
 	text := func(r *mcp.CallToolResult) string {
 		t.Helper()

@@ -208,11 +208,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, rec *recorder, version string
 
 	call := func(name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
 		t.Helper()
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
-		if err != nil {
-			t.Fatalf("CallTool %s: %v", name, err)
-		}
-		return r
+		return callTool(t, ctx, cs, name, args, meta)
 	}
 	text := func(r *mcp.CallToolResult) string {
 		t.Helper()
@@ -294,4 +290,14 @@ func exercise(t *testing.T, cs *mcp.ClientSession, rec *recorder, version string
 	if !found {
 		t.Error("transient tool not listed after list_changed")
 	}
+}
+
+// callTool calls tool name through cs and fails t on a protocol error.
+func callTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
+	t.Helper()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+	if err != nil {
+		t.Fatalf("CallTool %s: %v", name, err)
+	}
+	return r
 }

@@ -162,19 +162,7 @@ func TestServeHTTP(t *testing.T) {
 			t.Error("no exit 10s after SIGINT")
 		}
 	}()
-	urlRe := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
-	sc := bufio.NewScanner(stderr)
-	var url string
-	for sc.Scan() {
-		if u := urlRe.FindString(sc.Text()); u != "" {
-			url = u
-			break
-		}
-	}
-	if url == "" {
-		t.Fatal("no URL on stderr")
-	}
-	go io.Copy(io.Discard, stderr)
+	url := servedURL(t, stderr)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := newPost(url, body)
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -240,4 +228,24 @@ func TestInspectEveryExample(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedURL reads the URL that `serve --http 127.0.0.1:0` prints on
+// stderr, then drains stderr in the background.
+func servedURL(t *testing.T, stderr io.Reader) string {
+	t.Helper()
+	urlRe := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
+	sc := bufio.NewScanner(stderr)
+	var url string
+	for sc.Scan() {
+		if u := urlRe.FindString(sc.Text()); u != "" {
+			url = u
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("no URL on stderr")
+	}
+	go io.Copy(io.Discard, stderr)
+	return url
 }

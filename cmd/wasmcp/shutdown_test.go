@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,19 +113,7 @@ func TestServeHTTPShutdown(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, _, stderr := startServe(t, nil, "--config", serveConfig(t, tt.grace), "--http", "127.0.0.1:0")
-			urlRe := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
-			sc := bufio.NewScanner(stderr)
-			var url string
-			for sc.Scan() {
-				if u := urlRe.FindString(sc.Text()); u != "" {
-					url = u
-					break
-				}
-			}
-			if url == "" {
-				t.Fatal("no URL on stderr")
-			}
-			go io.Copy(io.Discard, stderr)
+			url := servedURL(t, stderr)
 			type answer struct {
 				status int
 				body   string

@@ -307,40 +307,6 @@ func newHostileServer(t *testing.T, e *hostileEnv, toml string) (*Server, error)
 	return srv, nil
 }
 
-// heapSampler records the largest HeapInuse seen while it runs.
-type heapSampler struct {
-	stop chan struct{}
-	done chan struct{}
-	peak uint64
-}
-
-func sampleHeap() *heapSampler {
-	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			var ms goruntime.MemStats
-			goruntime.ReadMemStats(&ms)
-			h.peak = max(h.peak, ms.HeapInuse)
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return h
-}
-
-// Stop stops sampling and returns the peak.
-func (h *heapSampler) Stop() uint64 {
-	close(h.stop)
-	<-h.done
-	return h.peak
-}
-
 func heapInuse() uint64 {
 	goruntime.GC()
 	var ms goruntime.MemStats
@@ -632,11 +598,11 @@ func TestHostilePlugins(t *testing.T) {
 			}
 			stopNotes := collectNotes(c)
 			logged := e.logBytes.Load()
-			heap := sampleHeap()
+			mem := startMemWatch()
 			start := time.Now()
 			r := c.call(method, tc.params)
 			elapsed := time.Since(start)
-			peak := heap.Stop()
+			peak := mem.stop().peakHeap
 			got := stopNotes()
 			checkHostileAnswer(t, method, r, tc.want, elapsed)
 			if tc.check != nil {

@@ -252,7 +252,8 @@ func (h *hostileStats) lines() []string {
 	return out
 }
 
-// memWatch samples the heap in use and the process RSS.
+// memWatch samples the heap in use and the process RSS every 10 ms (the
+// load test and each hostile case).
 type memWatch struct {
 	stopc    chan struct{}
 	done     chan struct{}
@@ -264,7 +265,7 @@ func startMemWatch() *memWatch {
 	m := &memWatch{stopc: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		tick := time.NewTicker(20 * time.Millisecond)
+		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			var ms goruntime.MemStats
