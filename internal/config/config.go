@@ -121,6 +121,15 @@ type Limits struct {
 	// 4 × MaxConcurrent.
 	MaxConcurrent int `toml:"max_concurrent" json:"max_concurrent,omitempty"`
 	MaxWaiting    int `toml:"max_waiting" json:"max_waiting,omitempty"`
+
+	// MaxBatch bounds the messages of one 2025-03-26 JSON-RPC batch, on
+	// stdio and HTTP: a longer batch is refused whole with one -32600
+	// error (the session goes on). MaxBatchResponse bounds the total size
+	// of a batch's responses: past it, the remaining requests are
+	// answered with -32600 errors instead. Server-wide only. Zero means
+	// the defaults: 100 and 16MiB.
+	MaxBatch         int  `toml:"max_batch" json:"max_batch,omitempty"`
+	MaxBatchResponse Size `toml:"max_batch_response" json:"max_batch_response,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

@@ -325,6 +325,10 @@ func TestValidate(t *testing.T) {
 			c.Limits.MaxWaiting = -1
 			c.Server.ShutdownGrace = 0
 		}, wantErr: []string{"server.shutdown_grace", "http.write_timeout", "http.max_conns", "limits.max_waiting"}},
+		{name: "flood limits", mutate: func(c *Config) {
+			c.Limits.MaxBatch = -1
+			c.Limits.MaxBatchResponse = 10
+		}, wantErr: []string{"limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},

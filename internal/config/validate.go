@@ -92,6 +92,12 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxWaiting < 0 {
 		bad("limits.max_waiting: must not be negative")
 	}
+	if c.Limits.MaxBatch < 0 {
+		bad("limits.max_batch: must not be negative")
+	}
+	if c.Limits.MaxBatchResponse != 0 && (c.Limits.MaxBatchResponse < 1<<10 || c.Limits.MaxBatchResponse > 1<<30) {
+		bad("limits.max_batch_response: %s is not between 1KiB and 1GiB", c.Limits.MaxBatchResponse)
+	}
 	scoped := ""
 	for i := range c.Plugins {
 		if len(c.Plugins[i].Scopes) > 0 {

@@ -285,6 +285,9 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 	}
 	defer ss.leave()
 	elems, perr := jsonrpc.ParseBatch(body)
+	if perr == nil {
+		perr = h.s.batchTooLong(len(elems))
+	}
 	if perr != nil {
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, perr)
 		return

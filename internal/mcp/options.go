@@ -62,6 +62,16 @@ type Options struct {
 	MaxConcurrentCalls int
 	MaxWaitingCalls    int
 	CallWaitTimeout    time.Duration
+
+	// MaxBatch bounds the messages of one 2025-03-26 JSON-RPC batch (stdio
+	// and HTTP): a longer batch is refused as a whole with one -32600
+	// error, and the session goes on. MaxBatchBytes bounds the total size
+	// of a batch's responses: once they reach it, the responses of the
+	// remaining requests are replaced by -32600 errors (and the requests
+	// not yet started do not run). A batch runs at most 8 of its
+	// requests at once. Defaults: 100 and 16 MiB.
+	MaxBatch      int
+	MaxBatchBytes int
 }
 
 func (o *Options) withDefaults() Options {
@@ -103,6 +113,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.CallWaitTimeout <= 0 {
 		v.CallWaitTimeout = 10 * time.Second
+	}
+	if v.MaxBatch <= 0 {
+		v.MaxBatch = 100
+	}
+	if v.MaxBatchBytes <= 0 {
+		v.MaxBatchBytes = 16 << 20
 	}
 	return v
 }

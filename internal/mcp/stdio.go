@@ -298,6 +298,9 @@ func (st *stdioConn) handleBatch(line []byte) {
 	}
 	data := append([]byte(nil), line...)
 	elems, perr := jsonrpc.ParseBatch(data)
+	if perr == nil {
+		perr = st.srv.batchTooLong(len(elems))
+	}
 	if perr != nil {
 		st.writeError(jsonrpc.ID{}, perr)
 		return
@@ -361,33 +364,6 @@ func (st *stdioConn) handleBatch(line []byte) {
 		st.writeBatch(append(immediate, out...))
 		_ = data // the calls alias data until here
 	}()
-}
-
-// runBatch runs the calls of one batch concurrently and returns their
-// responses in order.
-func runBatch(s *Server, c *conn, calls []*call) [][]byte {
-	out := make([][]byte, len(calls))
-	var wg sync.WaitGroup
-	for i, cl := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := s.invoke(cl)
-			resp, _, ok := s.finish(cl, res, err, nil)
-			c.untrack(cl)
-			if ok {
-				out[i] = resp
-			}
-		}()
-	}
-	wg.Wait()
-	kept := out[:0]
-	for _, r := range out {
-		if r != nil {
-			kept = append(kept, r)
-		}
-	}
-	return kept
 }
 
 func (st *stdioConn) writeBatch(msgs [][]byte) {

@@ -132,6 +132,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxConcurrentCalls: cfg.Limits.MaxConcurrent,
 		MaxWaitingCalls:    cfg.Limits.MaxWaiting,
 		CallWaitTimeout:    time.Duration(cfg.Limits.Timeout),
+		MaxBatch:           cfg.Limits.MaxBatch,
+		MaxBatchBytes:      int(cfg.Limits.MaxBatchResponse),
 	})
 	watchCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan struct{})
