@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 )
@@ -41,10 +42,42 @@ type Client interface {
 // request (stateless HTTP). The plugin gets abi.ErrUnsupported.
 var ErrUnsupported = errors.New("unsupported by this client or connection")
 
-// request handles the blocking client requests: granted, then the Client
-// must carry them.
-func (b *bound) request(ctx context.Context, method string, params []byte, granted bool) ([]byte, int32) {
+// ErrNotGranted is a server-to-client request of a plugin whose grants do
+// not allow it.
+var ErrNotGranted = errors.New("not granted")
+
+// ErrNotClientRequest is a method a plugin asked the client that is not one
+// of the server-to-client requests MCP defines.
+var ErrNotClientRequest = errors.New("not a client request MCP defines (elicitation/create, sampling/createMessage, roots/list)")
+
+// MayRequest reports whether g lets the plugin have the host send the
+// client method: nil, or an error wrapping ErrNotClientRequest or
+// ErrNotGranted that names the grant. It is the one check of every way a
+// plugin asks the client (the blocking host call, an input_required
+// result).
+func (g Grants) MayRequest(method string) error {
+	var granted bool
+	var grant string
+	switch method {
+	case abi.HostElicit:
+		granted, grant = g.Elicitation, "elicitation"
+	case abi.HostSample:
+		granted, grant = g.Sampling, "sampling"
+	case abi.HostRoots:
+		granted, grant = g.Roots, "roots"
+	default:
+		return fmt.Errorf("%q is %w", method, ErrNotClientRequest)
+	}
 	if !granted {
+		return fmt.Errorf("%s: %w (the operator grants it with grants.%s = true)", method, ErrNotGranted, grant)
+	}
+	return nil
+}
+
+// request handles the blocking client requests: granted (MayRequest),
+// then the Client must carry them.
+func (b *bound) request(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	if b.h.grants.MayRequest(method) != nil {
 		return nil, abi.ErrDenied
 	}
 	if len(params) == 0 {

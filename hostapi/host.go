@@ -127,12 +127,8 @@ func (b *bound) Call(ctx context.Context, method string, params []byte) (result 
 			return nil, abi.ErrDenied
 		}
 		return b.h.kvCall(method, params)
-	case abi.HostElicit:
-		return b.request(ctx, method, params, b.h.grants.Elicitation)
-	case abi.HostSample:
-		return b.request(ctx, method, params, b.h.grants.Sampling)
-	case abi.HostRoots:
-		return b.request(ctx, method, params, b.h.grants.Roots)
+	case abi.HostElicit, abi.HostSample, abi.HostRoots:
+		return b.request(ctx, method, params)
 	}
 	return nil, abi.ErrUnknown
 }

@@ -426,6 +426,9 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 		if len(head.InputRequests) == 0 && head.RequestState == nil {
 			return nil, nil, &BadResultError{Msg: "input_required without inputRequests or requestState"}
 		}
+		if err := pl.mayRequest(head.InputRequests); err != nil {
+			return nil, nil, err
+		}
 		if missing := missingCapabilities(req.ClientCapabilities, head.InputRequests); missing != nil {
 			return nil, nil, missing
 		}
@@ -462,6 +465,24 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 	}
 }
 
+// mayRequest checks every input request of an input_required result
+// against the plugin's grants (hostapi.Grants.MayRequest, the check of the
+// blocking host calls too), in key order: the first one refused is an
+// *InputRequestError, and nothing is sent to the client.
+func (pl *Plugin) mayRequest(reqs map[string]inputRequest) error {
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := pl.spec.Grants.MayRequest(reqs[k].Method); err != nil {
+			return &InputRequestError{Plugin: pl.name, Key: k, Method: reqs[k].Method, Err: err}
+		}
+	}
+	return nil
+}
+
 // capabilityOf names the client capability an input request needs.
 func capabilityOf(method string) string {
 	switch method {
@@ -484,7 +505,7 @@ func missingCapabilities(clientCaps json.RawMessage, reqs map[string]inputReques
 	for _, ir := range reqs {
 		c := capabilityOf(ir.Method)
 		if c == "" {
-			continue // unknown methods are the client's to refuse
+			continue // refused by mayRequest
 		}
 		v, ok := caps[c]
 		if ok && !isNull(v) {

@@ -107,3 +107,23 @@ func (e *ClientRequestError) Error() string {
 
 // Unwrap returns the reason.
 func (e *ClientRequestError) Unwrap() error { return e.Err }
+
+// InputRequestError is an input_required result asking the client for
+// something the plugin may not ask: a method its grants do not allow, or
+// one that is not a client request MCP defines. Err wraps
+// hostapi.ErrNotGranted or hostapi.ErrNotClientRequest. Nothing was sent
+// to the client.
+type InputRequestError struct {
+	Plugin string
+	Key    string // the input request's key
+	Method string
+	Err    error
+}
+
+// Error names the plugin, the request and the reason.
+func (e *InputRequestError) Error() string {
+	return fmt.Sprintf("plugin %q asked the client (input request %q): %v", e.Plugin, e.Key, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *InputRequestError) Unwrap() error { return e.Err }

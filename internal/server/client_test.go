@@ -58,6 +58,7 @@ path = "kitchen.wasm"
 [plugins.grants]
 kv = true
 config = { greeting = "hi there" }
+elicitation = true
 `
 
 // stdioClient speaks JSON-RPC over a server's stdio.

@@ -30,6 +30,7 @@ import (
 //	client cancelled                                 no response (the engine drops it)
 //	resource not found                               -32002 (the engine sends -32602 on 2026-07-28)
 //	input request needs an undeclared capability     -32021 on 2026-07-28; legacy: tools isError, else -32602
+//	input request not granted, or not MCP's          tools: isError naming it; other methods: -32603
 //	requestState altered, foreign or expired         -32602
 
 // toolError is a CallToolResult with isError set and one text block.
@@ -59,6 +60,7 @@ func mapError(ctx context.Context, log *slog.Logger, r *mcp.Request, err error) 
 		badErr   *plugins.BadResultError
 		loadErr  *plugins.LoadError
 		cliErr   *plugins.ClientRequestError
+		inErr    *plugins.InputRequestError
 		rpcError *jsonrpc.Error
 	)
 	switch {
@@ -72,6 +74,12 @@ func mapError(ctx context.Context, log *slog.Logger, r *mcp.Request, err error) 
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, cliErr.Error(), nil)
 	case errors.As(err, &rpcError):
 		return nil, rpcError
+	case errors.As(err, &inErr):
+		log.Warn("plugin asked the client for what it may not", "method", r.Method, "error", inErr)
+		if isTool {
+			return toolError(inErr.Error()), nil
+		}
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, inErr.Error(), nil)
 	case errors.Is(err, plugins.ErrUnknownTool):
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Unknown tool: "+strings.TrimPrefix(err.Error(), plugins.ErrUnknownTool.Error()+": "), nil)
 	case errors.Is(err, plugins.ErrUnknownPrompt):

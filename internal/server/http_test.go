@@ -132,6 +132,8 @@ scopes = ["kitchen:use"]
 name = "kitchen"
 path = "kitchen.wasm"
 scopes = ["kitchen:use"]
+[plugins.grants]
+elicitation = true
 [[plugins]]
 name = "ping"
 path = "../../../examples/wat-ping/wat-ping.wasm"
