@@ -103,7 +103,7 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 		if errors.As(err, &re) && re.Kind == KindClosed {
 			return nil, re
 		}
-		return nil, fmt.Errorf("compile plugin %q: %w", name, &Error{Kind: KindBadModule, Message: "invalid wasm module", Detail: err.Error(), Err: err})
+		return nil, fmt.Errorf("compile plugin %q: %w", name, &Error{Kind: KindBadModule, Message: "invalid wasm module: " + err.Error(), Detail: err.Error(), Err: err})
 	}
 	cm := m.cm
 	if err := m.validate(); err != nil {
@@ -123,9 +123,16 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 
 // compile compiles the instrumented module on e.rt or, when wasm cannot be
 // instrumented (or, defensively, when the instrumented module does not
-// compile), wasm itself on the fallback runtime.
+// compile), wasm itself on the fallback runtime. A malformed module (see
+// instrument.ErrMalformed) is refused.
 func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (wazero.Runtime, wazero.CompiledModule, error) {
 	out, _, ierr := instrument.Instrument(wasm)
+	if errors.Is(ierr, instrument.ErrMalformed) {
+		// Not WebAssembly, or an index past the module's own (which the
+		// instrumentation's globals and locals would make valid): refused,
+		// never compiled uninstrumented either.
+		return nil, nil, ierr
+	}
 	if ierr == nil {
 		cm, err := e.rt.CompileModule(ctx, out)
 		if err == nil {

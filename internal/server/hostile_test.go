@@ -863,3 +863,71 @@ path = `+quote(hostilePath(t, tc.plugin))+`
 		})
 	}
 }
+
+// TestHostileModuleRefused: modules that the instrumentation or the
+// module limits must refuse are refused at load with an error naming the
+// reason, both as a [[plugins]] entry (the server does not start) and
+// dropped into plugin_dirs (the plugin is skipped and the others serve).
+func TestHostileModuleRefused(t *testing.T) {
+	e := newHostileEnv(t)
+	tests := []struct {
+		name, plugin, limits string
+		want                 []string
+	}{
+		{"writes the host's fuel global", "fuelwrite", "", []string{"global index 1 out of range", "malformed module"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+[limits]
+`+tc.limits+`
+[[plugins]]
+name = "hostile"
+path = `+quote(hostilePath(t, tc.plugin))+`
+`)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			t.Logf("refused: %v", err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("load error %q does not contain %q", err, w)
+				}
+			}
+
+			dir := t.TempDir()
+			wasm, err := os.ReadFile(hostilePath(t, tc.plugin))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, tc.plugin+".wasm"), wasm, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			srv, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+plugin_dirs = [`+quote(dir)+`]
+[limits]
+`+tc.limits+`
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+`)
+			if err != nil {
+				t.Fatalf("a refused plugin in plugin_dirs stopped the server: %v", err)
+			}
+			c := startStdio(t, srv)
+			c.initialize("2025-11-25", map[string]any{})
+			r := c.call("tools/list", map[string]any{})
+			if r.Error != nil || !strings.Contains(string(r.Result), `"echo"`) || strings.Contains(string(r.Result), tc.plugin) {
+				t.Fatalf("tools/list: %s %+v", r.Result, r.Error)
+			}
+			r = c.call("tools/call", tool("echo", map[string]any{"text": "served"}))
+			if got := decodeTool(t, r); got.IsError || got.text() != "served" {
+				t.Fatalf("good plugin: %s", r.Result)
+			}
+		})
+	}
+}

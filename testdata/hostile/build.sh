@@ -2,7 +2,9 @@
 # Builds the hostile-plugin corpus (see README.md) from source, each
 # module next to its source:
 #
-#   NAME.wat       -> NAME.wasm   (wat2wasm)
+#   NAME.wat       -> NAME.wasm   (wat2wasm; a first line ";; wat2wasm: FLAGS"
+#                                  adds FLAGS, e.g. --no-check for a module
+#                                  that must be invalid)
 #   NAME.c         -> NAME.wasm   (clang + wasi-libc, sdk/c, reactor, --stack-first)
 #   NAME/main.go   -> NAME.wasm   (GOOS=wasip1 -buildmode=c-shared, sdk/go)
 #
@@ -25,7 +27,7 @@ check=0
 case "${1:-}" in
 --check) check=1 ;;
 "") ;;
-*) sed -n '2,16p' "$0"; exit 2 ;;
+*) sed -n '2,18p' "$0"; exit 2 ;;
 esac
 
 tmp="$(mktemp -d)"
@@ -36,7 +38,10 @@ build_one() {
 	local src="$1" out="$2"
 	case "$src" in
 	*.wat)
-		wat2wasm -o "$out" "$src"
+		local flags
+		flags="$(sed -n '1s/^;; wat2wasm: //p' "$src")"
+		# shellcheck disable=SC2086 # FLAGS are words
+		wat2wasm $flags -o "$out" "$src"
 		;;
 	*.c)
 		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \

@@ -28,8 +28,11 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 		if uint64(size) > uint64(len(p)-j) {
 			return nil, fmt.Errorf("code section: function %d at %#x: size %d past the end: %w", k, base+i, size, ErrMalformed)
 		}
-		bd := body{start: j, end: j + int(size), first: len(points)}
-		points, frames, err = scanBody(points, frames[:0], p[:bd.end], &bd, info)
+		if k >= uint32(len(m.funcTypes)) {
+			return nil, fmt.Errorf("code section: function %d at %#x: more bodies than the function section declares (%d): %w", k, base+i, len(m.funcTypes), ErrMalformed)
+		}
+		bd := body{start: j, end: j + int(size), first: len(points), params: m.params[m.funcTypes[k]]}
+		points, frames, err = scanBody(points, frames[:0], p[:bd.end], &bd, m, info)
 		if err != nil {
 			var be *bodyError
 			if errors.As(err, &be) {
@@ -48,6 +51,9 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 	}
 	if i != len(p) {
 		return nil, fmt.Errorf("code section at %#x: trailing bytes: %w", base+i, ErrMalformed)
+	}
+	if n != uint32(len(m.funcTypes)) {
+		return nil, fmt.Errorf("code section: %d bodies, the function section declares %d: %w", n, len(m.funcTypes), ErrMalformed)
 	}
 	if total > math.MaxUint32 {
 		return nil, fmt.Errorf("instrumented code section too large: %w", ErrUnsupported)
@@ -69,6 +75,7 @@ type body struct {
 	localsEnd  int    // end of the local declarations
 	decls      uint32 // local declarations
 	locals     uint64 // declared locals
+	params     uint32 // parameters of the function's type
 	first      int    // index of the body's first check (the entry) in points
 	n          int    // checks: the entry, then the loops
 	budget     bool   // loops count down a local budget (see check.local)
@@ -82,13 +89,8 @@ type body struct {
 // global fuel Budget at a time; longer loops, and functions whose local
 // index would overflow, charge the fuel directly.
 func (b *body) plan(points []point, m *module, k uint32, c check) {
-	var params uint64
-	ok := int(k) < len(m.funcTypes) && int(m.funcTypes[k]) < len(m.params)
-	if ok {
-		params = uint64(m.params[m.funcTypes[k]])
-	}
-	idx := params + b.locals // the budget's local index
-	if ok && b.n > 1 && b.decls < math.MaxUint32 && b.locals < math.MaxUint32 && idx < math.MaxUint32 {
+	idx := uint64(b.params) + b.locals // the budget's local index
+	if b.n > 1 && b.decls < math.MaxUint32 && b.locals < math.MaxUint32 && idx < math.MaxUint32 {
 		for q := b.first + 1; q < b.first+b.n; q++ {
 			if points[q].charge < Budget {
 				b.budget = true
@@ -172,7 +174,7 @@ func unsupported(off int, format string, args ...any) error {
 // through a function's code outside loops runs each of those bytes at most
 // once, since only branches to loop headers go backwards. frames is
 // scratch space.
-func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([]point, []frame, error) {
+func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, info *Info) ([]point, []frame, error) {
 	n, i, err := u32(b, bd.start)
 	if err != nil {
 		return nil, nil, malformed(i, err)
@@ -189,6 +191,11 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([
 		}
 	}
 	bd.localsEnd = i
+	locals := uint64(bd.params) + bd.locals
+	if locals > math.MaxUint32 {
+		return nil, nil, malformed(i, fmt.Errorf("%d locals", locals))
+	}
+	nlocals := uint32(locals)
 	cur := len(points) // the check paying for the code being scanned
 	points = append(points, point{at: i})
 	frames = append(frames, frame{scope: cur}) // the function's own block
@@ -217,7 +224,7 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([
 				}
 			}
 		case kLoop:
-			if i, err = skipBlockType(b, i); err == nil {
+			if i, err = m.blockType(b, i); err == nil {
 				charge(i)
 				cur = len(points)
 				points = append(points, point{at: i})
@@ -225,14 +232,22 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([
 				info.Loops++
 			}
 		case kBlock:
-			if i, err = skipBlockType(b, i); err == nil {
+			if i, err = m.blockType(b, i); err == nil {
 				frames = append(frames, frame{scope: cur})
 			}
 		case kU32:
-			_, i, err = u32(b, i)
-		case kU32U32:
-			if _, i, err = u32(b, i); err == nil {
-				_, i, err = u32(b, i)
+			var v uint32
+			if v, i, err = u32(b, i); err == nil {
+				err = m.checkU32(op, v, nlocals, len(frames))
+			}
+		case kU32U32: // call_indirect
+			var t, tab uint32
+			if t, i, err = u32(b, i); err == nil {
+				if tab, i, err = u32(b, i); err == nil {
+					if err = index("type", t, m.types()); err == nil {
+						err = index("table", tab, m.tables())
+					}
+				}
 			}
 		case kMemarg:
 			i, err = skipMemarg(b, i)
@@ -242,7 +257,10 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([
 				break
 			}
 			for t := uint64(0); t <= uint64(targets) && err == nil; t++ { // targets, then the default
-				_, i, err = u32(b, i)
+				var l uint32
+				if l, i, err = u32(b, i); err == nil {
+					err = index("label", l, uint32(len(frames)))
+				}
 			}
 		case kSelectT:
 			var types uint32
@@ -263,7 +281,7 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([
 		case kHeapType:
 			_, i, err = s33(b, i)
 		case kMisc:
-			i, err = skipMisc(b, at, i)
+			i, err = m.skipMisc(b, at, i)
 		case kSIMD:
 			i, err = skipSIMD(b, at, i)
 		default:
@@ -274,7 +292,10 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, info *Info) ([
 			if errors.As(err, &be) {
 				return nil, nil, err
 			}
-			return nil, nil, malformed(i, err)
+			if errors.Is(err, ErrUnsupported) {
+				return nil, nil, &bodyError{off: at, err: err}
+			}
+			return nil, nil, malformed(at, err)
 		}
 	}
 	charge(len(b))
@@ -307,15 +328,39 @@ func skipValType(b []byte, i int) (int, error) {
 	return i, nil
 }
 
-// skipBlockType skips a block type: an s33 that is 0x40 (empty), a value
+// blockType skips a block type: an s33 that is 0x40 (empty), a value
 // type, or a type index (multi-value); the reference forms 0x63/0x64 are
 // followed by a heap type.
-func skipBlockType(b []byte, i int) (int, error) {
+func (m *module) blockType(b []byte, i int) (int, error) {
 	v, i, err := s33(b, i)
-	if err == nil && (v == -29 || v == -28) { // 0x63, 0x64
+	switch {
+	case err != nil:
+	case v == -29 || v == -28: // 0x63, 0x64
 		_, i, err = s33(b, i)
+	case v >= 0:
+		err = index("type", uint32(min(v, math.MaxUint32)), m.types())
 	}
 	return i, err
+}
+
+// checkU32 checks the index immediate v of opcode op (of kind kU32) in a
+// function with nlocals locals (parameters included), depth labels deep.
+func (m *module) checkU32(op byte, v, nlocals uint32, depth int) error {
+	switch op {
+	case 0x0c, 0x0d: // br, br_if
+		return index("label", v, uint32(depth))
+	case 0x10, 0xd2: // call, ref.func
+		return index("function", v, m.funcs())
+	case 0x20, 0x21, 0x22:
+		return index("local", v, nlocals)
+	case 0x23, 0x24:
+		return index("global", v, m.globals())
+	case 0x25, 0x26: // table.get, table.set
+		return index("table", v, m.tables())
+	case 0x3f, 0x40: // memory.size, memory.grow
+		return index("memory", v, m.memories)
+	}
+	return nil
 }
 
 // skipMemarg skips a memory argument: alignment and offset. An alignment
@@ -335,25 +380,45 @@ func skipMemarg(b []byte, i int) (int, error) {
 
 // skipMisc skips a 0xFC-prefixed instruction: saturating truncation
 // (0–7), bulk memory (8–11) and table operations (12–17).
-func skipMisc(b []byte, at, i int) (int, error) {
+func (m *module) skipMisc(b []byte, at, i int) (int, error) {
 	sub, i, err := u32(b, i)
 	if err != nil {
 		return i, err
 	}
-	n := 0 // u32 immediates
-	switch {
-	case sub <= 7:
-	case sub == 8, sub == 10, sub == 12, sub == 14: // memory.init, memory.copy, table.init, table.copy
-		n = 2
-	case sub <= 17: // data.drop, memory.fill, elem.drop, table.grow, table.size, table.fill
-		n = 1
-	default:
+	if sub > 17 {
 		return i, unsupported(at, "opcode 0xfc %d", sub)
 	}
-	for ; n > 0 && err == nil; n-- {
-		_, i, err = u32(b, i)
+	// The index spaces of the immediates (none for the saturating
+	// truncations, 0–7).
+	const data, mem, elem, table = 1, 2, 3, 4
+	spaces := [18][2]int{8: {data, mem}, 9: {data}, 10: {mem, mem}, 11: {mem},
+		12: {elem, table}, 13: {elem}, 14: {table, table}, 15: {table}, 16: {table}, 17: {table}}[sub]
+	for _, sp := range spaces {
+		if sp == 0 {
+			break
+		}
+		var v uint32
+		if v, i, err = u32(b, i); err != nil {
+			return i, err
+		}
+		switch sp {
+		case data:
+			if !m.hasDataCount {
+				return i, fmt.Errorf("opcode 0xfc %d without a data count section", sub)
+			}
+			err = index("data segment", v, m.dataCount)
+		case mem:
+			err = index("memory", v, m.memories)
+		case elem:
+			err = index("element segment", v, m.elems)
+		case table:
+			err = index("table", v, m.tables())
+		}
+		if err != nil {
+			return i, err
+		}
 	}
-	return i, err
+	return i, nil
 }
 
 // skipSIMD skips a 0xFD-prefixed instruction.

@@ -49,6 +49,13 @@
 // Refill plus what the charges paid just before it (one region per active
 // frame), even for long straight-line functions.
 //
+// Every index Instrument passes through (functions, types, tables,
+// memories, globals, locals, labels, element and data segments, in code,
+// constant expressions, exports and the start section) is checked against
+// the original module: one past the module's own globals or locals would
+// name the flag, the fuel or the budget once instrumented (see index.go),
+// so an out-of-range index is an error wrapping ErrMalformed.
+//
 // A start section is turned into an export named StartName (the host
 // calls it after instantiation, when it can interrupt it). Custom sections
 // named .debug_* are dropped, since the code offsets they refer to change;
@@ -117,11 +124,14 @@ const (
 	secType      = 1
 	secImport    = 2
 	secFunction  = 3
+	secTable     = 4
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
 	secStart     = 8
+	secElement   = 9
 	secCode      = 10
+	secData      = 11
 	secDataCount = 12
 )
 
@@ -153,12 +163,18 @@ type module struct {
 	secs           []section
 	importGlobals  uint32
 	definedGlobals uint32
-	memories       uint32   // imported and defined
-	params         []uint32 // parameter count of each type
-	funcTypes      []uint32 // type index of each defined function
+	importFuncs    uint32
+	importTables   uint32
+	tableLimits    []tableLimits // defined tables
+	memories       uint32        // imported and defined
+	params         []uint32      // parameter count of each type
+	funcTypes      []uint32      // type index of each defined function
 	exports        uint32
 	start          uint32
 	hasStart       bool
+	elems          uint32 // element segments
+	dataCount      uint32 // the data count section's, if hasDataCount
+	hasDataCount   bool
 }
 
 // Instrument returns the instrumented module (see the package doc) and a
@@ -302,7 +318,9 @@ func (m *module) read(s section) error {
 		for k := uint32(0); k < n && err == nil; k++ {
 			var t uint32
 			if t, i, err = u32(p, i); err == nil {
-				m.funcTypes = append(m.funcTypes, t)
+				if err = index("type", t, m.types()); err == nil {
+					m.funcTypes = append(m.funcTypes, t)
+				}
 			}
 		}
 		if err == nil && i != len(p) {
@@ -312,12 +330,14 @@ func (m *module) read(s section) error {
 			return wrap("function", i, err)
 		}
 	case secImport:
-		globals, mems, off, err := countImports(p)
+		off, err := m.readImports(p)
 		if err != nil {
 			return wrap("import", off, err)
 		}
-		m.importGlobals = globals
-		m.memories += mems
+	case secTable:
+		if off, err := m.readTables(p); err != nil {
+			return wrap("table", off, err)
+		}
 	case secMemory:
 		n, _, err := u32(p, 0)
 		if err != nil {
@@ -325,13 +345,11 @@ func (m *module) read(s section) error {
 		}
 		m.memories += n
 	case secGlobal:
-		n, _, err := u32(p, 0)
-		if err != nil {
-			return wrap("global", 0, err)
+		if off, err := m.readGlobals(p); err != nil {
+			return wrap("global", off, err)
 		}
-		m.definedGlobals = n
 	case secExport:
-		n, off, err := checkExports(p)
+		n, off, err := m.checkExports(p)
 		if err != nil {
 			return wrap("export", off, err)
 		}
@@ -341,10 +359,30 @@ func (m *module) read(s section) error {
 		if err == nil && i != len(p) {
 			err = errors.New("trailing bytes")
 		}
+		if err == nil {
+			err = index("function", f, m.funcs())
+		}
 		if err != nil {
 			return wrap("start", 0, err)
 		}
 		m.start, m.hasStart = f, true
+	case secElement:
+		if off, err := m.readElems(p); err != nil {
+			return wrap("element", off, err)
+		}
+	case secDataCount:
+		n, i, err := u32(p, 0)
+		if err == nil && i != len(p) {
+			err = errors.New("trailing bytes")
+		}
+		if err != nil {
+			return wrap("data count", 0, err)
+		}
+		m.dataCount, m.hasDataCount = n, true
+	case secData:
+		if off, err := m.readData(p); err != nil {
+			return wrap("data", off, err)
+		}
 	}
 	return nil
 }
@@ -412,54 +450,59 @@ func typeParams(p []byte) ([]uint32, int, error) {
 	return params, i, nil
 }
 
-// countImports parses the import section and counts global and memory
-// imports.
-func countImports(p []byte) (globals, mems uint32, off int, err error) {
+// readImports parses the import section and counts the imports of each
+// kind.
+func (m *module) readImports(p []byte) (off int, err error) {
 	n, i, err := u32(p, 0)
 	if err != nil {
-		return 0, 0, i, err
+		return i, err
 	}
 	for k := uint32(0); k < n; k++ {
 		if _, i, err = skipName(p, i); err != nil {
-			return 0, 0, i, err
+			return i, err
 		}
 		if _, i, err = skipName(p, i); err != nil {
-			return 0, 0, i, err
+			return i, err
 		}
 		if i >= len(p) {
-			return 0, 0, i, errEOF
+			return i, errEOF
 		}
 		kind := p[i]
 		i++
 		switch kind {
 		case 0: // func: type index
-			_, i, err = u32(p, i)
+			var t uint32
+			if t, i, err = u32(p, i); err == nil {
+				err = index("type", t, m.types())
+			}
+			m.importFuncs++
 		case 1: // table: reference type, limits
 			if i, err = skipValType(p, i); err == nil {
 				i, err = skipLimits(p, i)
 			}
+			m.importTables++
 		case 2: // memory: limits
 			i, err = skipLimits(p, i)
-			mems++
+			m.memories++
 		case 3: // global: value type, mutability
 			if i, err = skipValType(p, i); err == nil {
 				if i >= len(p) {
 					err = errEOF
 				}
 				i++
-				globals++
+				m.importGlobals++
 			}
 		default:
-			return 0, 0, i - 1, fmt.Errorf("import kind %#x: %w", kind, ErrUnsupported)
+			return i - 1, fmt.Errorf("import kind %#x: %w", kind, ErrUnsupported)
 		}
 		if err != nil {
-			return 0, 0, i, err
+			return i, err
 		}
 	}
 	if i != len(p) {
-		return 0, 0, i, errors.New("trailing bytes")
+		return i, errors.New("trailing bytes")
 	}
-	return globals, mems, i, nil
+	return i, nil
 }
 
 // skipLimits skips table or memory limits: a flags byte (bit 0: a maximum
@@ -481,7 +524,7 @@ func skipLimits(p []byte, i int) (int, error) {
 
 // checkExports parses the export section, refusing the reserved names,
 // and returns the number of exports.
-func checkExports(p []byte) (uint32, int, error) {
+func (m *module) checkExports(p []byte) (uint32, int, error) {
 	n, i, err := u32(p, 0)
 	if err != nil {
 		return 0, i, err
@@ -498,9 +541,13 @@ func checkExports(p []byte) (uint32, int, error) {
 		if i >= len(p) {
 			return 0, i, errEOF
 		}
-		i++ // kind
-		if _, i, err = u32(p, i); err != nil {
+		kind := p[i]
+		var v uint32
+		if v, i, err = u32(p, i+1); err != nil {
 			return 0, i, err
+		}
+		if err = m.checkExport(kind, v); err != nil {
+			return 0, at, err
 		}
 	}
 	if i != len(p) {

@@ -322,6 +322,26 @@ func TestErrors(t *testing.T) {
 		{"no memory", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(10, 1, 2, 0, 0x0b)), ErrUnsupported, "no memory"},
 		{"import tag", binModule(sec(2, 1, 1, 'a', 1, 'b', 4, 0, 0)), ErrUnsupported, "import kind"},
 		{"memory64 import", binModule(sec(2, 1, 1, 'a', 1, 'b', 2, 4, 1)), ErrUnsupported, "limits flags"},
+
+		// Indices past the original module's index spaces, which the
+		// added globals and locals would make valid (see index.go).
+		{"global.get of the flag", withBody(0, 0x23, 0, 0x1a, 0x0b), ErrMalformed, "global index 0 out of range"},
+		{"global.set of the fuel", withBody(0, 0x03, 0x40, 0x41, 0x7f, 0x24, 1, 0x0c, 0, 0x0b, 0x0b), ErrMalformed, "global index 1 out of range"},
+		{"local past the locals", withBody(1, 1, 0x7f, 0x20, 1, 0x1a, 0x0b), ErrMalformed, "local index 1 out of range"},
+		{"label past the blocks", withBody(0, 0x0c, 1, 0x0b), ErrMalformed, "label index 1 out of range"},
+		{"call past the functions", withBody(0, 0x10, 1, 0x0b), ErrMalformed, "function index 1 out of range"},
+		{"call_indirect without a table", withBody(0, 0x41, 0, 0x11, 0, 0, 0x0b), ErrMalformed, "table index 0 out of range"},
+		{"block type past the types", withBody(0, 0x02, 0x01, 0x0b, 0x0b), ErrMalformed, "type index 1 out of range"},
+		{"memory.init without data count", withBody(0, 0x41, 0, 0x41, 0, 0x41, 0, 0xfc, 8, 0, 0, 0x0b), ErrMalformed, "data count"},
+		{"table.fill past the tables", withBody(0, 0x41, 0, 0xd0, 0x70, 0x41, 0, 0xfc, 17, 0, 0x0b), ErrMalformed, "table index 0 out of range"},
+		{"export of the fuel by index", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(7, 1, 1, 'g', 3, 1), sec(10, 1, 2, 0, 0x0b)), ErrMalformed, "global index 1 out of range"},
+		{"global initialised from the flag", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(6, 1, 0x7f, 0, 0x23, 1, 0x0b), sec(10, 1, 2, 0, 0x0b)), ErrMalformed, "global index 1 out of range"},
+		{"data offset from the fuel", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, 1, 2, 0, 0x0b), sec(11, 1, 0, 0x23, 1, 0x0b, 0)), ErrMalformed, "global index 1 out of range"},
+		{"element segment past the functions", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(4, 1, 0x70, 0, 1), sec(5, 1, 0, 1), sec(9, 1, 0, 0x41, 0, 0x0b, 1, 5), sec(10, 1, 2, 0, 0x0b)), ErrMalformed, "function index 5 out of range"},
+		{"start past the functions", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(8, 3), sec(10, 1, 2, 0, 0x0b)), ErrMalformed, "function index 3 out of range"},
+		{"function of an unknown type", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 2), sec(5, 1, 0, 1), sec(10, 1, 2, 0, 0x0b)), ErrMalformed, "type index 2 out of range"},
+		{"more bodies than functions", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, 2, 2, 0, 0x0b, 2, 0, 0x0b)), ErrMalformed, "more bodies"},
+		{"fewer bodies than functions", binModule(sec(1, 1, 0x60, 0, 0), sec(3, 2, 0, 0), sec(5, 1, 0, 1), sec(10, 1, 2, 0, 0x0b)), ErrMalformed, "1 bodies"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -408,7 +428,7 @@ func TestCharges(t *testing.T) {
 	}
 	var info Info
 	bd := body{end: len(b)}
-	points, _, err := scanBody(nil, nil, b, &bd, &info)
+	points, _, err := scanBody(nil, nil, b, &bd, &module{}, &info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +439,7 @@ func TestCharges(t *testing.T) {
 	// Malformed nesting is an error, never a panic.
 	for _, bad := range [][]byte{{0, 0x0b, 0x0b}, {0, 0x0b, 0x03, 0x40, 0x0b, 0x0b}} {
 		bd := body{end: len(bad)}
-		if _, _, err := scanBody(nil, nil, bad, &bd, &info); !errors.Is(err, ErrMalformed) {
+		if _, _, err := scanBody(nil, nil, bad, &bd, &module{}, &info); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%x: %v", bad, err)
 		}
 	}
