@@ -50,6 +50,9 @@ func (o HTTPOptions) serverDefaults() HTTPOptions {
 
 // RunHTTP serves the Streamable HTTP handler (see HTTPHandler) on ln,
 // accepting at most opts.MaxConns connections at once, until ctx ends.
+// It refuses requests that carry both Content-Length and
+// Transfer-Encoding (400, and the connection is closed: RFC 9112 §6.1),
+// which net/http alone would serve.
 // Then it shuts down gracefully: it stops accepting connections, answers
 // new requests 503, ends GET and listen streams, and lets the requests in
 // flight finish and be answered for up to opts.ShutdownGrace; it then
@@ -57,10 +60,12 @@ func (o HTTPOptions) serverDefaults() HTTPOptions {
 // sessions end), and returns nil (or the error that stopped serving).
 func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, opts *HTTPOptions) error {
 	h := s.newHTTPHandler(opts)
-	hs := NewHTTPServer(h.outer(), &h.opts)
+	hs := NewHTTPServer(guardFraming(h.outer()), &h.opts)
+	hs.ConnContext = framerContext
 	if h.opts.MaxConns > 0 {
 		ln = newLimitListener(ln, h.opts.MaxConns, h.log)
 	}
+	ln = framerListener{ln}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
