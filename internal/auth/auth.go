@@ -66,6 +66,12 @@ type Config struct {
 	// JWKSMaxAge is how long fetched keys are used before they are
 	// fetched again. Default 1h.
 	JWKSMaxAge time.Duration
+	// JWKSWait is the longest a request whose token names a key id that
+	// is not known yet waits for the key set being fetched; then it is
+	// refused (401 invalid_token) and the fetch goes on in the
+	// background, shared by every request that needs it. Requests whose
+	// key is known never wait for a fetch. Default 2s.
+	JWKSWait time.Duration
 
 	// Logger receives diagnostics (refused tokens at debug level, key
 	// fetch failures at warn). Nil discards them.

@@ -8,7 +8,9 @@
 // resource-server role: access tokens are JWTs signed with RS256, ES256 or
 // EdDSA by a key of a configured JSON Web Key Set (a file, or an https URL
 // fetched, cached and refreshed when a token names an unknown key, at a
-// bounded rate and size), issued by the configured issuer for this server
+// bounded rate and size, in the background: a token with an unknown key
+// waits for the fetch at most Config.JWKSWait, a token with a known key
+// never waits), issued by the configured issuer for this server
 // (aud), within exp/nbf (with a small leeway); their scope or scp claims
 // become the caller's scopes. In JWT mode the server also publishes its
 // protected resource metadata (RFC 9728) at

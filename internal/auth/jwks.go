@@ -191,29 +191,34 @@ func (s *staticKeys) key(_ context.Context, kid, alg string) (crypto.PublicKey, 
 // remoteKeys is a key set fetched from an https URL and cached. It is
 // fetched again when it is older than maxAge, or when a token names an
 // unknown key, but never more often than minRefresh: a flood of tokens
-// with made-up key ids costs one fetch per minRefresh at most.
+// with made-up key ids costs one fetch per minRefresh at most. A fetch
+// runs in the background, shared by every request that needs it; such a
+// request waits for it at most wait, and a request whose key is known
+// never waits.
 type remoteKeys struct {
 	url        string
 	client     *http.Client
 	minRefresh time.Duration
 	maxAge     time.Duration
+	wait       time.Duration
 	log        *slog.Logger
 	now        func() time.Time
-
-	fetchMu sync.Mutex // one fetch at a time
 
 	mu          sync.Mutex
 	ks          *keySet
 	fetched     time.Time // of ks
 	lastAttempt time.Time
-	refreshing  bool
+	inflight    chan struct{} // closed when the fetch in flight ends; nil when none
 }
 
+// fetchTimeout bounds one fetch of the key set.
+const fetchTimeout = 10 * time.Second
+
 func newRemoteKeys(c *Config, log *slog.Logger, now func() time.Time) (*remoteKeys, error) {
-	r := &remoteKeys{url: c.JWKSURL, client: c.HTTPClient, minRefresh: c.JWKSMinRefresh, maxAge: c.JWKSMaxAge, log: log, now: now}
+	r := &remoteKeys{url: c.JWKSURL, client: c.HTTPClient, minRefresh: c.JWKSMinRefresh, maxAge: c.JWKSMaxAge, wait: c.JWKSWait, log: log, now: now}
 	if r.client == nil {
 		r.client = &http.Client{
-			Timeout: 10 * time.Second,
+			Timeout: fetchTimeout,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if req.URL.Scheme != "https" || len(via) >= 3 {
 					return errors.New("jwks: refusing redirect")
@@ -228,24 +233,44 @@ func newRemoteKeys(c *Config, log *slog.Logger, now func() time.Time) (*remoteKe
 	if r.maxAge <= 0 {
 		r.maxAge = time.Hour
 	}
+	if r.wait <= 0 {
+		r.wait = 2 * time.Second
+	}
 	return r, nil
 }
 
-func (r *remoteKeys) key(ctx context.Context, kid, alg string) (crypto.PublicKey, error) {
+func (r *remoteKeys) current() (*keySet, time.Time) {
 	r.mu.Lock()
-	ks, fetched := r.ks, r.fetched
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	return r.ks, r.fetched
+}
+
+func (r *remoteKeys) key(ctx context.Context, kid, alg string) (crypto.PublicKey, error) {
+	ks, fetched := r.current()
 	if ks != nil {
 		if k, ok := ks.find(kid, alg); ok {
 			if r.now().Sub(fetched) > r.maxAge {
-				r.refreshInBackground()
+				r.startFetch()
 			}
 			return k, nil
 		}
 	}
-	// Unknown key (or nothing fetched yet): fetch, if the rate allows.
-	ks = r.refresh(ctx)
-	if ks != nil {
+	// Unknown key (or nothing fetched yet): fetch, if the rate allows,
+	// and wait a little for it.
+	done := r.startFetch()
+	if done == nil {
+		return nil, errUnknownKey
+	}
+	t := time.NewTimer(r.wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		return nil, errUnknownKey
+	case <-ctx.Done():
+		return nil, errUnknownKey
+	}
+	if ks, _ = r.current(); ks != nil {
 		if k, ok := ks.find(kid, alg); ok {
 			return k, nil
 		}
@@ -253,51 +278,39 @@ func (r *remoteKeys) key(ctx context.Context, kid, alg string) (crypto.PublicKey
 	return nil, errUnknownKey
 }
 
-// refresh fetches the key set unless the last attempt was less than
-// minRefresh ago, and returns the current set.
-func (r *remoteKeys) refresh(ctx context.Context) *keySet {
-	r.fetchMu.Lock()
-	defer r.fetchMu.Unlock()
-	r.mu.Lock()
-	if !r.lastAttempt.IsZero() && r.now().Sub(r.lastAttempt) < r.minRefresh {
-		ks := r.ks
-		r.mu.Unlock()
-		return ks
-	}
-	r.lastAttempt = r.now()
-	r.mu.Unlock()
-	ks, err := r.fetch(ctx)
+// startFetch returns a channel closed when the fetch in flight ends,
+// starting one unless the last began less than minRefresh ago; nil when
+// there is none.
+func (r *remoteKeys) startFetch() <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err != nil {
-		r.log.Warn("fetching the JWKS failed; keeping the keys already known", "url", r.url, "error", err)
-		return r.ks
+	if r.inflight != nil {
+		return r.inflight
 	}
-	r.ks, r.fetched = ks, r.now()
-	return ks
-}
-
-func (r *remoteKeys) refreshInBackground() {
-	r.mu.Lock()
-	if r.refreshing {
-		r.mu.Unlock()
-		return
+	if !r.lastAttempt.IsZero() && r.now().Sub(r.lastAttempt) < r.minRefresh {
+		return nil
 	}
-	r.refreshing = true
-	r.mu.Unlock()
+	r.lastAttempt = r.now()
+	done := make(chan struct{})
+	r.inflight = done
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 		defer cancel()
-		r.refresh(ctx)
+		ks, err := r.fetch(ctx)
 		r.mu.Lock()
-		r.refreshing = false
-		r.mu.Unlock()
+		defer r.mu.Unlock()
+		if err != nil {
+			r.log.Warn("fetching the JWKS failed; keeping the keys already known", "url", r.url, "error", err)
+		} else {
+			r.ks, r.fetched = ks, r.now()
+		}
+		r.inflight = nil
+		close(done)
 	}()
+	return done
 }
 
 func (r *remoteKeys) fetch(ctx context.Context) (*keySet, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url, nil)
 	if err != nil {
 		return nil, err

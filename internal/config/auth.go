@@ -50,6 +50,12 @@ type Auth struct {
 	// token names an unknown key. Exactly one is required in jwt mode.
 	JWKSFile string `toml:"jwks_file" json:"jwks_file,omitempty"`
 	JWKSURL  string `toml:"jwks_url" json:"jwks_url,omitempty"`
+	// JWKSWait is the longest a request whose token names a key id not
+	// known yet waits for the key set being fetched from jwks_url; past
+	// it the request gets 401 and the fetch goes on in the background.
+	// Tokens with a known key never wait. Zero means the default, 2s; at
+	// most 30s.
+	JWKSWait Duration `toml:"jwks_wait" json:"jwks_wait,omitempty"`
 	// AuthorizationServers are announced in the protected resource
 	// metadata. Default [Issuer].
 	AuthorizationServers []string `toml:"authorization_servers" json:"authorization_servers,omitempty"`
@@ -192,6 +198,9 @@ func checkAuth(a *Auth, scopedPlugin string) []error {
 	}
 	errs = append(errs, checkScopes("auth.required_scopes", a.RequiredScopes)...)
 	errs = append(errs, checkScopes("auth.scopes_supported", a.ScopesSupported)...)
+	if a.JWKSWait < 0 || time.Duration(a.JWKSWait) > 30*time.Second {
+		bad("jwks_wait: %s is not between 0 and 30s", a.JWKSWait)
+	}
 	if a.Leeway < 0 || time.Duration(a.Leeway) > 5*time.Minute {
 		bad("leeway: %s is not between 0 and 5m", a.Leeway)
 	}

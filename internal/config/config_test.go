@@ -328,7 +328,8 @@ func TestValidate(t *testing.T) {
 		{name: "flood limits", mutate: func(c *Config) {
 			c.Limits.MaxBatch = -1
 			c.Limits.MaxBatchResponse = 10
-		}, wantErr: []string{"limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
+			c.Auth.JWKSWait = Duration(time.Minute)
+		}, wantErr: []string{"auth.jwks_wait: 1m0s is not between", "limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},

@@ -86,6 +86,7 @@ func newAuthenticator(cfg *config.Config, log *slog.Logger) (*auth.Authenticator
 		AuthorizationServers: a.AuthorizationServers,
 		ScopesSupported:      a.ScopesSupported,
 		Leeway:               time.Duration(a.Leeway),
+		JWKSWait:             time.Duration(a.JWKSWait),
 		Logger:               log,
 	}
 	if a.Leeway == 0 {
