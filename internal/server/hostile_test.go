@@ -931,3 +931,68 @@ path = `+quote(hostilePath(t, "good"))+`
 		})
 	}
 }
+
+// TestHostileBulkDeadline: a loop around memory.fill of 64 MiB is charged
+// by length, so it is stopped at its 1 s deadline, and while it runs the
+// Go runtime's stop-the-world phases (runtime.GC here) and a good call on
+// another plugin are not held up. Charged by code size alone, it ran
+// thousands of fills between checks: seconds past its deadline, with the
+// GC and every other call waiting as long. The bounds are generous
+// factors, not timings.
+func TestHostileBulkDeadline(t *testing.T) {
+	e := newHostileEnv(t)
+	srv, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+[[plugins]]
+name = "bulk"
+path = `+quote(hostilePath(t, "bulk"))+`
+timeout = "1s"
+memory = "80MiB"
+instances = 1
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	type answer struct {
+		r   response
+		err error
+		d   time.Duration
+	}
+	done := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		r, err := c.tryCall("tools/call", tool("fill", nil), 2*time.Minute)
+		done <- answer{r, err, time.Since(start)}
+	}()
+	time.Sleep(300 * time.Millisecond) // let the fill loop start
+	t0 := time.Now()
+	goruntime.GC()
+	gc := time.Since(t0)
+	t0 = time.Now()
+	r := c.call("tools/call", tool("echo", map[string]any{"text": "meanwhile"}))
+	good := time.Since(t0)
+	if got := decodeTool(t, r); got.IsError || got.text() != "meanwhile" {
+		t.Errorf("good plugin: %s", r.Result)
+	}
+	a := <-done
+	t.Logf("fill answered after %v; a GC during it took %v, a good call %v", a.d.Round(time.Millisecond), gc.Round(time.Millisecond), good.Round(time.Millisecond))
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if a.r.Error == nil || a.r.Error.Code != -32001 {
+		t.Errorf("fill: %s %+v, want -32001", a.r.Result, a.r.Error)
+	}
+	const margin = 4 * time.Second // the deadline is 1 s
+	if a.d > time.Second+margin {
+		t.Errorf("fill answered after %v, deadline 1s", a.d)
+	}
+	if gc > margin || good > margin {
+		t.Errorf("while the fill ran, a GC took %v and a good call %v", gc, good)
+	}
+}

@@ -1,8 +1,10 @@
 package instrument
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +51,35 @@ func BenchmarkOverhead(b *testing.B) {
 				mod := instantiate(b, newRuntime(b), v.wasm)
 				for b.Loop() {
 					if got := run(mod, c); got.err != "" {
+						b.Fatal(got.err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkBulk measures bulk instructions on the instrumented module (MB/s
+// is bytes, or table entries, per second), to choose MemoryShift and
+// TableShift: Refill<<shift of them should take a few hundred
+// microseconds at most.
+func BenchmarkBulk(b *testing.B) {
+	inst, _, err := Instrument(read(b, "bulkbench.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod := instantiate(b, newRuntime(b), inst)
+	for _, fn := range []string{"fill", "copy", "table_fill", "table_copy"} {
+		sizes := []uint64{4 << 10, 1 << 20, 8 << 20} // bytes
+		if strings.HasPrefix(fn, "table") {
+			sizes = []uint64{4 << 10, 256 << 10} // entries
+		}
+		for _, size := range sizes {
+			const n = 16
+			b.Run(fmt.Sprintf("%s/%d", fn, size), func(b *testing.B) {
+				b.SetBytes(int64(n * size))
+				for b.Loop() {
+					if got := run(mod, call{fn: fn, args: []uint64{n, size}}); got.err != "" {
 						b.Fatal(got.err)
 					}
 				}

@@ -40,7 +40,9 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 			}
 			return nil, err
 		}
-		bd.plan(points, m, k, c)
+		if err := bd.plan(points, c); err != nil {
+			return nil, fmt.Errorf("code section: function %d: %w", k, err)
+		}
 		if bd.size > math.MaxUint32 {
 			return nil, fmt.Errorf("code section: function %d too large: %w", k, ErrUnsupported)
 		}
@@ -77,9 +79,12 @@ type body struct {
 	locals     uint64 // declared locals
 	params     uint32 // parameters of the function's type
 	first      int    // index of the body's first check (the entry) in points
-	n          int    // checks: the entry, then the loops
+	n          int    // checks: the entry, then the loops and bulk instructions
+	bulk       bool   // the body has a bulk instruction (see bulkCheck)
 	budget     bool   // loops count down a local budget (see check.local)
 	loop       check  // the loop check, if budget
+	extra      uint32 // i32 locals added: the budget, then the scratch
+	scratch    uint32 // the scratch local's index, if bulk
 	size       uint64 // instrumented size
 }
 
@@ -88,27 +93,41 @@ type body struct {
 // counts down a new i32 local (the budget) in a register and charges the
 // global fuel Budget at a time; longer loops, and functions whose local
 // index would overflow, charge the fuel directly.
-func (b *body) plan(points []point, m *module, k uint32, c check) {
-	idx := uint64(b.params) + b.locals // the budget's local index
-	if b.n > 1 && b.decls < math.MaxUint32 && b.locals < math.MaxUint32 && idx < math.MaxUint32 {
+func (b *body) plan(points []point, c check) error {
+	idx := uint64(b.params) + b.locals // the first added local's index
+	if idx+2 > math.MaxUint32 || b.decls == math.MaxUint32 {
+		if b.bulk {
+			return fmt.Errorf("%d locals: %w", idx, ErrUnsupported)
+		}
+	} else if b.n > 1 {
 		for q := b.first + 1; q < b.first+b.n; q++ {
-			if points[q].charge < Budget {
+			if !points[q].bulk && points[q].charge < Budget {
 				b.budget = true
 				b.loop = c.local(uint32(idx))
+				b.extra++
 				break
 			}
 		}
 	}
+	if b.bulk {
+		b.scratch = uint32(idx) + b.extra
+		b.extra++
+	}
 	b.size = uint64(b.end - b.start)
-	if b.budget {
+	if b.extra > 0 {
 		b.size += uint64(lenU32(b.decls+1)-(b.countEnd-b.start)) + 2
 	}
 	for q := b.first; q < b.first+b.n; q++ {
-		b.size += uint64(b.check(q, c, points).len(points[q].charge))
+		if points[q].bulk {
+			b.size += uint64(bulkLen(c, b.scratch))
+		} else {
+			b.size += uint64(b.check(q, c, points).len(points[q].charge))
+		}
 	}
+	return nil
 }
 
-// check returns the check for points[q].
+// check returns the check for points[q] (not a bulk one).
 func (b *body) check(q int, c check, points []point) check {
 	if q > b.first && b.budget && points[q].charge < Budget {
 		return b.loop
@@ -120,15 +139,19 @@ func (b *body) check(q int, c check, points []point) check {
 func (b *body) append(out, p []byte, points []point, c check) []byte {
 	out = appendU32(out, uint32(b.size))
 	from := b.start
-	if b.budget { // one more declaration: (local i32)
+	if b.extra > 0 { // one more declaration: (local i32 …)
 		out = appendU32(out, b.decls+1)
 		out = append(out, p[b.countEnd:b.localsEnd]...)
-		out = append(out, 0x01, 0x7f)
+		out = append(out, byte(b.extra), 0x7f)
 		from = b.localsEnd
 	}
 	for q := b.first; q < b.first+b.n; q++ {
 		out = append(out, p[from:points[q].at]...)
-		out = b.check(q, c, points).append(out, points[q].charge)
+		if pt := points[q]; pt.bulk {
+			out = appendBulk(out, c, b.scratch, pt.shift)
+		} else {
+			out = b.check(q, c, points).append(out, pt.charge)
+		}
 		from = points[q].at
 	}
 	return append(out, p[from:b.end]...)
@@ -136,10 +159,13 @@ func (b *body) append(out, p []byte, points []point, c check) []byte {
 
 // point is where a check goes (an offset in the code section payload) and
 // what it charges: the size of the code it pays for, at least 1 (see
-// scanBody).
+// scanBody); or, for bulk, where a bulk instruction's charge goes and by
+// how much its length is shifted (see bulkCheck).
 type point struct {
 	at     int
 	charge int32
+	bulk   bool
+	shift  uint8
 }
 
 // frame is an open block, if or loop while scanning a body: the check
@@ -281,6 +307,10 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 		case kHeapType:
 			_, i, err = s33(b, i)
 		case kMisc:
+			if sub, _, _ := u32(b, i); sub < uint32(len(bulkShift)) && bulkShift[sub] != 0 {
+				points = append(points, point{at: at, bulk: true, shift: bulkShift[sub]})
+				bd.bulk = true
+			}
 			i, err = m.skipMisc(b, at, i)
 		case kSIMD:
 			i, err = skipSIMD(b, at, i)

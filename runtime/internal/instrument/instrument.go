@@ -49,6 +49,11 @@
 // Refill plus what the charges paid just before it (one region per active
 // frame), even for long straight-line functions.
 //
+// Bulk memory and table instructions (memory.fill and the like) run in
+// time proportional to their length, so each is charged its length
+// shifted by MemoryShift or TableShift, with the same slow path (see
+// bulk.go).
+//
 // Every index Instrument passes through (functions, types, tables,
 // memories, globals, locals, labels, element and data segments, in code,
 // constant expressions, exports and the start section) is checked against

@@ -432,7 +432,7 @@ func TestCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []point{{1, 7}, {5, 7}, {8, 3}}
+	want := []point{{at: 1, charge: 7}, {at: 5, charge: 7}, {at: 8, charge: 3}}
 	if !slices.Equal(points, want) || bd.n != 3 || info.Loops != 2 {
 		t.Errorf("points %v (n %d, loops %d), want %v", points, bd.n, info.Loops, want)
 	}
@@ -442,5 +442,62 @@ func TestCharges(t *testing.T) {
 		if _, _, err := scanBody(nil, nil, bad, &bd, &module{}, &info); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%x: %v", bad, err)
 		}
+	}
+}
+
+// TestBulkCharge: each bulk instruction costs the fuel its length shifted
+// by MemoryShift or TableShift, on top of its function's code; and a
+// length that takes the fuel below zero runs the slow path (the fuel is
+// refilled).
+func TestBulkCharge(t *testing.T) {
+	inst, info, err := Instrument(read(t, "bulkcharge.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Functions != 8 {
+		t.Errorf("info %+v", info)
+	}
+	mod := instantiate(t, newRuntime(t), inst)
+	_, fuel := globals(t, mod)
+	tests := []struct {
+		fn    string
+		n     uint32
+		shift uint
+	}{
+		{"memory.fill", 4096, MemoryShift},
+		{"memory.copy", 4096, MemoryShift},
+		{"memory.init", 4096, MemoryShift},
+		{"table.fill", 64, TableShift},
+		{"table.copy", 64, TableShift},
+		{"table.init", 64, TableShift},
+		{"table.grow", 64, TableShift},
+	}
+	cost := func(fn string, n uint32) uint32 {
+		t.Helper()
+		fuel.Set(Refill)
+		if got := run(mod, call{fn: fn, args: []uint64{uint64(n)}}); got.err != "" {
+			t.Fatalf("%s(%d): %s", fn, n, got.err)
+		}
+		return Refill - uint32(fuel.Get())
+	}
+	for _, tt := range tests {
+		t.Run(tt.fn, func(t *testing.T) {
+			base, full := cost(tt.fn, 0), cost(tt.fn, tt.n)
+			if want := tt.n >> tt.shift; full-base != want || want == 0 {
+				t.Errorf("fuel: %d for length 0, %d for length %d; want a difference of %d", base, full, tt.n, want)
+			}
+		})
+	}
+	// A length worth more than the fuel left: the slow path refills it.
+	fuel.Set(Refill)
+	if got := run(mod, call{fn: "memory.fill", args: []uint64{65536}}); got.err != "" {
+		t.Fatal(got.err)
+	}
+	fuel.Set(10)
+	if got := run(mod, call{fn: "memory.fill", args: []uint64{65536}}); got.err != "" {
+		t.Fatal(got.err)
+	}
+	if f := fuel.Get(); f != Refill {
+		t.Errorf("fuel %d after the slow path, want %d", f, Refill)
 	}
 }
