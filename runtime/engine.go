@@ -120,6 +120,10 @@ func (e *Engine) newRuntime(ctx context.Context, closeOnDone bool) (wazero.Runti
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate %s host module: %w", abi.ImportModule, err)
 	}
+	if err := instantiateExtism(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("instantiate Extism host modules: %w", err)
+	}
 	return rt, nil
 }
 

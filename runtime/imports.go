@@ -58,7 +58,8 @@ type callState struct {
 	host   Host
 	result []byte
 	resPos int
-	params []byte // scratch copy of the call import's params
+	params []byte       // scratch copy of the call import's params
+	ext    *extismState // Extism modules: the kernel (see extism.go)
 }
 
 // begin resets s for a new call.

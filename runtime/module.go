@@ -31,6 +31,8 @@ type Module struct {
 	minMem  uint64 // declared minimum of the memory, bytes
 	init    string // start function run once per instance ("" for none)
 
+	extismExports []string // Mode Extism: the exports CallExport may run
+
 	mu     sync.Mutex
 	pools  map[*Pool]struct{}
 	closed bool
@@ -158,6 +160,7 @@ func (m *Module) interruptible() bool { return m.rt == m.e.rt }
 
 func (m *Module) validate() error {
 	ie := &ImportError{}
+	extismMod := false
 	for _, fd := range m.cm.ImportedFunctions() {
 		mod, nm, _ := fd.Import()
 		im := Import{Module: mod, Name: nm}
@@ -171,6 +174,13 @@ func (m *Module) validate() error {
 				continue
 			}
 			sig = s
+		case mod == ExtismEnvModule || mod == ExtismUserModule:
+			s, ok := extismSig(mod, nm)
+			if !ok {
+				ie.Unknown = append(ie.Unknown, im)
+				continue
+			}
+			sig, extismMod = s, true
 		case mod == abi.WASIModule && !strings.HasPrefix(nm, "sock_"):
 			w, ok := m.e.wasi[nm]
 			if !ok {
@@ -210,6 +220,9 @@ func (m *Module) validate() error {
 		m.exports = append(m.exports, n)
 	}
 	slices.Sort(m.exports)
+	if extismMod {
+		return m.validateExtism(fns, hasStartSection)
+	}
 	noArgs := func(n string, results ...api.ValueType) (present bool, err error) {
 		fd, ok := fns[n]
 		if !ok {

@@ -58,7 +58,7 @@ type PoolStats struct {
 type instance struct {
 	mod    api.Module
 	it     *interrupter // nil on the fallback runtime
-	fn     api.Function
+	fn     entryFunc
 	idle   time.Time // when it was last pooled
 	stack  []uint64
 	st     callState
@@ -306,7 +306,7 @@ func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
 		return nil, &startError{err: err, stderr: string(inst.stderr.keep), refused: inst.mem.refused}
 	}
 	inst.mod, inst.it = mod, it
-	inst.fn = mod.ExportedFunction(abi.ExportCall)
+	inst.fn = p.entry(mod, &inst.st)
 	return inst, nil
 }
 

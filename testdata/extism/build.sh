@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the Extism test plugins (see README.md) from source, each module
+# next to its source:
+#
+#   NAME.wat        -> NAME.wasm   (wat2wasm)
+#   NAME.c          -> NAME.wasm   (clang + wasi-libc, extism.h, reactor)
+#   go/NAME/main.go -> go_NAME.wasm (GOOS=wasip1 -buildmode=c-shared, on
+#                                   github.com/extism/go-pdk, pinned by
+#                                   go/go.mod: never the server's dependency)
+#
+#   testdata/extism/build.sh           build in place
+#   testdata/extism/build.sh --check   build into a temp dir and fail if a
+#                                      committed .wasm differs
+#
+# Builds are reproducible: paths stripped, symbols and debug info removed,
+# the Go toolchain pinned with GOTOOLCHAIN (default go1.26.8). Debian
+# packages: wabt clang lld wasi-libc libclang-rt-14-dev-wasm32; go-pdk comes
+# from the Go module proxy.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
+
+check=0
+case "${1:-}" in
+--check) check=1 ;;
+"") ;;
+*) sed -n '2,18p' "$0"; exit 2 ;;
+esac
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# build_one SRC OUT builds the plugin whose source is SRC into OUT.
+build_one() {
+	local src="$1" out="$2"
+	case "$src" in
+	*.wat)
+		wat2wasm -o "$out" "$src"
+		;;
+	*.c)
+		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \
+			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
+			-Wl,--stack-first -Wl,--strip-all -I"$here" \
+			-o "$out" "$src"
+		;;
+	go/*/main.go)
+		(cd "$here/go" && GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS=-mod=readonly \
+			go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" \
+			-o "$out" "./$(basename "$(dirname "$src")")")
+		;;
+	esac
+}
+
+fail=0
+for src in *.wat *.c go/*/main.go; do
+	[ -e "$src" ] || continue
+	case "$src" in go/*/main.go) name="go_$(basename "$(dirname "$src")")" ;; *) name="${src%.*}" ;; esac
+	out="$here/$name.wasm"
+	[ $check = 1 ] && out="$tmp/$name.wasm"
+	build_one "$src" "$out"
+	if [ $check = 1 ]; then
+		if ! cmp -s "$out" "$name.wasm"; then
+			echo "testdata/extism/$name.wasm differs from a fresh build of $src; run testdata/extism/build.sh and commit" >&2
+			fail=1
+		else
+			echo "ok   testdata/extism/$name.wasm"
+		fi
+	else
+		echo "built testdata/extism/$name.wasm ($(wc -c <"$out") bytes)"
+	fi
+done
+exit $fail
