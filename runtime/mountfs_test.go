@@ -417,7 +417,9 @@ func TestRootFSPaths(t *testing.T) {
 		enotdir = experimentalsys.ENOTDIR
 	)
 	type fsop func(experimentalsys.FS) experimentalsys.Errno
-	stat := func(p string) fsop { return func(f experimentalsys.FS) experimentalsys.Errno { return statErrno(f, p) } }
+	stat := func(p string) fsop {
+		return func(f experimentalsys.FS) experimentalsys.Errno { return statErrno(f, p) }
+	}
 	lstat := func(p string) fsop {
 		return func(f experimentalsys.FS) experimentalsys.Errno { _, e := f.Lstat(p); return e }
 	}
@@ -427,17 +429,23 @@ func TestRootFSPaths(t *testing.T) {
 	mk := func(p string, fl experimentalsys.Oflag) fsop {
 		return func(f experimentalsys.FS) experimentalsys.Errno { return create(f, p, fl) }
 	}
-	mkdir := func(p string) fsop { return func(f experimentalsys.FS) experimentalsys.Errno { return f.Mkdir(p, 0o755) } }
+	mkdir := func(p string) fsop {
+		return func(f experimentalsys.FS) experimentalsys.Errno { return f.Mkdir(p, 0o755) }
+	}
 	unlink := func(p string) fsop { return func(f experimentalsys.FS) experimentalsys.Errno { return f.Unlink(p) } }
 	rmdir := func(p string) fsop { return func(f experimentalsys.FS) experimentalsys.Errno { return f.Rmdir(p) } }
-	rename := func(a, b string) fsop { return func(f experimentalsys.FS) experimentalsys.Errno { return f.Rename(a, b) } }
+	rename := func(a, b string) fsop {
+		return func(f experimentalsys.FS) experimentalsys.Errno { return f.Rename(a, b) }
+	}
 	readlink := func(p string) fsop {
 		return func(f experimentalsys.FS) experimentalsys.Errno { _, e := f.Readlink(p); return e }
 	}
 	utimens := func(p string) fsop {
 		return func(f experimentalsys.FS) experimentalsys.Errno { return f.Utimens(p, 1e9, 2e9) }
 	}
-	chmod := func(p string) fsop { return func(f experimentalsys.FS) experimentalsys.Errno { return f.Chmod(p, 0o600) } }
+	chmod := func(p string) fsop {
+		return func(f experimentalsys.FS) experimentalsys.Errno { return f.Chmod(p, 0o600) }
+	}
 	nofollow := experimentalsys.O_NOFOLLOW
 	tests := []struct {
 		name   string
