@@ -22,6 +22,14 @@ type Config struct {
 	NoCache bool
 	// Logger receives the engine's own log lines; nil discards them.
 	Logger *slog.Logger
+	// BackgroundCPUs is how many calls that have run past CPUSlice may run
+	// guest code at once (the others wait, parked, for their turn, shared
+	// round robin between plugins). 0 means max(1, GOMAXPROCS-1), so that
+	// a fresh call always finds a processor; negative turns scheduling off.
+	BackgroundCPUs int
+	// CPUSlice is the guest time a call runs before it becomes background;
+	// 0 means 5 ms. A background call yields its turn every 2 × CPUSlice.
+	CPUSlice time.Duration
 }
 
 // Mode is how a module is called.

@@ -135,7 +135,7 @@ func moduleOn(b *testing.B, path, mode string) *Module {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &Module{e: testEngine, name: path, size: len(wasm), pools: map[*Pool]struct{}{}}
+	m := &Module{e: testEngine, name: path, size: len(wasm), maxMem: -1, pools: map[*Pool]struct{}{}}
 	if mode == "closeondone" {
 		m.rt, err = testEngine.safeRuntime(ctx)
 	} else {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -68,6 +69,9 @@ type Engine struct {
 	safeMu sync.Mutex
 	safe   wazero.Runtime // fallback with CloseOnContextDone, created on first use
 
+	sched   *scheduler   // nil when off
+	inGuest atomic.Int64 // calls between arm and disarm
+
 	closed atomic.Bool
 	mu     sync.Mutex
 	mods   map[*Module]struct{}
@@ -77,7 +81,7 @@ type Engine struct {
 // or the user cache directory) is created 0700 and namespaced by the wazero
 // version, so a server upgrade never loads stale native code.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}}
+	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}, sched: newScheduler(cfg)}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -196,11 +200,16 @@ func wazeroVersion() string {
 
 // Close interrupts running calls (they fail with KindClosed), closes every
 // module and pool of the engine, then the runtimes and the cache. Later
-// calls fail with KindClosed. Close does not wait for running calls and is
-// idempotent.
+// calls fail with KindClosed. Close waits (at most closeWait, or until ctx
+// ends) for the interrupted calls to leave guest code before it closes
+// the runtimes, since wazero does not expect a module closed under running
+// code; it is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	if e.closed.Swap(true) {
 		return nil
+	}
+	if e.sched != nil {
+		e.sched.close()
 	}
 	e.mu.Lock()
 	mods := make([]*Module, 0, len(e.mods))
@@ -208,9 +217,12 @@ func (e *Engine) Close(ctx context.Context) error {
 		mods = append(mods, m)
 	}
 	e.mu.Unlock()
-	var errs []error
 	for _, m := range mods {
 		m.interrupt()
+	}
+	e.waitGuests(ctx)
+	var errs []error
+	for _, m := range mods {
 		errs = append(errs, m.Close(ctx))
 	}
 	errs = append(errs, e.rt.Close(ctx))
@@ -224,3 +236,16 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 func (e *Engine) compileWorkers() int { return goruntime.NumCPU() }
+
+// closeWait bounds how long Close waits for interrupted calls: a call
+// blocked in a host function leaves guest code only when that returns.
+const closeWait = time.Second
+
+// waitGuests waits until no call is in instrumented guest code, at most
+// closeWait or until ctx ends.
+func (e *Engine) waitGuests(ctx context.Context) {
+	deadline := time.Now().Add(closeWait)
+	for e.inGuest.Load() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -31,6 +31,7 @@ type interrupter struct {
 	timer *time.Timer   // the deadline; created by the first arm
 	done  chan struct{} // a fire finished (one send per fire)
 	fire  func()        // it.onDone, allocated once
+	task  *task         // guest-CPU scheduling; nil when the engine has none
 }
 
 func newInterrupter(e *Engine, mod api.Module) (*interrupter, error) {
@@ -63,7 +64,11 @@ func (it *interrupter) arm(ctx, cctx context.Context) armed {
 		it.flag.Set(0)
 	}
 	it.mu.Unlock()
+	it.e.inGuest.Add(1)
 	a := armed{cctx: cctx}
+	if it.task != nil {
+		it.task.begin(cctx.Done())
+	}
 	if d, ok := cctx.Deadline(); ok {
 		if it.timer == nil {
 			it.timer = time.AfterFunc(time.Until(d), it.fire)
@@ -85,6 +90,10 @@ func (it *interrupter) arm(ctx, cctx context.Context) armed {
 // done (its own timer may lag by a moment), so that the call is
 // classified as past its deadline.
 func (it *interrupter) disarm(a armed) {
+	if it.task != nil {
+		it.task.end()
+	}
+	defer it.e.inGuest.Add(-1)
 	if a.timer && !it.timer.Stop() {
 		<-it.done
 		<-a.cctx.Done()
@@ -131,6 +140,16 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 	if err != nil {
 		_ = mod.Close(context.Background())
 		return mod, nil, err
+	}
+	if s := p.m.e.sched; s != nil {
+		yield, ok := mod.ExportedGlobal(instrument.YieldName).(api.MutableGlobal)
+		if !ok {
+			_ = mod.Close(context.Background())
+			return mod, nil, errors.New("instrumented module exports no yield switch")
+		}
+		it.task = newTask(s, &p.sq, it)
+		mem.task, mem.yield = it.task, yield
+		yield.Set(1)
 	}
 	p.track(mod, it)
 	for _, name := range p.m.starts {

@@ -1,16 +1,29 @@
 package runtime
 
-import "github.com/tetratelabs/wazero/experimental"
+import (
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+)
 
 // limitedMemory backs one instance's linear memory with a Go slice that
 // refuses to grow past limit: memory.grow then returns -1, as at a runtime
 // limit, and the guest decides (C malloc returns NULL, Go dies with "out of
 // memory"). It is the per-plugin memory limit (see Engine). It remembers a
 // refusal so that the trap that usually follows is classified KindMemory.
+//
+// It is also where the scheduler gets control (see sched.go): a grow
+// while the instance's yield switch reads 2 is the instrumentation's probe,
+// not the guest's; it is handed to task and refused without a trace. And
+// it enforces the maximum that instrumentation removed from the module's
+// memory declaration (declMax).
 type limitedMemory struct {
 	buf     []byte
 	limit   uint64
+	declMax int64 // the module's declared maximum in bytes; -1 for none
 	refused bool
+
+	yield api.MutableGlobal // the yield switch; nil without scheduling
+	task  *task
 }
 
 // Allocate returns m itself: each instantiation gets its own limitedMemory
@@ -22,6 +35,14 @@ func (m *limitedMemory) Allocate(_, _ uint64) experimental.LinearMemory { return
 // minimum, checked against the limit by NewPool) always succeeds, since
 // wazero cannot handle a failure there.
 func (m *limitedMemory) Reallocate(size uint64) []byte {
+	if m.yield != nil && m.yield.Get() == 2 {
+		m.yield.Set(1)
+		m.task.probe()
+		return nil
+	}
+	if m.buf != nil && m.declMax >= 0 && size > uint64(m.declMax) {
+		return nil // the guest's own maximum: memory.grow fails as declared
+	}
 	if m.buf != nil && size > m.limit {
 		m.refused = true
 		return nil

@@ -49,3 +49,19 @@ func TestMemoryStaysBounded(t *testing.T) {
 		t.Errorf("heap grew from %d to %d MiB", base>>20, ms.HeapAlloc>>20)
 	}
 }
+
+// TestDeclaredMaximum: the allocator refuses growth past the module's
+// declared maximum (which instrumentation removed) without counting it as
+// running out of the plugin's memory limit.
+func TestDeclaredMaximum(t *testing.T) {
+	m := &limitedMemory{limit: 1 << 30, declMax: 3 << 16}
+	if m.Reallocate(1<<16) == nil || m.Reallocate(3<<16) == nil {
+		t.Fatal("growth within the declared maximum refused")
+	}
+	if m.Reallocate(4<<16) != nil {
+		t.Fatal("growth past the declared maximum allowed")
+	}
+	if m.refused {
+		t.Error("a refusal at the declared maximum counted as out of memory")
+	}
+}

@@ -29,6 +29,7 @@ type Module struct {
 	exports []string
 	size    int
 	minMem  uint64 // declared minimum of the memory, bytes
+	maxMem  int64  // declared maximum removed by instrument, bytes; -1 for none
 	init    string // start function run once per instance ("" for none)
 
 	extismExports []string // Mode Extism: the exports CallExport may run
@@ -99,7 +100,7 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	}
 	m := &Module{e: e, name: name, size: len(wasm), pools: map[*Pool]struct{}{}}
 	var err error
-	m.rt, m.cm, err = e.compile(experimental.WithCompilationWorkers(ctx, e.compileWorkers()), name, wasm)
+	m.rt, m.cm, m.maxMem, err = e.compile(experimental.WithCompilationWorkers(ctx, e.compileWorkers()), name, wasm)
 	if err != nil {
 		var re *Error
 		if errors.As(err, &re) && re.Kind == KindClosed {
@@ -126,33 +127,39 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 // compile compiles the instrumented module on e.rt or, when wasm cannot be
 // instrumented (or, defensively, when the instrumented module does not
 // compile), wasm itself on the fallback runtime. A malformed module (see
-// instrument.ErrMalformed) is refused.
-func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (wazero.Runtime, wazero.CompiledModule, error) {
-	out, _, ierr := instrument.Instrument(wasm)
+// instrument.ErrMalformed) is refused. maxMem is the declared memory
+// maximum that instrumentation removed (bytes, -1 for none), which the
+// instance's allocator enforces instead.
+func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (rt wazero.Runtime, cm wazero.CompiledModule, maxMem int64, err error) {
+	out, info, ierr := instrument.Instrument(wasm)
 	if errors.Is(ierr, instrument.ErrMalformed) {
 		// Not WebAssembly, or an index past the module's own (which the
 		// instrumentation's globals and locals would make valid): refused,
 		// never compiled uninstrumented either.
-		return nil, nil, ierr
+		return nil, nil, -1, ierr
 	}
 	if ierr == nil {
 		cm, err := e.rt.CompileModule(ctx, out)
 		if err == nil {
-			return e.rt, cm, nil
+			maxMem = -1
+			if info.MemoryMax >= 0 {
+				maxMem = info.MemoryMax << 16
+			}
+			return e.rt, cm, maxMem, nil
 		}
 		ierr = fmt.Errorf("instrumented module does not compile: %w", err)
 	}
-	rt, err := e.safeRuntime(ctx)
+	rt, err = e.safeRuntime(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, -1, err
 	}
-	cm, err := rt.CompileModule(ctx, wasm)
+	cm, err = rt.CompileModule(ctx, wasm)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, -1, err
 	}
 	e.log.Warn("plugin not instrumented for interruption; its calls use wazero's slower CloseOnContextDone",
 		"plugin", name, "reason", ierr.Error())
-	return rt, cm, nil
+	return rt, cm, -1, nil
 }
 
 // interruptible reports whether m was instrumented.

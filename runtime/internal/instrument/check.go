@@ -6,7 +6,7 @@ type check struct {
 	prefix, suffix []byte
 }
 
-func newCheck(flag, fuel uint32) check {
+func newCheck(flag, fuel, yield uint32) check {
 	p := appendU32([]byte{0x23}, fuel) // global.get $fuel
 	p = append(p, 0x41)                // i32.const <charge>
 	s := []byte{0x6b, 0x24}            // i32.sub, global.set $fuel
@@ -16,7 +16,13 @@ func newCheck(flag, fuel uint32) check {
 	s = append(s, 0x04, 0x40, 0x41)             // if, i32.const Refill
 	s = appendS32(s, Refill)                    //
 	s = appendU32(append(s, 0x24), fuel)        // global.set $fuel
+	s = appendU32(append(s, 0x23), yield)       // global.get $yield
+	s = append(s, 0x04, 0x40, 0x41, 0x02, 0x24) // if, i32.const 2, global.set $yield
+	s = appendU32(s, yield)                     //
+	s = append(s, 0x41, 0x01, 0x40, 0x00, 0x1a) // i32.const 1, memory.grow 0, drop
+	s = append(s, 0x05)                         // else
 	s = append(s, 0x41, 0x00, 0x40, 0x00, 0x1a) // i32.const 0, memory.grow 0, drop
+	s = append(s, 0x0b)                         // end
 	s = appendU32(append(s, 0x23), flag)        // global.get $flag
 	s = append(s, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
 	s = append(s, 0x0b)                         // end

@@ -2,9 +2,10 @@
 // interrupt its running code cheaply, without wazero's
 // WithCloseOnContextDone (which makes every loop back-edge exit to Go).
 //
-// Instrument adds two mutable i32 globals after every imported and defined
-// global (so no existing index moves): a flag, exported as GlobalName, and
-// a fuel counter, exported as FuelName. At the entry of every function
+// Instrument adds three mutable i32 globals after every imported and
+// defined global (so no existing index moves): a flag, exported as
+// GlobalName, a fuel counter, exported as FuelName, and a probe switch,
+// exported as YieldName (see below). At the entry of every function
 // body it inserts a check that charges the fuel with the size of the code
 // it pays for (the function's code outside loops):
 //
@@ -18,9 +19,18 @@
 //	if                       ;; every Refill bytes of code run:
 //	  i32.const Refill
 //	  global.set $fuel
-//	  i32.const 0
-//	  memory.grow 0          ;; exit to Go (a point where the Go runtime
-//	  drop                   ;; can preempt the goroutine, e.g. for GC)
+//	  global.get $yield
+//	  if                     ;; the host asked for probes:
+//	    i32.const 2
+//	    global.set $yield    ;; mark the grow below as a probe
+//	    i32.const 1
+//	    memory.grow 0        ;; exit to Go through the host's allocator
+//	    drop
+//	  else
+//	    i32.const 0
+//	    memory.grow 0        ;; exit to Go (a point where the Go runtime
+//	    drop                 ;; can preempt the goroutine, e.g. for GC)
+//	  end
 //	  global.get $flag
 //	  if
 //	    unreachable          ;; the host set the flag: stop
@@ -61,6 +71,18 @@
 // name the flag, the fuel or the budget once instrumented (see index.go),
 // so an out-of-range index is an error wrapping ErrMalformed.
 //
+// The probe is how the host schedules guest CPU: a host that stores 1
+// into the yield global makes every exit a memory.grow of one page with
+// the global at 2, which wazero hands to the instance's memory allocator
+// (experimental.WithMemoryAllocator); the allocator recognises the probe
+// by the 2, stores 1 back, may block the goroutine there (to park a
+// runaway call), and refuses the growth, so memory.grow returns -1 and
+// nothing changes. For the probe to reach the allocator even when memory
+// is at its declared maximum, Instrument removes the maximum of the
+// module's memory and reports it in Info.MemoryMax: the host must refuse
+// growth past it itself. A host that never sets the yield global gets the
+// plain exits.
+//
 // A start section is turned into an export named StartName (the host
 // calls it after instantiation, when it can interrupt it). Custom sections
 // named .debug_* are dropped, since the code offsets they refer to change;
@@ -95,6 +117,10 @@ const (
 	// StartName is the export name of the function of a module's start
 	// section, which Instrument removes.
 	StartName = "__wasmcp_start"
+	// YieldName is the export name of the probe switch: a mutable i32
+	// global, 0 for plain exits, 1 to make every exit a probe of the
+	// memory allocator, which sees it at 2 during the probe.
+	YieldName = "__wasmcp_yield"
 	// Refill is the fuel of one period between exits to Go, in bytes of
 	// original code.
 	Refill = 1 << 16
@@ -121,6 +147,10 @@ type Info struct {
 	Loops     int  // loops given a check
 	Start     bool // the start section became the StartName export
 	Dropped   int  // custom .debug_* sections dropped
+	// MemoryMax is the declared maximum of the module's memory in pages,
+	// which Instrument removed (see the package doc), or -1 if it had
+	// none.
+	MemoryMax int64
 }
 
 // Section ids and their position in the required order.
@@ -175,6 +205,7 @@ type module struct {
 	params         []uint32      // parameter count of each type
 	funcTypes      []uint32      // type index of each defined function
 	exports        uint32
+	memMax         int64 // declared maximum of the defined memory, -1 if none
 	start          uint32
 	hasStart       bool
 	elems          uint32 // element segments
@@ -186,7 +217,7 @@ type module struct {
 // summary of the changes. Errors wrap ErrMalformed, ErrUnsupported or
 // ErrReserved and give the offset in the input.
 func Instrument(wasm []byte) ([]byte, Info, error) {
-	var info Info
+	info := Info{MemoryMax: -1}
 	m, err := scan(wasm)
 	if err != nil {
 		return nil, info, err
@@ -195,10 +226,11 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 		return nil, info, fmt.Errorf("module has no memory (needed to exit to Go): %w", ErrUnsupported)
 	}
 	g := uint64(m.importGlobals) + uint64(m.definedGlobals)
-	if g >= math.MaxUint32-1 || m.definedGlobals >= math.MaxUint32-1 || m.exports > math.MaxUint32-3 {
+	if g >= math.MaxUint32-2 || m.definedGlobals >= math.MaxUint32-2 || m.exports > math.MaxUint32-4 {
 		return nil, info, fmt.Errorf("too many globals or exports: %w", ErrUnsupported)
 	}
-	check := newCheck(uint32(g), uint32(g+1))
+	check := newCheck(uint32(g), uint32(g+1), uint32(g+2))
+	info.MemoryMax = m.memMax
 
 	out := make([]byte, 0, len(wasm)+len(wasm)/8+64)
 	out = append(out, wasm[:8]...)
@@ -246,6 +278,8 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 			out = m.appendExport(out, payload, uint32(g))
 		case secStart:
 			info.Start = true // the export replaces it
+		case secMemory:
+			out = appendMemory(out, payload)
 		case secCode:
 			if out, err = appendCode(out, payload, s.start, m, check, &info); err != nil {
 				return nil, Info{}, err
@@ -267,7 +301,7 @@ func scan(wasm []byte) (*module, error) {
 	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
 		return nil, fmt.Errorf("binary version %x: %w", wasm[4:8], ErrUnsupported)
 	}
-	m := &module{wasm: wasm}
+	m := &module{wasm: wasm, memMax: -1}
 	last := 0
 	for i := 8; i < len(wasm); {
 		id := wasm[i]
@@ -344,11 +378,12 @@ func (m *module) read(s section) error {
 			return wrap("table", off, err)
 		}
 	case secMemory:
-		n, _, err := u32(p, 0)
+		n, max, off, err := readMemory(p)
 		if err != nil {
-			return wrap("memory", 0, err)
+			return wrap("memory", off, err)
 		}
 		m.memories += n
+		m.memMax = max
 	case secGlobal:
 		if off, err := m.readGlobals(p); err != nil {
 			return wrap("global", off, err)
@@ -540,7 +575,7 @@ func (m *module) checkExports(p []byte) (uint32, int, error) {
 		if name, i, err = skipName(p, i); err != nil {
 			return 0, i, err
 		}
-		if string(name) == GlobalName || string(name) == FuelName || string(name) == StartName {
+		if string(name) == GlobalName || string(name) == FuelName || string(name) == StartName || string(name) == YieldName {
 			return 0, at, fmt.Errorf("export %q: %w", name, ErrReserved)
 		}
 		if i >= len(p) {
@@ -562,18 +597,18 @@ func (m *module) checkExports(p []byte) (uint32, int, error) {
 }
 
 // appendGlobal appends the global section: the module's globals (payload,
-// nil if it has none) plus the flag, (mut i32) = 0, and the fuel,
-// (mut i32) = Refill.
+// nil if it has none) plus the flag, (mut i32) = 0, the fuel,
+// (mut i32) = Refill, and the yield switch, (mut i32) = 0.
 func (m *module) appendGlobal(out, payload []byte) []byte {
 	body := []byte(nil)
 	if payload != nil {
 		_, i, _ := u32(payload, 0) // read by scan
 		body = payload[i:]
 	}
-	count := appendU32(nil, m.definedGlobals+2)
+	count := appendU32(nil, m.definedGlobals+3)
 	entry := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01}
 	entry = appendS32(append(entry, 0x41), Refill)
-	entry = append(entry, 0x0b)
+	entry = append(entry, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b)
 	out = append(out, secGlobal)
 	out = appendU32(out, uint32(len(count)+len(body)+len(entry)))
 	out = append(out, count...)
@@ -582,15 +617,15 @@ func (m *module) appendGlobal(out, payload []byte) []byte {
 }
 
 // appendExport appends the export section: the module's exports (payload,
-// nil if it has none) plus the flag, the fuel and, for a module with a
-// start section, its function.
+// nil if it has none) plus the flag, the fuel, the yield switch and, for
+// a module with a start section, its function.
 func (m *module) appendExport(out, payload []byte, global uint32) []byte {
 	body := []byte(nil)
 	if payload != nil {
 		_, i, _ := u32(payload, 0) // read by scan
 		body = payload[i:]
 	}
-	n := m.exports + 2
+	n := m.exports + 3
 	var extra []byte
 	extra = appendU32(extra, uint32(len(GlobalName)))
 	extra = append(extra, GlobalName...)
@@ -600,6 +635,10 @@ func (m *module) appendExport(out, payload []byte, global uint32) []byte {
 	extra = append(extra, FuelName...)
 	extra = append(extra, 0x03)
 	extra = appendU32(extra, global+1)
+	extra = appendU32(extra, uint32(len(YieldName)))
+	extra = append(extra, YieldName...)
+	extra = append(extra, 0x03)
+	extra = appendU32(extra, global+2)
 	if m.hasStart {
 		n++
 		extra = appendU32(extra, uint32(len(StartName)))
@@ -613,4 +652,58 @@ func (m *module) appendExport(out, payload []byte, global uint32) []byte {
 	out = append(out, count...)
 	out = append(out, body...)
 	return append(out, extra...)
+}
+
+// readMemory parses the memory section: the number of memories and the
+// declared maximum of the first, -1 if it has none.
+func readMemory(p []byte) (n uint32, max int64, off int, err error) {
+	max = -1
+	n, i, err := u32(p, 0)
+	if err != nil {
+		return 0, max, i, err
+	}
+	for k := uint32(0); k < n; k++ {
+		if i >= len(p) {
+			return 0, max, i, errEOF
+		}
+		flags := p[i]
+		if flags > 1 {
+			return 0, max, i, fmt.Errorf("memory limits flags %#x: %w", flags, ErrUnsupported)
+		}
+		var v uint32
+		if _, i, err = u32(p, i+1); err != nil {
+			return 0, max, i, err
+		}
+		if flags == 1 {
+			if v, i, err = u32(p, i); err != nil {
+				return 0, max, i, err
+			}
+			if k == 0 {
+				max = int64(v)
+			}
+		}
+	}
+	if i != len(p) {
+		return 0, max, i, errors.New("trailing bytes")
+	}
+	return n, max, i, nil
+}
+
+// appendMemory appends the memory section with every declared maximum
+// removed (see the package doc); readMemory has checked the payload.
+func appendMemory(out, payload []byte) []byte {
+	n, i, _ := u32(payload, 0)
+	body := appendU32(nil, n)
+	for k := uint32(0); k < n; k++ {
+		flags := payload[i]
+		var min uint32
+		min, i, _ = u32(payload, i+1)
+		if flags == 1 {
+			_, i, _ = u32(payload, i)
+		}
+		body = appendU32(append(body, 0x00), min)
+	}
+	out = append(out, secMemory)
+	out = appendU32(out, uint32(len(body)))
+	return append(out, body...)
 }

@@ -368,7 +368,7 @@ func TestSections(t *testing.T) {
 	if info.Dropped != 2 || info.Functions != 1 || info.Loops != 1 {
 		t.Errorf("info %+v", info)
 	}
-	c := newCheck(0, 1)
+	c := newCheck(0, 1, 2)
 	// Charges: the entry pays for the code outside the loop (0x03 0x40 and
 	// the last 0x0b: 3 bytes), the loop for its body (0x01 0x0b: 2 bytes).
 	// The loop counts down a new local, index 0.
@@ -377,8 +377,8 @@ func TestSections(t *testing.T) {
 	body = c.local(0).append(body, 2)
 	body = append(body, 0x01, 0x0b, 0x0b)
 	want := binModule(custom("first"), sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1),
-		sec(6, 2, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b),
-		sec(7, append(append(append(append([]byte{2, byte(len(GlobalName))}, GlobalName...), 3, 0, byte(len(FuelName))), FuelName...), 3, 1)...),
+		sec(6, 3, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b),
+		sec(7, append(append(append(append(append(append([]byte{3, byte(len(GlobalName))}, GlobalName...), 3, 0, byte(len(FuelName))), FuelName...), 3, 1, byte(len(YieldName))), YieldName...), 3, 2)...),
 		sec(10, append([]byte{1, byte(len(body))}, body...)...),
 		custom("name", 1, 1, 0), custom("producers", 0))
 	if string(out) != string(want) {
@@ -499,5 +499,34 @@ func TestBulkCharge(t *testing.T) {
 	}
 	if f := fuel.Get(); f != Refill {
 		t.Errorf("fuel %d after the slow path, want %d", f, Refill)
+	}
+}
+
+// TestMemoryMaxRemoved: the declared maximum of the memory is removed
+// (so that the scheduler's probe reaches the allocator) and reported.
+func TestMemoryMaxRemoved(t *testing.T) {
+	tests := []struct {
+		name string
+		mem  []byte // memory section payload
+		want []byte
+		max  int64
+	}{
+		{"min only", []byte{1, 0, 2}, []byte{1, 0, 2}, -1},
+		{"min and max", []byte{1, 1, 2, 5}, []byte{1, 0, 2}, 5},
+		{"max 0", []byte{1, 1, 0, 0}, []byte{1, 0, 0}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, info, err := Instrument(binModule(sec(5, tt.mem...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.MemoryMax != tt.max {
+				t.Errorf("MemoryMax %d, want %d", info.MemoryMax, tt.max)
+			}
+			if want := binModule(sec(5, tt.want...))[8:]; !strings.Contains(string(out), string(want)) {
+				t.Errorf("output %x lacks memory section %x", out, want)
+			}
+		})
 	}
 }

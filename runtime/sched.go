@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	goruntime "runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Guest CPU scheduling (see Engine, "CPU").
+//
+// Every instrumented instance exits to Go every instrument.Refill bytes of
+// guest code; with the yield switch on, the exit is a probe of the
+// instance's memory allocator (limitedMemory), which calls task.probe on
+// the call's goroutine. A call is foreground until it has run slice of
+// guest time; it then becomes background and needs one of the scheduler's
+// slots to go on. A background call that has held its slot for a quantum
+// gives it up at its next probe if another background call waits. Waiting
+// calls are parked on a channel (they use no CPU), queued per Pool, and
+// slots are granted round robin between the pools that have waiters, so a
+// plugin with eight runaway calls gets the share of a plugin with one.
+// Foreground calls never wait: with slots = GOMAXPROCS-1 a fresh call
+// always finds a processor. A parked call still ends at its deadline, on
+// cancellation and on Engine.Close: its wait ends, it sets its instance's
+// interrupt flag and the guest traps at its next check.
+
+const (
+	defaultSlice = 5 * time.Millisecond
+	// maxGap caps the guest time one probe credits: a longer gap between
+	// two probes is time blocked in a host call or descheduled, not run.
+	maxGap = time.Millisecond
+)
+
+// scheduler is an Engine's guest-CPU scheduler; nil when scheduling is off.
+type scheduler struct {
+	slots   int
+	slice   time.Duration
+	quantum time.Duration
+	closed  chan struct{} // closed by Engine.Close
+
+	waiting atomic.Int64 // calls parked, readable without mu
+	mu      sync.Mutex
+	running int           // background calls holding a slot
+	ring    []*schedQueue // queues with waiters, in turn order
+}
+
+// newScheduler returns the scheduler of cfg, or nil when cfg turns it off.
+func newScheduler(cfg Config) *scheduler {
+	slots := cfg.BackgroundCPUs
+	if slots < 0 {
+		return nil
+	}
+	if slots == 0 {
+		slots = max(1, goruntime.GOMAXPROCS(0)-1)
+	}
+	slice := cfg.CPUSlice
+	if slice <= 0 {
+		slice = defaultSlice
+	}
+	return &scheduler{slots: slots, slice: slice, quantum: 2 * slice, closed: make(chan struct{})}
+}
+
+func (s *scheduler) close() { close(s.closed) }
+
+// schedQueue holds one Pool's parked calls, FIFO.
+type schedQueue struct {
+	waiters []*task
+	inRing  bool
+}
+
+// task is one instance's scheduling state, reset by every call.
+type task struct {
+	s    *scheduler
+	q    *schedQueue
+	it   *interrupter
+	done <-chan struct{} // the call's context
+	wake chan struct{}   // a slot was granted (buffered 1)
+
+	last    time.Time     // the previous probe
+	cpu     time.Duration // guest time credited so far
+	bg      bool          // past its slice
+	holding bool          // holds a slot
+	since   time.Time     // when it took the slot
+}
+
+func newTask(s *scheduler, q *schedQueue, it *interrupter) *task {
+	return &task{s: s, q: q, it: it, wake: make(chan struct{}, 1)}
+}
+
+// begin resets t for a call whose context is done.
+func (t *task) begin(done <-chan struct{}) {
+	t.done = done
+	t.last = time.Now()
+	t.cpu, t.bg, t.holding = 0, false, false
+}
+
+// end gives back the slot the call holds, if any, once its guest code has
+// returned.
+func (t *task) end() {
+	if t.holding {
+		t.holding = false
+		t.s.mu.Lock()
+		t.s.releaseLocked()
+		t.s.mu.Unlock()
+	}
+	t.done = nil
+}
+
+// probe runs on the call's goroutine at each exit of its guest code.
+func (t *task) probe() {
+	now := time.Now()
+	t.cpu += min(now.Sub(t.last), maxGap)
+	t.last = now
+	switch {
+	case !t.bg:
+		if t.cpu < t.s.slice {
+			return
+		}
+		t.bg = true
+		t.acquire()
+	case !t.holding:
+		// Its wait ended without a slot (deadline, cancellation,
+		// close): the interrupt flag is set and the guest traps at its
+		// next check; let it get there.
+	case now.Sub(t.since) >= t.s.quantum && t.s.waiting.Load() > 0:
+		t.holding = false
+		t.s.mu.Lock()
+		t.s.releaseLocked()
+		t.s.mu.Unlock()
+		t.acquire()
+	}
+}
+
+// acquire takes a slot, parking the call until one is granted or its wait
+// ends. It resets t.last so that the wait is not credited as guest time.
+func (t *task) acquire() {
+	s := t.s
+	defer func() { t.last = time.Now() }()
+	s.mu.Lock()
+	if s.running < s.slots && len(s.ring) == 0 {
+		s.running++
+		s.mu.Unlock()
+		t.holding, t.since = true, time.Now()
+		return
+	}
+	t.q.waiters = append(t.q.waiters, t)
+	if !t.q.inRing {
+		t.q.inRing = true
+		s.ring = append(s.ring, t.q)
+	}
+	s.waiting.Add(1)
+	s.mu.Unlock()
+	select {
+	case <-t.wake:
+		t.holding, t.since = true, time.Now()
+		return
+	case <-t.done:
+	case <-s.closed:
+	}
+	s.mu.Lock()
+	if k := slices.Index(t.q.waiters, t); k >= 0 {
+		t.q.waiters = slices.Delete(t.q.waiters, k, k+1)
+		s.waiting.Add(-1)
+		if len(t.q.waiters) == 0 && t.q.inRing {
+			t.q.inRing = false
+			s.ring = slices.DeleteFunc(s.ring, func(q *schedQueue) bool { return q == t.q })
+		}
+	} else {
+		// Granted while its wait ended: give the slot on.
+		<-t.wake
+		s.releaseLocked()
+	}
+	s.mu.Unlock()
+	t.it.interrupt()
+}
+
+// releaseLocked gives back one slot and grants free slots to the parked
+// calls, one pool at a time in turn; s.mu is held.
+func (s *scheduler) releaseLocked() {
+	s.running--
+	for s.running < s.slots && len(s.ring) > 0 {
+		q := s.ring[0]
+		w := q.waiters[0]
+		q.waiters = slices.Delete(q.waiters, 0, 1)
+		s.ring = slices.Delete(s.ring, 0, 1)
+		if len(q.waiters) > 0 {
+			s.ring = append(s.ring, q)
+		} else {
+			q.inRing = false
+		}
+		s.waiting.Add(-1)
+		s.running++
+		w.wake <- struct{}{}
+	}
+}

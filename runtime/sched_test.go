@@ -1,0 +1,159 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// goodMedian returns the median latency of n echo calls on p, each made
+// after a goroutine woken by a timer (as a server's reader is woken by the
+// network poller) hands the request to a worker: the latency includes
+// the waits for a processor, counted from the timer's expiry.
+func goodMedian(t *testing.T, p *Pool, n int) time.Duration {
+	t.Helper()
+	req, resp := make(chan struct{}), make(chan error)
+	go func() {
+		for range req {
+			_, out, err := p.Call(context.Background(), []byte("e-hello"), nil)
+			if err == nil && string(out) != "e-hello" {
+				err = fmt.Errorf("output %q", out)
+			}
+			resp <- err
+		}
+	}()
+	defer close(req)
+	d := make([]time.Duration, n)
+	for i := range d {
+		start := time.Now()
+		time.Sleep(time.Millisecond) // woken by a timer, as by the network poller
+		req <- struct{}{}
+		err := <-resp
+		d[i] = time.Since(start) - time.Millisecond
+		if err != nil {
+			t.Fatalf("good call: %v", err)
+		}
+	}
+	slices.Sort(d)
+	return d[n/2]
+}
+
+// TestSchedulerIsolation: while eight calls of a spinning plugin run to
+// their deadline, a quick plugin's calls stay about as fast as alone (the
+// scheduler parks all but BackgroundCPUs of the spinners), and every
+// spinner, parked or running, still ends at its deadline. Without the
+// scheduler the good calls' median is tens of milliseconds on two cores
+// (the Go scheduler shares the processors among nine busy goroutines), far
+// above the bound.
+func TestSchedulerIsolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs spinning guests for seconds")
+	}
+	const timeout = 500 * time.Millisecond
+	spin := newPool(t, watGuest, Limits{Timeout: timeout, Instances: 8}, Sandbox{})
+	good := newPool(t, watGuest, Limits{Instances: 1}, Sandbox{})
+	if spin.m.e.sched == nil {
+		t.Fatal("the test engine has no scheduler")
+	}
+	goodMedian(t, good, 50) // warm up
+	alone := goodMedian(t, good, 300)
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var late []time.Duration
+	var calls atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for i := 0; i < 20 && !stop.Load(); i++ {
+				start := time.Now()
+				_, _, err := spin.Call(context.Background(), []byte("l"), nil)
+				took := time.Since(start)
+				calls.Add(1)
+				callErr(t, err, KindDeadline)
+				if took > timeout+time.Second {
+					mu.Lock()
+					late = append(late, took)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond) // let the spinners go background
+	attacked := goodMedian(t, good, 300)
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("good call median alone %v, under attack %v (%.1fx); %d spinning calls", alone, attacked, float64(attacked)/float64(alone), calls.Load())
+	if bound := max(20*alone, 2*time.Millisecond); attacked > bound {
+		t.Errorf("good call median under attack %v, want at most %v (alone %v)", attacked, bound, alone)
+	}
+	if len(late) > 0 {
+		t.Errorf("%d spinning calls ended long after their %v deadline: %v", len(late), timeout, late)
+	}
+}
+
+// TestSchedulerTurns: free slots go round robin between the pools with
+// parked calls, FIFO within a pool, so that a pool with many waiting
+// calls gets the turns of a pool with one.
+func TestSchedulerTurns(t *testing.T) {
+	s := &scheduler{slots: 1, slice: time.Millisecond, quantum: time.Millisecond, closed: make(chan struct{})}
+	var qa, qb schedQueue
+	park := func(q *schedQueue, n int) []*task {
+		var ts []*task
+		for range n {
+			tk := newTask(s, q, nil)
+			q.waiters = append(q.waiters, tk)
+			if !q.inRing {
+				q.inRing = true
+				s.ring = append(s.ring, q)
+			}
+			s.waiting.Add(1)
+			ts = append(ts, tk)
+		}
+		return ts
+	}
+	s.running = 1 // a call holds the only slot
+	a := park(&qa, 3)
+	b := park(&qb, 1)
+	granted := func() *task {
+		for _, tk := range append(slices.Clone(a), b...) {
+			select {
+			case <-tk.wake:
+				return tk
+			default:
+			}
+		}
+		return nil
+	}
+	var order []*task
+	for range 4 {
+		s.mu.Lock()
+		s.releaseLocked()
+		s.mu.Unlock()
+		order = append(order, granted())
+	}
+	want := []*task{a[0], b[0], a[1], a[2]}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("grant %d went to the wrong call (order %v, want %v)", i, order, want)
+		}
+	}
+	if s.running != 1 || s.waiting.Load() != 0 || len(s.ring) != 0 || qa.inRing || qb.inRing {
+		t.Errorf("after the grants: running %d, waiting %d, ring %d", s.running, s.waiting.Load(), len(s.ring))
+	}
+}
+
+// TestSchedulerOff: with BackgroundCPUs negative the engine has no
+// scheduler and instances run without the probe.
+func TestSchedulerOff(t *testing.T) {
+	if newScheduler(Config{BackgroundCPUs: -1}) != nil {
+		t.Fatal("BackgroundCPUs -1 gave a scheduler")
+	}
+	if s := newScheduler(Config{}); s == nil || s.slots < 1 || s.slice != defaultSlice {
+		t.Fatalf("default scheduler %+v", s)
+	}
+}
