@@ -996,3 +996,112 @@ instances = 1
 		t.Errorf("while the fill ran, a GC took %v and a good call %v", gc, good)
 	}
 }
+
+// TestHostileMountRace: two calls of the same plugin race its read-write
+// mount. One renames the mount's sub away, a host-placed symlink out
+// (dirlink -> ..) into its place and back, 20,000 times; the other opens,
+// reads and stats sub/secret.txt and creates sub/created.txt, 300 times a
+// call, until the first is done. sub never holds secret.txt, so any open
+// or stat that works went out of the mount; checking a path and then
+// reopening it by name let them through within the first call. A second
+// copy of the plugin with the read-only mount gets EROFS for every write,
+// and the good plugin answers throughout.
+func TestHostileMountRace(t *testing.T) {
+	e := newHostileEnv(t)
+	p := quote(hostilePath(t, "mountrace"))
+	srv, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+[[plugins]]
+name = "race"
+path = `+p+`
+timeout = "20s"
+instances = 2
+[plugins.grants]
+fs = [{ host = `+quote(e.rwmount)+`, guest = "/data", mode = "rw" }]
+[[plugins]]
+name = "ro"
+path = `+p+`
+prefix = "ro_"
+[plugins.grants]
+fs = [{ host = `+quote(e.mount)+`, guest = "/data" }]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	text := func(r response) string {
+		t.Helper()
+		if r.Error != nil {
+			t.Fatalf("%+v", r.Error)
+		}
+		tr := decodeTool(t, r)
+		if tr.IsError {
+			t.Fatalf("tool error: %s", r.Result)
+		}
+		return tr.text()
+	}
+	type answer struct {
+		r   response
+		err error
+	}
+	swapped := make(chan answer, 1)
+	go func() {
+		r, err := c.tryCall("tools/call", tool("swap", nil), 2*time.Minute)
+		swapped <- answer{r, err}
+	}()
+	var opens, reads, stats, made, calls int
+	var swap answer
+probing:
+	for calls < 200 {
+		select {
+		case swap = <-swapped:
+			break probing
+		default:
+		}
+		var o, r, s, m int
+		// tryCall: call reads the client's next id unlocked, a race
+		// with the swap's request.
+		pr, err := c.tryCall("tools/call", tool("probe", nil), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := text(pr)
+		if _, err := fmt.Sscanf(got, "opens %d read %d stats %d made %d", &o, &r, &s, &m); err != nil {
+			t.Fatalf("probe answered %q: %v", got, err)
+		}
+		opens, reads, stats, made, calls = opens+o, reads+r, stats+s, made+m, calls+1
+	}
+	if calls == 200 {
+		swap = <-swapped
+	}
+	if swap.err != nil {
+		t.Fatal(swap.err)
+	}
+	t.Logf("%d probe calls while the swap ran (%s): %d opens, %d reads of the secret, %d stats, %d files made inside",
+		calls, text(swap.r), opens, reads, stats, made)
+	if got := text(swap.r); got != "swapped 20000 failed 0" {
+		t.Errorf("swap answered %q, want 20000 rounds without a failure", got)
+	}
+	if opens+reads+stats > 0 {
+		t.Errorf("the plugin opened sub/secret.txt %d times (read the secret %d times) and stat'ed it %d times: outside its mount", opens, reads, stats)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "created.txt")); err == nil {
+		t.Error("the plugin created a file outside its mount")
+	}
+	if calls == 0 || made == 0 {
+		t.Errorf("%d probe calls made %d files: the race was not run", calls, made)
+	}
+
+	want := "create 69 write 69 mkdir 69 unlink 69 rmdir 69 rename 69 times 69 link 69 symlink 69 truncate 69 fdwrite 8"
+	if got := text(c.call("tools/call", tool("ro_writes", nil))); got != want {
+		t.Errorf("writes under a read-only mount:\n got %s\nwant %s", got, want)
+	}
+	if got := text(c.call("tools/call", tool("echo", map[string]any{"text": "still here"}))); got != "still here" {
+		t.Errorf("good plugin: %q", got)
+	}
+}
