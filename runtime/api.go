@@ -63,8 +63,16 @@ type Limits struct {
 	// Instances is the pool size: at most this many calls run at once.
 	Instances int
 	// MaxQueue is how many calls may wait for a free instance; further
-	// calls fail at once with KindBusy. Zero means 4 × Instances.
+	// calls fail at once with KindBusy. It bounds the memory queued calls
+	// hold; QueueWait is what sheds load. Zero means 64 × Instances.
 	MaxQueue int
+	// QueueWait bounds the expected wait for an instance: a call that
+	// would queue behind more calls than the instances can serve in
+	// QueueWait (at the pool's recent mean call duration) fails at once
+	// with KindBusy, so a quick plugin absorbs bursts of hundreds of
+	// callers while a slow one refuses early. A queued call also never
+	// waits past its Timeout. Zero means min(Timeout, 5s).
+	QueueWait time.Duration
 	// RecycleMemory: an instance whose linear memory grew past this many
 	// bytes is closed after its call instead of being pooled. Zero means
 	// half of Memory.

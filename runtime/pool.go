@@ -13,6 +13,9 @@ import (
 	"github.com/wasmcp/wasmcp/internal/abi"
 )
 
+// defaultQueueWait is the default of Limits.QueueWait (capped by Timeout).
+const defaultQueueWait = 5 * time.Second
+
 // Pool runs calls on one module with one set of limits and one sandbox. In
 // reactor mode it keeps up to Limits.Instances instances, created lazily
 // and reused while healthy; in command mode it runs each call in a fresh
@@ -38,6 +41,7 @@ type Pool struct {
 
 	waiting   atomic.Int64
 	busy      atomic.Int64
+	mean      atomic.Int64 // recent mean time a call holds a slot, ns (EWMA)
 	created   atomic.Uint64
 	discarded atomic.Uint64
 	recycled  atomic.Uint64
@@ -123,7 +127,10 @@ func (l Limits) withDefaults() Limits {
 		l.Instances = d.Instances
 	}
 	if l.MaxQueue <= 0 {
-		l.MaxQueue = 4 * l.Instances
+		l.MaxQueue = 64 * l.Instances
+	}
+	if l.QueueWait <= 0 {
+		l.QueueWait = min(l.Timeout, defaultQueueWait)
 	}
 	if l.RecycleMemory == 0 {
 		l.RecycleMemory = l.Memory / 2
@@ -164,7 +171,7 @@ func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, o
 	if err := p.acquire(cctx); err != nil {
 		return 0, nil, p.ctxError(ctx, cctx, start, err)
 	}
-	defer p.release()
+	defer p.releaseTimed(time.Now())
 	if p.m.mode == Command {
 		return p.command(ctx, cctx, start, input, h)
 	}
@@ -181,9 +188,15 @@ func (p *Pool) acquire(ctx context.Context) error {
 		return nil
 	default:
 	}
-	if p.waiting.Add(1) > int64(p.lim.MaxQueue) {
+	n := p.waiting.Add(1)
+	if n > int64(p.lim.MaxQueue) {
 		p.waiting.Add(-1)
 		return &Error{Kind: KindBusy, Message: fmt.Sprintf("plugin is busy (%d calls running, queue full)", p.lim.Instances)}
+	}
+	if wait := p.expectedWait(n); wait > p.lim.QueueWait {
+		p.waiting.Add(-1)
+		return &Error{Kind: KindBusy, Message: fmt.Sprintf("plugin is busy (%d calls running, %d queued: about %v to wait)",
+			p.lim.Instances, n-1, wait.Round(time.Millisecond))}
 	}
 	h := queueHookFrom(ctx)
 	if h != nil {
@@ -224,6 +237,25 @@ func (p *Pool) wait(ctx context.Context) error {
 func (p *Pool) release() {
 	p.busy.Add(-1)
 	<-p.slots
+}
+
+// releaseTimed releases a slot taken at since and folds the time it was
+// held into the pool's mean (the first call's time, then an exponentially
+// weighted average, 1/8 per call; concurrent updates may lose one, which only slows the average).
+func (p *Pool) releaseTimed(since time.Time) {
+	d := int64(time.Since(since))
+	if m := p.mean.Load(); m == 0 {
+		p.mean.Store(d)
+	} else {
+		p.mean.Store(m + (d-m)/8)
+	}
+	p.release()
+}
+
+// expectedWait is how long the n-th queued call can expect to wait for
+// an instance at the pool's recent mean call duration.
+func (p *Pool) expectedWait(n int64) time.Duration {
+	return time.Duration(p.mean.Load() * ((n + int64(p.lim.Instances) - 1) / int64(p.lim.Instances)))
 }
 
 func (p *Pool) isClosed() bool {

@@ -178,3 +178,35 @@ func TestQueueHookRunsNothingBeforeResume(t *testing.T) {
 		t.Errorf("logs %q, want one", host.logs)
 	}
 }
+
+// TestQueueWait: a call that would wait longer than QueueWait for an
+// instance (calls ahead ÷ instances × the mean call time) is refused at
+// once; one within it queues and runs. The spinning guest's calls all
+// last their 200 ms deadline, so the mean is known.
+func TestQueueWait(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	p := newPool(t, watGuest, Limits{Instances: 1, Timeout: timeout, QueueWait: 300 * time.Millisecond}, Sandbox{})
+	_, _, err := p.Call(context.Background(), []byte("l"), nil) // the mean: 200 ms
+	callErr(t, err, KindDeadline)
+	var wg sync.WaitGroup
+	for range 2 { // one runs, one queues (expected wait 200 ms)
+		wg.Go(func() {
+			_, _, err := p.Call(context.Background(), []byte("l"), nil)
+			callErr(t, err, KindDeadline)
+		})
+	}
+	for p.Stats().Busy+p.Stats().Waiting < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	_, _, err = p.Call(context.Background(), []byte("e"), nil) // second in the queue: 400 ms
+	e := callErr(t, err, KindBusy)
+	if took := time.Since(start); took > timeout/2 {
+		t.Errorf("refused after %v, want at once", took)
+	}
+	t.Logf("refused: %s", e.Message)
+	wg.Wait()
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+		t.Errorf("call after the queue drained: %v", err)
+	}
+}

@@ -107,9 +107,23 @@ type Limits struct {
 	// one plugin run at once. Default 4.
 	Instances int `toml:"instances" json:"instances"`
 	// MaxQueue is how many calls may wait for a free instance before
-	// further calls are refused. Zero means the runtime's default
-	// (4 × Instances).
+	// further calls are refused: a memory bound; QueueWait is what sheds
+	// load. Zero means the runtime's default (64 × Instances).
 	MaxQueue int `toml:"max_queue" json:"max_queue"`
+	// QueueWait bounds a call's expected wait for one of its plugin's
+	// instances (calls ahead ÷ instances × the plugin's recent mean call
+	// time): past it the call is refused at once with -32001. Zero means
+	// min(timeout, 5s).
+	QueueWait Duration `toml:"queue_wait" json:"queue_wait,omitempty"`
+	// BackgroundCPUs is how many calls that have run past CPUSlice of
+	// guest time may run guest code at once, server-wide; the others are
+	// parked and take turns, shared round robin between plugins, so that
+	// a runaway plugin cannot slow the others. Zero means
+	// max(1, GOMAXPROCS-1); -1 turns the scheduler off. Server-wide only.
+	BackgroundCPUs int `toml:"background_cpus" json:"background_cpus,omitempty"`
+	// CPUSlice is the guest time a call runs before it becomes a
+	// background call. Zero means 5ms. Server-wide only.
+	CPUSlice Duration `toml:"cpu_slice" json:"cpu_slice,omitempty"`
 	// MaxConcurrent bounds the plugin calls (tools/call, resources/read,
 	// prompts/get, completion/complete) running at once across the whole
 	// server, and MaxWaiting the calls waiting for one of those slots;
@@ -147,13 +161,14 @@ type Plugin struct {
 	// Prefix is prepended to the plugin's tool and prompt names. Default
 	// none.
 	Prefix string `toml:"prefix" json:"prefix,omitempty"`
-	// Timeout, Memory, MaxOutput, Instances and MaxQueue override the
+	// Timeout, Memory, MaxOutput, Instances, MaxQueue and QueueWait override the
 	// [limits] of the same name for this plugin; zero inherits them.
 	Timeout   Duration `toml:"timeout" json:"timeout,omitempty"`
 	Memory    Size     `toml:"memory" json:"memory,omitempty"`
 	MaxOutput Size     `toml:"max_output" json:"max_output,omitempty"`
 	Instances int      `toml:"instances" json:"instances,omitempty"`
 	MaxQueue  int      `toml:"max_queue" json:"max_queue,omitempty"`
+	QueueWait Duration `toml:"queue_wait" json:"queue_wait,omitempty"`
 	// Scopes, when set, restrict the plugin to authenticated HTTP callers
 	// whose token carries at least one of these scopes: to everyone else
 	// its tools, prompts and resources do not exist (they are neither
@@ -371,6 +386,9 @@ func (c *Config) LimitsFor(p *Plugin) Limits {
 	}
 	if p.MaxQueue != 0 {
 		l.MaxQueue = p.MaxQueue
+	}
+	if p.QueueWait != 0 {
+		l.QueueWait = p.QueueWait
 	}
 	return l
 }

@@ -330,6 +330,17 @@ func TestValidate(t *testing.T) {
 			c.Limits.MaxBatchResponse = 10
 			c.Auth.JWKSWait = Duration(time.Minute)
 		}, wantErr: []string{"auth.jwks_wait: 1m0s is not between", "limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
+		{name: "scheduler and queue limits", mutate: func(c *Config) {
+			c.Limits.BackgroundCPUs = -2
+			c.Limits.CPUSlice = -1
+			c.Limits.QueueWait = -1
+			c.Plugins = []Plugin{{Name: "p", Path: "p.wasm", QueueWait: -1}}
+		}, wantErr: []string{"limits: background_cpus: must be -1", "limits: cpu_slice: must not be negative", "limits: queue_wait: must not be negative", `plugins[0] ("p"): queue_wait: must not be negative`}},
+		{name: "scheduler off", mutate: func(c *Config) {
+			c.Limits.BackgroundCPUs = -1
+			c.Limits.CPUSlice = Duration(time.Millisecond)
+			c.Limits.QueueWait = Duration(time.Second)
+		}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},

@@ -71,7 +71,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 			s.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	s.engine, err = runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Logger: log})
+	s.engine, err = runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Logger: log,
+		BackgroundCPUs: cfg.Limits.BackgroundCPUs, CPUSlice: time.Duration(cfg.Limits.CPUSlice)})
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}

@@ -70,6 +70,7 @@ func specFor(cfg *config.Config, p *config.Plugin, path string) plugins.Spec {
 			MaxOutput: int(l.MaxOutput),
 			Instances: l.Instances,
 			MaxQueue:  l.MaxQueue,
+			QueueWait: time.Duration(l.QueueWait),
 		},
 		Grants: hostapi.Grants{
 			HTTP:        p.Grants.HTTP,
