@@ -31,7 +31,7 @@ type Plugin struct {
 	// rt is shared by the versions of a plugin that differ only by a
 	// re-describe; a reload makes a new one.
 	rt   *pluginRuntime
-	pool *runtime.Pool
+	pool callPool // rt.pool, or an adapter for an Extism plugin (extism.go)
 	host *hostapi.Host
 	log  *slog.Logger
 
@@ -169,7 +169,7 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 	if err != nil {
 		return nil, fmt.Errorf("host functions: %w", err)
 	}
-	p.pool, p.host = p.rt.pool, p.rt.host
+	p.pool, p.host = newCallPool(p.rt.module, p.rt.pool), p.rt.host
 	if err := p.describe(ctx); err != nil {
 		return nil, err
 	}

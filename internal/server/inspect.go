@@ -20,6 +20,7 @@ type Report struct {
 	SHA256    string            `json:"sha256"`
 	Size      int               `json:"size"`
 	Mode      string            `json:"mode"`
+	ABI       string            `json:"abi"` // wasmcp/1, extism/v1 or extism/v2
 	Imports   []string          `json:"imports"`
 	Exports   []string          `json:"exports"`
 	Manifest  *plugins.Manifest `json:"manifest"`
@@ -59,9 +60,13 @@ func Inspect(ctx context.Context, cfg *config.Config, path string) (*Report, err
 	rep := &Report{Path: abs, SHA256: p.SHA256(), Size: m.Size(), Manifest: p.Manifest(),
 		Requested: p.Manifest().Capabilities, Granted: entry.Grants, Exports: m.Exports()}
 	rep.Mode = "reactor"
-	if m.Mode() == runtime.Command {
+	switch m.Mode() {
+	case runtime.Command:
 		rep.Mode = "command"
+	case runtime.Extism:
+		rep.Mode = "extism"
 	}
+	rep.ABI = p.ABI()
 	for _, imp := range m.Imports() {
 		rep.Imports = append(rep.Imports, imp.Module+"."+imp.Name)
 	}
@@ -77,7 +82,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "         %s\n", m.Description)
 	}
 	fmt.Fprintf(w, "file     %s (%d bytes, sha256 %s)\n", r.Path, r.Size, r.SHA256)
-	fmt.Fprintf(w, "mode     %s, abi %d\n", r.Mode, m.ABI)
+	fmt.Fprintf(w, "mode     %s, abi %s\n", r.Mode, r.ABI)
 	section := func(title string, items []json.RawMessage, key string) {
 		if len(items) == 0 {
 			return

@@ -1,0 +1,459 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+// This file presents an Extism plugin (runtime.Extism: a module importing
+// extism:host/env) to the registry as a wasmcp/1 plugin: the wasmcp/1
+// envelopes are translated in Go to the hyper-mcp interfaces and back, so
+// that names, prefixes, collisions, schemas, limits, pools, reloads and the
+// input_required flow are exactly those of wasmcp/1 plugins.
+//
+//	ABI        exports                         describe                 tools/call
+//	extism/v1  call + describe (mcp.run too)   describe("") -> tools    call({"params": params})
+//	extism/v2  list_tools, call_tool, ...      list_* of each present   call_tool({"request", "context"})
+//
+// v2 also maps prompts/get to get_prompt, resources/read to read_resource
+// and completion/complete to complete (with "ref/" cut from ref.type, as
+// hyper-mcp does); its requests carry {"request": <MCP params>, "context":
+// {"id", "_meta"}}, id a per-plugin counter and _meta the progressToken.
+// A non-zero return (error_set's message) is, for tools/call, an isError
+// result the model can read and, for other methods, a -32603 error.
+//
+// The extism:host/user functions become the wasmcp/1 host methods, gated
+// by the same grants: notify_progress -> progress, notify_logging_message
+// -> log, notify_resource_updated, notify_{tool,resource,prompt}_list_changed
+// -> notify/*, create_elicitation, create_message, list_roots -> the
+// blocking client requests. notify_url_elicitation_completed is accepted
+// and dropped (wasmcp/1 has no such notification). On a 2026-07-28 request
+// a blocking request the connection cannot carry stops the guest and
+// becomes an input_required result; the retry runs the call again and
+// replays the answers in order (the earlier ones from the sealed
+// requestState, the new one from inputResponses).
+
+// The Extism interfaces, as Plugin.ABI names them.
+const (
+	ABIWasmcp   = "wasmcp/1"
+	ABIExtismV1 = "extism/v1"
+	ABIExtismV2 = "extism/v2"
+)
+
+// statelessSince is the first protocol version whose requests carry
+// input_required to the client instead of server-to-client requests.
+const statelessSince = "2026-07-28"
+
+// callPool is what a Plugin runs its calls on: a runtime.Pool for wasmcp/1
+// plugins, an extismPool for Extism ones.
+type callPool interface {
+	Call(ctx context.Context, input []byte, h runtime.Host) (uint32, []byte, error)
+	Stats() runtime.PoolStats
+	Limits() runtime.Limits
+}
+
+// extismPool translates wasmcp/1 envelopes for an Extism plugin.
+type extismPool struct {
+	*runtime.Pool
+	abi     string
+	exports []string
+	ids     atomic.Int64
+}
+
+// pluginABI names the interface a module speaks.
+func pluginABI(m *runtime.Module) string {
+	if m.Mode() != runtime.Extism {
+		return ABIWasmcp
+	}
+	ex := m.ExtismExports()
+	if slices.Contains(ex, "call") && slices.Contains(ex, "describe") {
+		return ABIExtismV1
+	}
+	return ABIExtismV2
+}
+
+// newCallPool returns the pool the registry calls for module m.
+func newCallPool(m *runtime.Module, p *runtime.Pool) callPool {
+	if m.Mode() != runtime.Extism {
+		return p
+	}
+	return &extismPool{Pool: p, abi: pluginABI(m), exports: m.ExtismExports()}
+}
+
+// ABI names the interface the plugin speaks: ABIWasmcp, ABIExtismV1 or
+// ABIExtismV2.
+func (p *Plugin) ABI() string { return pluginABI(p.rt.module) }
+
+func (x *extismPool) has(export string) bool { return slices.Contains(x.exports, export) }
+
+// extismEnvelope is the part of a wasmcp/1 envelope the adapter reads.
+type extismEnvelope struct {
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Context struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		ProgressToken   json.RawMessage `json:"progressToken"`
+		InputResponses  json.RawMessage `json:"inputResponses"`
+		RequestState    *string         `json:"requestState"`
+	} `json:"context"`
+}
+
+// Call runs one wasmcp/1 envelope on the Extism plugin.
+func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) (uint32, []byte, error) {
+	var env extismEnvelope
+	if err := json.Unmarshal(envelope, &env); err != nil {
+		return 0, nil, fmt.Errorf("extism adapter: bad envelope: %w", err)
+	}
+	if env.Method == abi.MethodDescribe {
+		return x.describe(ctx, h)
+	}
+	xh := &extismHost{Host: h, stateless: env.Context.ProtocolVersion >= statelessSince}
+	if err := xh.restore(env.Context.RequestState, env.Context.InputResponses); err != nil {
+		return abi.StatusError, rpcError(-32602, err.Error()), nil
+	}
+	var export string
+	var input []byte
+	params := env.Params
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	switch {
+	case x.abi == ABIExtismV1 && env.Method == abi.MethodToolsCall:
+		export = "call"
+		input, _ = json.Marshal(map[string]json.RawMessage{"params": params})
+	case x.abi == ABIExtismV1:
+		return abi.StatusError, rpcError(-32601, "an extism/v1 plugin serves tools only"), nil
+	default:
+		switch env.Method {
+		case abi.MethodToolsCall:
+			export = "call_tool"
+		case abi.MethodPromptsGet:
+			export = "get_prompt"
+		case abi.MethodResourceRead:
+			export = "read_resource"
+		case abi.MethodComplete:
+			export = "complete"
+			params = stripRefPrefix(params)
+		default:
+			return abi.StatusError, rpcError(-32601, "method not found: "+env.Method), nil
+		}
+		if !x.has(export) {
+			if env.Method == abi.MethodComplete {
+				return abi.StatusOK, emptyCompletion, nil
+			}
+			return abi.StatusError, rpcError(-32601, fmt.Sprintf("the plugin does not export %s", export)), nil
+		}
+		input = x.request(params, env.Context.ProgressToken)
+	}
+	status, out, err := x.CallExport(ctx, export, input, xh)
+	if xh.pending != nil {
+		// The guest was stopped at a blocking request the client must
+		// answer: hand it back as input_required.
+		return abi.StatusOK, xh.inputRequired(), nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if status == abi.StatusError {
+		msg := strings.ToValidUTF8(string(out), "?")
+		if env.Method == abi.MethodToolsCall {
+			res, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": msg}}, "isError": true})
+			return abi.StatusOK, res, nil
+		}
+		return abi.StatusError, rpcError(-32603, msg), nil
+	}
+	return abi.StatusOK, fixContentTypes(out), nil
+}
+
+// request builds a v2 input: {"request": params, "context": {"id", "_meta"}}.
+func (x *extismPool) request(params json.RawMessage, progressToken json.RawMessage) []byte {
+	meta := json.RawMessage("{}")
+	if len(progressToken) > 0 && string(progressToken) != "null" {
+		meta, _ = json.Marshal(map[string]json.RawMessage{"progressToken": progressToken})
+	}
+	in := map[string]any{"context": map[string]any{"id": x.ids.Add(1), "_meta": meta}}
+	if params != nil {
+		in["request"] = params
+	}
+	b, _ := json.Marshal(in)
+	return b
+}
+
+// describe builds a wasmcp/1 manifest from the plugin's lists.
+func (x *extismPool) describe(ctx context.Context, h runtime.Host) (uint32, []byte, error) {
+	m := map[string]any{"abi": abi.Version}
+	if x.abi == ABIExtismV1 {
+		var res struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if status, out, err := x.list(ctx, h, "describe", nil, &res); err != nil || status != abi.StatusOK {
+			return status, out, err
+		}
+		m["tools"] = res.Tools
+		b, _ := json.Marshal(m)
+		return abi.StatusOK, b, nil
+	}
+	for _, l := range []struct{ export, key, manifestKey string }{
+		{"list_tools", "tools", "tools"},
+		{"list_prompts", "prompts", "prompts"},
+		{"list_resources", "resources", "resources"},
+		{"list_resource_templates", "resourceTemplates", "resourceTemplates"},
+	} {
+		if !x.has(l.export) {
+			continue
+		}
+		var res map[string][]json.RawMessage
+		status, out, err := x.list(ctx, h, l.export, x.request(nil, nil), &res)
+		if err != nil || status != abi.StatusOK {
+			return status, out, err
+		}
+		if items := res[l.key]; len(items) > 0 {
+			m[l.manifestKey] = items
+		}
+	}
+	m["completions"] = x.has("complete")
+	b, _ := json.Marshal(m)
+	return abi.StatusOK, b, nil
+}
+
+// list runs one list export and decodes its result into v.
+func (x *extismPool) list(ctx context.Context, h runtime.Host, export string, input []byte, v any) (uint32, []byte, error) {
+	if input == nil {
+		input = []byte{}
+	}
+	status, out, err := x.CallExport(ctx, export, input, &extismHost{Host: h})
+	if err != nil {
+		return 0, nil, err
+	}
+	if status != abi.StatusOK {
+		return abi.StatusError, rpcError(-32603, fmt.Sprintf("%s failed: %s", export, strings.ToValidUTF8(string(out), "?"))), nil
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return abi.StatusError, rpcError(-32603, fmt.Sprintf("%s returned invalid JSON: %v", export, err)), nil
+	}
+	return abi.StatusOK, nil, nil
+}
+
+func rpcError(code int, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"code": code, "message": msg})
+	return b
+}
+
+// stripRefPrefix turns ref.type "ref/prompt" into "prompt", as hyper-mcp
+// gives it to its plugins.
+func stripRefPrefix(params json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(params, &m) != nil {
+		return params
+	}
+	var ref map[string]json.RawMessage
+	if json.Unmarshal(m["ref"], &ref) != nil {
+		return params
+	}
+	var t string
+	if json.Unmarshal(ref["type"], &t) != nil || !strings.HasPrefix(t, "ref/") {
+		return params
+	}
+	ref["type"], _ = json.Marshal(strings.TrimPrefix(t, "ref/"))
+	m["ref"], _ = json.Marshal(ref)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// fixContentTypes adds "type":"text" to content items that have a text
+// and no type (hyper-mcp's Go template emits them so); other results are
+// returned as they are.
+func fixContentTypes(out []byte) []byte {
+	if bytes.Count(out, []byte(`"type"`)) >= bytes.Count(out, []byte(`"text"`)) {
+		return out
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(out, &m) != nil {
+		return out
+	}
+	fix := func(item map[string]json.RawMessage) bool {
+		if _, ok := item["type"]; !ok {
+			if _, ok := item["text"]; ok {
+				item["type"] = json.RawMessage(`"text"`)
+				return true
+			}
+		}
+		return false
+	}
+	changed := false
+	if raw, ok := m["content"]; ok {
+		var items []map[string]json.RawMessage
+		if json.Unmarshal(raw, &items) == nil {
+			for _, it := range items {
+				changed = fix(it) || changed
+			}
+			m["content"], _ = json.Marshal(items)
+		}
+	}
+	if raw, ok := m["messages"]; ok {
+		var msgs []map[string]json.RawMessage
+		if json.Unmarshal(raw, &msgs) == nil {
+			for _, msg := range msgs {
+				var c map[string]json.RawMessage
+				if json.Unmarshal(msg["content"], &c) == nil && fix(c) {
+					msg["content"], _ = json.Marshal(c)
+					changed = true
+				}
+			}
+			m["messages"], _ = json.Marshal(msgs)
+		}
+	}
+	if !changed {
+		return out
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return out
+	}
+	return b
+}
+
+// extismHost is the runtime.Host of one Extism call: it maps the
+// extism:host/user functions to the wasmcp/1 methods of the plugin's
+// bound host and replays the answers of earlier input rounds.
+type extismHost struct {
+	runtime.Host
+	stateless bool
+
+	answers   []extismAnswer // of earlier rounds, in order
+	responses map[string]json.RawMessage
+	n         int // blocking requests made so far in this call
+	pending   *extismPending
+}
+
+type extismAnswer struct {
+	Method string          `json:"m"`
+	Result json.RawMessage `json:"r"`
+}
+
+type extismPending struct {
+	key, method string
+	params      json.RawMessage
+}
+
+// maxExtismRounds bounds the answers a requestState may carry.
+const maxExtismRounds = 64
+
+func (xh *extismHost) restore(state *string, responses json.RawMessage) error {
+	if state != nil && *state != "" {
+		if err := json.Unmarshal([]byte(*state), &xh.answers); err != nil {
+			return errors.New("invalid requestState")
+		}
+		if len(xh.answers) > maxExtismRounds {
+			return errors.New("requestState carries too many answers")
+		}
+	}
+	if len(responses) > 0 && string(responses) != "null" {
+		if err := json.Unmarshal(responses, &xh.responses); err != nil {
+			return errors.New("inputResponses must be an object")
+		}
+	}
+	return nil
+}
+
+func (xh *extismHost) inputRequired() []byte {
+	state, _ := json.Marshal(xh.answers)
+	params := xh.pending.params
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	b, _ := json.Marshal(map[string]any{
+		"resultType":    "input_required",
+		"inputRequests": map[string]any{xh.pending.key: map[string]any{"method": xh.pending.method, "params": params}},
+		"requestState":  string(state),
+	})
+	return b
+}
+
+var listKinds = map[string]string{
+	"notify_tool_list_changed":     `{"kind":"tools"}`,
+	"notify_resource_list_changed": `{"kind":"resources"}`,
+	"notify_prompt_list_changed":   `{"kind":"prompts"}`,
+}
+
+// Call maps an extism:host/user function to its wasmcp/1 method; the
+// kernel's own calls (config/get, http/fetch) pass through.
+func (xh *extismHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	switch method {
+	case "notify_progress":
+		return xh.Host.Call(ctx, abi.HostProgress, params)
+	case "notify_logging_message":
+		return xh.Host.Call(ctx, abi.HostLog, params)
+	case "notify_resource_updated":
+		return xh.Host.Call(ctx, abi.HostNotifyResourceUpdate, params)
+	case "notify_tool_list_changed", "notify_resource_list_changed", "notify_prompt_list_changed":
+		return xh.Host.Call(ctx, abi.HostNotifyListChanged, []byte(listKinds[method]))
+	case "notify_url_elicitation_completed":
+		return []byte("{}"), 0
+	case "create_elicitation":
+		return xh.blocking(ctx, abi.HostElicit, withoutMember(params, "timeout"))
+	case "create_message":
+		return xh.blocking(ctx, abi.HostSample, params)
+	case "list_roots":
+		return xh.blocking(ctx, abi.HostRoots, []byte("{}"))
+	case abi.HostConfigGet, abi.HostHTTPFetch:
+		return xh.Host.Call(ctx, method, params)
+	}
+	return nil, abi.ErrUnknown
+}
+
+// blocking performs (or replays) the call's next blocking client request.
+func (xh *extismHost) blocking(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	i := xh.n
+	xh.n++
+	if i < len(xh.answers) {
+		if xh.answers[i].Method != method {
+			return nil, abi.ErrFailed // the plugin asked differently this time
+		}
+		return xh.answers[i].Result, 0
+	}
+	key := "r" + strconv.Itoa(i)
+	if r, ok := xh.responses[key]; ok && i == len(xh.answers) {
+		xh.answers = append(xh.answers, extismAnswer{Method: method, Result: r})
+		return r, 0
+	}
+	res, errno := xh.Host.Call(ctx, method, params)
+	if errno == abi.ErrUnsupported && xh.stateless && len(xh.answers) < maxExtismRounds {
+		xh.pending = &extismPending{key: key, method: method, params: append(json.RawMessage(nil), params...)}
+		return nil, abi.ErrCanceled // stops the guest
+	}
+	if errno == 0 {
+		xh.answers = append(xh.answers, extismAnswer{Method: method, Result: res})
+	}
+	return res, errno
+}
+
+// withoutMember returns obj without member key.
+func withoutMember(obj []byte, key string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return obj
+	}
+	if _, ok := m[key]; !ok {
+		return obj
+	}
+	delete(m, key)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return obj
+	}
+	return out
+}
