@@ -16,6 +16,7 @@ import (
 	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -762,4 +763,38 @@ func FuzzMountPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkMountOpen: what resolving through the root costs against
+// wazero's DirFS, which opens by host path (and escapes): open and close
+// a file two directories down, and stat it.
+func BenchmarkMountOpen(b *testing.B) {
+	w := newFSWorld(b)
+	if err := os.MkdirAll(filepath.Join(w.mount, "sub", "deep"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.mount, "sub", "deep", "f.txt"), []byte("x"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		fs   experimentalsys.FS
+	}{{"root", w.rw}, {"dirfs", sysfs.DirFS(w.mount)}} {
+		b.Run(c.name+"/open", func(b *testing.B) {
+			for b.Loop() {
+				f, errno := c.fs.OpenFile("sub/deep/f.txt", experimentalsys.O_RDONLY, 0)
+				if errno != 0 {
+					b.Fatal(errno)
+				}
+				f.Close()
+			}
+		})
+		b.Run(c.name+"/stat", func(b *testing.B) {
+			for b.Loop() {
+				if _, errno := c.fs.Stat("sub/deep/f.txt"); errno != 0 {
+					b.Fatal(errno)
+				}
+			}
+		})
+	}
 }
