@@ -205,6 +205,7 @@ func extismDir(t *testing.T) string {
 	for dst, src := range map[string]string{
 		"v1.wasm":     extismFixture(t, "go_v1.wasm"),
 		"v2.wasm":     extismFixture(t, "go_v2.wasm"),
+		"c.wasm":      extismFixture(t, "cplugin.wasm"),
 		"c-hash.wasm": filepath.Join("../../examples/c-hash/c-hash.wasm"),
 	} {
 		b, err := os.ReadFile(src)
@@ -260,7 +261,7 @@ func checkExtismServe(t *testing.T, c mcpClient) {
 		if e != nil {
 			t.Fatal(e)
 		}
-		for _, n := range []string{`"greet"`, `"add"`, `"sha256"`, `"outputSchema"`} {
+		for _, n := range []string{`"greet"`, `"add"`, `"upper"`, `"sha256"`, `"outputSchema"`} {
 			if !bytes.Contains(res, []byte(n)) {
 				t.Errorf("tools/list lacks %s: %s", n, res)
 			}
@@ -269,6 +270,11 @@ func checkExtismServe(t *testing.T, c mcpClient) {
 	t.Run("v1 text", func(t *testing.T) {
 		if got, isErr := tool("greet", map[string]any{"name": "Ann"}); got != "Hello, Ann!" || isErr {
 			t.Fatalf("greet = %q %v", got, isErr)
+		}
+	})
+	t.Run("C v1", func(t *testing.T) {
+		if got, isErr := tool("upper", map[string]any{"text": "shout it"}); got != "SHOUT IT" || isErr {
+			t.Fatalf("upper = %q %v", got, isErr)
 		}
 	})
 	t.Run("v2 structuredContent", func(t *testing.T) {
