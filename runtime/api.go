@@ -30,6 +30,9 @@ type Config struct {
 	// CPUSlice is the guest time a call runs before it becomes background;
 	// 0 means 5 ms. A background call yields its turn every 2 × CPUSlice.
 	CPUSlice time.Duration
+	// Modules bounds what a compiled module may declare; zero fields take
+	// the defaults (DefaultModuleLimits).
+	Modules ModuleLimits
 }
 
 // Mode is how a module is called.

@@ -125,20 +125,19 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 }
 
 // compile compiles the instrumented module on e.rt or, when wasm cannot be
-// instrumented (or, defensively, when the instrumented module does not
-// compile), wasm itself on the fallback runtime. A malformed module (see
-// instrument.ErrMalformed) is refused. maxMem is the declared memory
-// maximum that instrumentation removed (bytes, -1 for none), which the
-// instance's allocator enforces instead.
+// instrumented because it exports a reserved name or has no memory (or,
+// defensively, when the instrumented module does not compile), wasm with
+// only the module limits applied (instrument.Bound) on the fallback
+// runtime. Any other instrumentation error (a malformed module, an index
+// past the module's own, a module limit, an unsupported feature) refuses
+// the module: compiling it uninstrumented would skip the checks. maxMem
+// is the declared memory maximum that instrumentation removed (bytes, -1
+// for none), which the instance's allocator enforces instead.
 func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (rt wazero.Runtime, cm wazero.CompiledModule, maxMem int64, err error) {
-	out, info, ierr := instrument.Instrument(wasm)
-	if errors.Is(ierr, instrument.ErrMalformed) {
-		// Not WebAssembly, or an index past the module's own (which the
-		// instrumentation's globals and locals would make valid): refused,
-		// never compiled uninstrumented either.
-		return nil, nil, -1, ierr
-	}
-	if ierr == nil {
+	lim := e.cfg.Modules.withDefaults().instrumentLimits()
+	out, info, ierr := instrument.Instrument(wasm, lim)
+	switch {
+	case ierr == nil:
 		cm, err := e.rt.CompileModule(ctx, out)
 		if err == nil {
 			maxMem = -1
@@ -148,12 +147,19 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (rt waze
 			return e.rt, cm, maxMem, nil
 		}
 		ierr = fmt.Errorf("instrumented module does not compile: %w", err)
+	case errors.Is(ierr, instrument.ErrReserved), errors.Is(ierr, instrument.ErrNoMemory):
+	default:
+		return nil, nil, -1, ierr
+	}
+	bounded, err := instrument.Bound(wasm, lim)
+	if err != nil {
+		return nil, nil, -1, err
 	}
 	rt, err = e.safeRuntime(ctx)
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	cm, err = rt.CompileModule(ctx, wasm)
+	cm, err = rt.CompileModule(ctx, bounded)
 	if err != nil {
 		return nil, nil, -1, err
 	}

@@ -144,6 +144,16 @@ type Limits struct {
 	// the defaults: 100 and 16MiB.
 	MaxBatch         int  `toml:"max_batch" json:"max_batch,omitempty"`
 	MaxBatchResponse Size `toml:"max_batch_response" json:"max_batch_response,omitempty"`
+
+	// Module limits: what a plugin's module may declare, checked before
+	// it is compiled; a module past one is refused at load with an error
+	// naming the key. Server-wide only. Zero means the default.
+	//
+	// MaxTableElements bounds the entries of a module's tables, summed
+	// (tables are outside Memory): a module declaring more as its
+	// minimum is refused, and table.grow past it returns -1. Default
+	// 1048576.
+	MaxTableElements int `toml:"max_table_elements" json:"max_table_elements,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

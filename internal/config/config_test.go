@@ -341,6 +341,9 @@ func TestValidate(t *testing.T) {
 			c.Limits.CPUSlice = Duration(time.Millisecond)
 			c.Limits.QueueWait = Duration(time.Second)
 		}},
+		{name: "module limits", mutate: func(c *Config) {
+			c.Limits.MaxTableElements = -1
+		}, wantErr: []string{"limits.max_table_elements: -1 is not between 0 (the default) and 4294967295"}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path"
 	"regexp"
@@ -98,6 +99,7 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxBatchResponse != 0 && (c.Limits.MaxBatchResponse < 1<<10 || c.Limits.MaxBatchResponse > 1<<30) {
 		bad("limits.max_batch_response: %s is not between 1KiB and 1GiB", c.Limits.MaxBatchResponse)
 	}
+	errs = append(errs, checkModuleLimits(c.Limits)...)
 	scoped := ""
 	for i := range c.Plugins {
 		if len(c.Plugins[i].Scopes) > 0 {
@@ -249,4 +251,21 @@ func checkOrigin(o string) error {
 		return fmt.Errorf("%q is not an origin (scheme://host[:port])", o)
 	}
 	return nil
+}
+
+// checkModuleLimits checks the module limits of [limits]: zero (the
+// default) or a positive count that fits the runtime's 32-bit limits.
+func checkModuleLimits(l Limits) []error {
+	var errs []error
+	for _, c := range []struct {
+		key string
+		v   int
+	}{
+		{"max_table_elements", l.MaxTableElements},
+	} {
+		if c.v < 0 || c.v > math.MaxUint32 {
+			errs = append(errs, fmt.Errorf("limits.%s: %d is not between 0 (the default) and %d", c.key, c.v, uint32(math.MaxUint32)))
+		}
+	}
+	return errs
 }

@@ -1105,3 +1105,50 @@ probing:
 		t.Errorf("good plugin: %q", got)
 	}
 }
+
+// TestHostileTableGrow: tables are outside the memory limit, so the host
+// caps their entries ([limits] max_table_elements, default 1Mi): a grow
+// past it returns -1 to the guest instead of allocating (16Mi entries at
+// once, or 64Ki at a time), the host's memory stays bounded, and the good
+// plugin serves.
+func TestHostileTableGrow(t *testing.T) {
+	e := newHostileEnv(t)
+	srv, err := newHostileServer(t, e, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+[[plugins]]
+name = "tablegrow"
+path = `+quote(hostilePath(t, "tablegrow"))+`
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	before, peak := rss(), uint64(0)
+	for _, tc := range []struct{ tool, want string }{
+		{"big", "refused"},
+		{"step", "refused after growing"},
+		{"big", "refused"},
+	} {
+		mem := startMemWatch()
+		r := c.call("tools/call", tool(tc.tool, nil))
+		mem.stop()
+		peak = max(peak, mem.peakRSS)
+		if got := decodeTool(t, r); got.IsError || got.text() != tc.want {
+			t.Errorf("%s: %s %+v, want %q", tc.tool, r.Result, r.Error, tc.want)
+		}
+		t.Logf("%s: %s", tc.tool, mem)
+		r = c.call("tools/call", tool("echo", map[string]any{"text": "after " + tc.tool}))
+		if got := decodeTool(t, r); got.IsError || got.text() != "after "+tc.tool {
+			t.Errorf("good plugin: %s", r.Result)
+		}
+	}
+	// 1Mi entries cost 8 MiB or so per instance; 16Mi would cost 128 MiB.
+	if peak > before+96<<20 {
+		t.Errorf("RSS peaked at %d MiB, %d MiB before the calls", peak>>20, before>>20)
+	}
+}

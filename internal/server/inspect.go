@@ -42,7 +42,7 @@ func Inspect(ctx context.Context, cfg *config.Config, path string) (*Report, err
 			entry = &cfg.Plugins[i]
 		}
 	}
-	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir})
+	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Modules: moduleLimits(cfg.Limits)})
 	if err != nil {
 		return nil, err
 	}

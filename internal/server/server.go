@@ -72,7 +72,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		}
 	}()
 	s.engine, err = runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Logger: log,
-		BackgroundCPUs: cfg.Limits.BackgroundCPUs, CPUSlice: time.Duration(cfg.Limits.CPUSlice)})
+		BackgroundCPUs: cfg.Limits.BackgroundCPUs, CPUSlice: time.Duration(cfg.Limits.CPUSlice),
+		Modules: moduleLimits(cfg.Limits)})
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}

@@ -24,7 +24,7 @@ func BenchmarkInstrument(b *testing.B) {
 			b.SetBytes(int64(len(wasm)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := Instrument(wasm); err != nil {
+				if _, _, err := Instrument(wasm, Limits{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -38,7 +38,7 @@ func BenchmarkInstrument(b *testing.B) {
 // recursive Fibonacci (a check per call).
 func BenchmarkOverhead(b *testing.B) {
 	orig := read(b, "loops.wasm")
-	inst, _, err := Instrument(orig)
+	inst, _, err := Instrument(orig, Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func BenchmarkOverhead(b *testing.B) {
 // TableShift: Refill<<shift of them should take a few hundred
 // microseconds at most.
 func BenchmarkBulk(b *testing.B) {
-	inst, _, err := Instrument(read(b, "bulkbench.wasm"))
+	inst, _, err := Instrument(read(b, "bulkbench.wasm"), Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}

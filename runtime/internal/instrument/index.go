@@ -151,6 +151,7 @@ type tableLimits struct {
 	at, limits, end int
 	min, max        uint32
 	hasMax          bool
+	newMax          uint32 // the maximum in the output (see checkTables)
 }
 
 // readElems parses the element section (the eight forms of the spec,

@@ -139,6 +139,9 @@ var (
 	// ErrReserved is returned for a module that exports GlobalName,
 	// FuelName or StartName itself.
 	ErrReserved = errors.New("module exports a name reserved for the host")
+	// ErrNoMemory is returned for a module without a memory, which the
+	// instrumentation needs (see Bound).
+	ErrNoMemory = errors.New("module has no memory")
 )
 
 // Info describes what Instrument did.
@@ -205,7 +208,8 @@ type module struct {
 	params         []uint32      // parameter count of each type
 	funcTypes      []uint32      // type index of each defined function
 	exports        uint32
-	memMax         int64 // declared maximum of the defined memory, -1 if none
+	memMax         int64  // declared maximum of the defined memory, -1 if none
+	reserved       string // the first export with a reserved name
 	start          uint32
 	hasStart       bool
 	elems          uint32 // element segments
@@ -216,21 +220,44 @@ type module struct {
 // Instrument returns the instrumented module (see the package doc) and a
 // summary of the changes. Errors wrap ErrMalformed, ErrUnsupported or
 // ErrReserved and give the offset in the input.
-func Instrument(wasm []byte) ([]byte, Info, error) {
+func Instrument(wasm []byte, lim Limits) ([]byte, Info, error) {
+	return rewrite(wasm, lim, true)
+}
+
+// Bound returns wasm with lim applied but not instrumented (for a module
+// that Instrument refuses with ErrReserved or ErrNoMemory and that the
+// caller runs some other way): the same checks as Instrument, and the
+// tables' maxima rewritten, but no reserved names refused and nothing
+// added.
+func Bound(wasm []byte, lim Limits) ([]byte, error) {
+	out, _, err := rewrite(wasm, lim, false)
+	return out, err
+}
+
+// rewrite is Instrument (instrument) or Bound.
+func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 	info := Info{MemoryMax: -1}
 	m, err := scan(wasm)
 	if err != nil {
 		return nil, info, err
 	}
-	if m.memories == 0 {
-		return nil, info, fmt.Errorf("module has no memory (needed to exit to Go): %w", ErrUnsupported)
+	if err := m.checkTables(lim); err != nil {
+		return nil, info, err
+	}
+	if instrument && m.reserved != "" {
+		return nil, info, fmt.Errorf("export %q: %w", m.reserved, ErrReserved)
+	}
+	if instrument && m.memories == 0 {
+		return nil, info, fmt.Errorf("needed to exit to Go: %w: %w", ErrNoMemory, ErrUnsupported)
 	}
 	g := uint64(m.importGlobals) + uint64(m.definedGlobals)
 	if g >= math.MaxUint32-2 || m.definedGlobals >= math.MaxUint32-2 || m.exports > math.MaxUint32-4 {
 		return nil, info, fmt.Errorf("too many globals or exports: %w", ErrUnsupported)
 	}
 	check := newCheck(uint32(g), uint32(g+1), uint32(g+2))
-	info.MemoryMax = m.memMax
+	if instrument {
+		info.MemoryMax = m.memMax
+	}
 
 	out := make([]byte, 0, len(wasm)+len(wasm)/8+64)
 	out = append(out, wasm[:8]...)
@@ -255,6 +282,9 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 		}
 	}
 	missing := func(k int) {
+		if !instrument {
+			return
+		}
 		if !hasGlobal && k == globalAfter {
 			out = m.appendGlobal(out, nil)
 		}
@@ -272,15 +302,40 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 			} else {
 				out = append(out, wasm[s.head:s.end]...)
 			}
+		case secTable:
+			out = m.appendTable(out, payload, lim)
 		case secGlobal:
+			if !instrument {
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
 			out = m.appendGlobal(out, payload)
 		case secExport:
+			if !instrument {
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
 			out = m.appendExport(out, payload, uint32(g))
 		case secStart:
+			if !instrument {
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
 			info.Start = true // the export replaces it
 		case secMemory:
+			if !instrument { // the maximum stays: there is no probe
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
 			out = appendMemory(out, payload)
 		case secCode:
+			if !instrument { // decoded and checked only
+				if _, err = appendCode(nil, payload, s.start, m, check, &info); err != nil {
+					return nil, Info{}, err
+				}
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
 			if out, err = appendCode(out, payload, s.start, m, check, &info); err != nil {
 				return nil, Info{}, err
 			}
@@ -575,8 +630,8 @@ func (m *module) checkExports(p []byte) (uint32, int, error) {
 		if name, i, err = skipName(p, i); err != nil {
 			return 0, i, err
 		}
-		if string(name) == GlobalName || string(name) == FuelName || string(name) == StartName || string(name) == YieldName {
-			return 0, at, fmt.Errorf("export %q: %w", name, ErrReserved)
+		if (string(name) == GlobalName || string(name) == FuelName || string(name) == StartName || string(name) == YieldName) && m.reserved == "" {
+			m.reserved = string(name)
 		}
 		if i >= len(p) {
 			return 0, i, errEOF

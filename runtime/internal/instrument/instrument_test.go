@@ -116,7 +116,7 @@ func TestFixturesBehaveIdentically(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.file, func(t *testing.T) {
 			orig := read(t, fx.file)
-			out, info, err := Instrument(orig)
+			out, info, err := Instrument(orig, Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func globals(t testing.TB, mod api.Module) (flag, fuel api.MutableGlobal) {
 // fuel store is lost), a loop stops once its fuel runs out, and the fuel
 // is charged by code size.
 func TestFlagStopsWithinAPeriod(t *testing.T) {
-	out, _, err := Instrument(read(t, "loops.wasm"))
+	out, _, err := Instrument(read(t, "loops.wasm"), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestFlagStopsWithinAPeriod(t *testing.T) {
 // TestStartSectionBecomesExport: the start function no longer runs at
 // instantiation; the host calls the export instead.
 func TestStartSectionBecomesExport(t *testing.T) {
-	out, info, err := Instrument(read(t, "start.wasm"))
+	out, info, err := Instrument(read(t, "start.wasm"), Limits{})
 	if err != nil || !info.Start {
 		t.Fatalf("info %+v, %v", info, err)
 	}
@@ -242,7 +242,7 @@ func TestRepoModules(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, origErr := rt.CompileModule(ctx, wasm)
-			inst, info, err := Instrument(wasm)
+			inst, info, err := Instrument(wasm, Limits{})
 			if err != nil {
 				if origErr == nil && !strings.Contains(err.Error(), "no memory") && !errors.Is(err, ErrReserved) {
 					t.Fatalf("instrument: %v", err)
@@ -345,7 +345,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _, err := Instrument(tt.wasm)
+			out, _, err := Instrument(tt.wasm, Limits{})
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("err = %v, want %v containing %q", err, tt.want, tt.msg)
 			}
@@ -361,7 +361,7 @@ func TestErrors(t *testing.T) {
 func TestSections(t *testing.T) {
 	in := binModule(custom("first"), sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), custom(".debug_info", 1, 2, 3),
 		sec(10, 1, 6, 0, 0x03, 0x40, 0x01, 0x0b, 0x0b), custom(".debug_line"), custom("name", 1, 1, 0), custom("producers", 0))
-	out, info, err := Instrument(in)
+	out, info, err := Instrument(in, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,8 +394,8 @@ func TestSections(t *testing.T) {
 // cache is keyed by it).
 func TestDeterministic(t *testing.T) {
 	for _, fx := range fixtures {
-		a, _, _ := Instrument(read(t, fx.file))
-		b, _, _ := Instrument(read(t, fx.file))
+		a, _, _ := Instrument(read(t, fx.file), Limits{})
+		b, _, _ := Instrument(read(t, fx.file), Limits{})
 		if string(a) != string(b) {
 			t.Errorf("%s: two different outputs", fx.file)
 		}
@@ -404,7 +404,7 @@ func TestDeterministic(t *testing.T) {
 
 func ExampleInstrument() {
 	wasm, _ := os.ReadFile("testdata/loops.wasm")
-	out, info, err := Instrument(wasm)
+	out, info, err := Instrument(wasm, Limits{})
 	fmt.Println(len(out) > len(wasm), info.Functions, info.Loops, err)
 	// Output: true 9 7 <nil>
 }
@@ -450,7 +450,7 @@ func TestCharges(t *testing.T) {
 // length that takes the fuel below zero runs the slow path (the fuel is
 // refilled).
 func TestBulkCharge(t *testing.T) {
-	inst, info, err := Instrument(read(t, "bulkcharge.wasm"))
+	inst, info, err := Instrument(read(t, "bulkcharge.wasm"), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +517,7 @@ func TestMemoryMaxRemoved(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, info, err := Instrument(binModule(sec(5, tt.mem...)))
+			out, info, err := Instrument(binModule(sec(5, tt.mem...)), Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -526,6 +526,95 @@ func TestMemoryMaxRemoved(t *testing.T) {
 			}
 			if want := binModule(sec(5, tt.want...))[8:]; !strings.Contains(string(out), string(want)) {
 				t.Errorf("output %x lacks memory section %x", out, want)
+			}
+		})
+	}
+}
+
+// tablesModule is a module with the given tables (each a reference type
+// and limits, as in the table section) and an export grow(n) that runs
+// table.grow on table 0 and returns its result.
+func tablesModule(tables ...[]byte) []byte {
+	ts := appendU32(nil, uint32(len(tables)))
+	for _, t := range tables {
+		ts = append(ts, t...)
+	}
+	body := []byte{0, 0xd0, 0x70, 0x20, 0, 0xfc, 15, 0, 0x0b}
+	return binModule(sec(1, 1, 0x60, 1, 0x7f, 1, 0x7f), sec(3, 1, 0), sec(4, ts...), sec(5, 1, 0, 1),
+		sec(7, 1, 4, 'g', 'r', 'o', 'w', 0, 0), sec(10, append([]byte{1, byte(len(body))}, body...)...))
+}
+
+// TestTableLimits: the tables' maxima are rewritten so that together they
+// stay within Limits.TableElements (table.grow past returns -1), and a
+// module whose minimums exceed it, or with too many tables, is refused.
+func TestTableLimits(t *testing.T) {
+	const cap = 1000
+	lim := Limits{TableElements: cap}
+	table := func(min uint32, max ...uint32) []byte {
+		b := []byte{0x70, byte(len(max))}
+		b = appendU32(b, min)
+		for _, m := range max {
+			b = appendU32(b, m)
+		}
+		return b
+	}
+	tests := []struct {
+		name   string
+		tables [][]byte
+		grow   uint32 // the largest grow of table 0 that succeeds
+	}{
+		{"no maximum", [][]byte{table(10)}, cap - 10},
+		{"maximum over the limit", [][]byte{table(10, 1<<30)}, cap - 10},
+		{"maximum under the limit", [][]byte{table(10, 50)}, 40},
+		{"two tables share the room", [][]byte{table(10), table(20)}, (cap - 30) / 2},
+		{"minimum at the limit", [][]byte{table(cap)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := Instrument(tablesModule(tt.tables...), lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod := instantiate(t, newRuntime(t), out)
+			if got := run(mod, call{fn: "grow", args: []uint64{uint64(tt.grow + 1)}}); got.err != "" || int32(got.results[0]) != -1 {
+				t.Errorf("grow(%d) = %v, want -1", tt.grow+1, got)
+			}
+			if got := run(mod, call{fn: "grow", args: []uint64{uint64(tt.grow)}}); got.err != "" || int32(got.results[0]) == -1 {
+				t.Errorf("grow(%d) = %v, want the old size", tt.grow, got)
+			}
+			// Bound applies the same maxima without instrumenting.
+			b, err := Bound(tablesModule(tt.tables...), lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bm := instantiate(t, newRuntime(t), b)
+			if bm.ExportedGlobal(GlobalName) != nil {
+				t.Error("Bound instrumented")
+			}
+			if got := run(bm, call{fn: "grow", args: []uint64{uint64(tt.grow + 1)}}); got.err != "" || int32(got.results[0]) != -1 {
+				t.Errorf("Bound: grow(%d) = %v, want -1", tt.grow+1, got)
+			}
+		})
+	}
+	many := make([][]byte, MaxTables+1)
+	for k := range many {
+		many[k] = table(0)
+	}
+	for _, tt := range []struct {
+		name   string
+		tables [][]byte
+		lim    Limits
+		msg    string
+	}{
+		{"minimum over the limit", [][]byte{table(cap + 1)}, lim, "the tables' minimum entries: 1001, over the limit of 1000 ([limits] max_table_elements)"},
+		{"minimums over the limit", [][]byte{table(600), table(600, 600)}, lim, "1200, over the limit of 1000"},
+		{"too many tables", many, Limits{}, "tables: 65, over the fixed limit of 64"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := Instrument(tablesModule(tt.tables...), tt.lim)
+			var le *LimitError
+			if !errors.As(err, &le) || !strings.Contains(err.Error(), tt.msg) || out != nil {
+				t.Errorf("err = %v, want a *LimitError containing %q", err, tt.msg)
 			}
 		})
 	}

@@ -1,0 +1,103 @@
+package instrument
+
+import (
+	"fmt"
+	"math"
+)
+
+// Limits bounds what a module may declare, so that loading it (decoding,
+// compiling, instantiating) costs the host a bounded amount of memory and
+// time. A zero field is not checked. Each field names the [limits] key of
+// the server's configuration that sets it, which LimitError reports.
+type Limits struct {
+	// TableElements (max_table_elements) bounds the entries of the
+	// module's tables, summed: a module whose minimums add up to more is
+	// refused, and every defined table's maximum is rewritten so that the
+	// tables can never grow past it together (table.grow beyond returns
+	// -1, as the spec has it for a declared maximum).
+	TableElements uint32
+}
+
+// MaxTables bounds the number of tables a module may define or import.
+const MaxTables = 64
+
+// LimitError is returned for a module past one of its Limits.
+type LimitError struct {
+	What  string // what is over the limit, e.g. "function 12's locals"
+	Value uint64 // its value
+	Max   uint64 // the limit
+	Key   string // the [limits] key that sets the limit; "" for a fixed one
+}
+
+// Error names the value, the limit and its key.
+func (e *LimitError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("%s: %d, over the fixed limit of %d", e.What, e.Value, e.Max)
+	}
+	return fmt.Sprintf("%s: %d, over the limit of %d ([limits] %s)", e.What, e.Value, e.Max, e.Key)
+}
+
+// over returns a *LimitError if v > max and max is set.
+func over(what string, v, max uint64, key string) error {
+	if max != 0 && v > max {
+		return &LimitError{What: what, Value: v, Max: max, Key: key}
+	}
+	return nil
+}
+
+// checkTables checks the tables against lim and decides each defined
+// table's new maximum: its declared maximum, or less so that the maxima
+// add up to at most lim.TableElements (the room above the minimums is
+// shared evenly).
+func (m *module) checkTables(lim Limits) error {
+	if n := uint64(m.tables()); n > MaxTables {
+		return &LimitError{What: "tables", Value: n, Max: MaxTables}
+	}
+	if lim.TableElements == 0 {
+		return nil
+	}
+	if m.importTables > 0 {
+		return fmt.Errorf("an imported table cannot be bounded by max_table_elements: %w", ErrUnsupported)
+	}
+	var sum uint64
+	for _, t := range m.tableLimits {
+		sum += uint64(t.min)
+	}
+	if err := over("the tables' minimum entries", sum, uint64(lim.TableElements), "max_table_elements"); err != nil {
+		return err
+	}
+	if len(m.tableLimits) == 0 {
+		return nil
+	}
+	share := (uint64(lim.TableElements) - sum) / uint64(len(m.tableLimits))
+	for k := range m.tableLimits {
+		t := &m.tableLimits[k]
+		max := min(uint64(t.min)+share, math.MaxUint32)
+		if t.hasMax && uint64(t.max) < max {
+			max = uint64(t.max)
+		}
+		t.newMax = uint32(max)
+	}
+	return nil
+}
+
+// appendTable appends the table section with the maxima checkTables
+// decided (the payload as is without a limit).
+func (m *module) appendTable(out, payload []byte, lim Limits) []byte {
+	if lim.TableElements == 0 {
+		out = append(out, secTable)
+		out = appendU32(out, uint32(len(payload)))
+		return append(out, payload...)
+	}
+	var body []byte
+	body = appendU32(body, uint32(len(m.tableLimits)))
+	for _, t := range m.tableLimits {
+		body = append(body, payload[t.at:t.limits]...) // the reference type
+		body = append(body, 0x01)
+		body = appendU32(body, t.min)
+		body = appendU32(body, t.newMax)
+	}
+	out = append(out, secTable)
+	out = appendU32(out, uint32(len(body)))
+	return append(out, body...)
+}
