@@ -228,9 +228,10 @@ func cmdRunaway(args []string) error {
 		return err
 	}
 	res.Name = nameOr(c.name, "runaway")
-	human := fmt.Sprintf("%-24s %d/%d runaway calls stopped with -32001, overshoot p50 %.1f ms max %.1f ms; echo p50/p99 %.0f/%.0f µs alone, %.0f/%.0f µs during",
+	human := fmt.Sprintf("%-24s %d/%d runaway calls stopped with -32001, overshoot p50 %.1f ms max %.1f ms; echo p50/p99 %.0f/%.0f µs alone, %.0f/%.0f µs during (%.1fx/%.1fx)",
 		res.Name, res.TimedOut, res.Spins, res.OvershootP50Ms, res.OvershootMaxMs,
-		res.EchoBaseline.P50us, res.EchoBaseline.P99us, res.EchoDuring.P50us, res.EchoDuring.P99us)
+		res.EchoBaseline.P50us, res.EchoBaseline.P99us, res.EchoDuring.P50us, res.EchoDuring.P99us,
+		res.EchoDuring.P50us/res.EchoBaseline.P50us, res.EchoDuring.P99us/res.EchoBaseline.P99us)
 	if res.FirstBad != "" {
 		human += "\n  first unexpected answer: " + res.FirstBad
 	}
