@@ -168,11 +168,12 @@ func (c *stdioClient) call(method string, params any) response {
 	c.t.Helper()
 	c.mu.Lock()
 	c.nextID++
-	id := fmt.Sprint(c.nextID)
+	n := c.nextID
+	id := fmt.Sprint(n)
 	ch := make(chan json.RawMessage, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	c.send(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
 	select {
 	case line := <-ch:
 		var r response
