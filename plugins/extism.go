@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -275,9 +275,9 @@ func stripRefPrefix(params json.RawMessage) json.RawMessage {
 
 // fixContentTypes adds "type":"text" to content items that have a text
 // and no type (hyper-mcp's Go template emits them so); other results are
-// returned as they are.
+// returned as they are, after a scan that allocates nothing.
 func fixContentTypes(out []byte) []byte {
-	if bytes.Count(out, []byte(`"type"`)) >= bytes.Count(out, []byte(`"text"`)) {
+	if !untypedContent(out) {
 		return out
 	}
 	var m map[string]json.RawMessage
@@ -324,6 +324,41 @@ func fixContentTypes(out []byte) []byte {
 		return out
 	}
 	return b
+}
+
+// untypedContent reports whether result has a content item, or a
+// message's content, with a text and no type.
+func untypedContent(result []byte) bool {
+	untyped := func(item []byte) bool {
+		if jsonrpc.Kind(item) != 'o' {
+			return false
+		}
+		_, hasType := jsonrpc.Member(item, "type")
+		_, hasText := jsonrpc.Member(item, "text")
+		return hasText && !hasType
+	}
+	if jsonrpc.Kind(result) != 'o' || !jsonrpc.Valid(result) {
+		return false // the scanners need valid JSON; readHead refuses the rest
+	}
+	if c, ok := jsonrpc.Member(result, "content"); ok {
+		if it, ok := jsonrpc.NewArrayIter(c); ok {
+			for v, ok := it.Next(); ok; v, ok = it.Next() {
+				if untyped(v) {
+					return true
+				}
+			}
+		}
+	}
+	if ms, ok := jsonrpc.Member(result, "messages"); ok {
+		if it, ok := jsonrpc.NewArrayIter(ms); ok {
+			for m, ok := it.Next(); ok; m, ok = it.Next() {
+				if c, ok := jsonrpc.Member(m, "content"); ok && untyped(c) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // extismHost is the runtime.Host of one Extism call: it maps the

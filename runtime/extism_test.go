@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/runtime/internal/extism"
 )
 
 var (
@@ -172,4 +173,67 @@ func TestExtismNotCallable(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
 	_, _, err := p.CallExport(context.Background(), "call", nil, &fakeHost{})
 	callErr(t, err, KindBadModule)
+}
+
+// FuzzExtismHostFunctions calls the extism:host/env functions themselves
+// (as wazero would) in arbitrary order with arbitrary handles, lengths and
+// values, on a kernel bounded to 64 KiB: none may panic except with an
+// import trap, the arena stays under its limit and the output under
+// MaxOutput.
+func FuzzExtismHostFunctions(f *testing.F) {
+	f.Add([]byte{0, 1, 16, 9, 2, 0, 3, 4})
+	f.Add([]byte{12, 255, 255, 255, 255, 255, 255, 255, 127, 5, 5})
+	names := sortedKeys(extismEnv)
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		st := &callState{maxOut: 1 << 10, host: &fakeHost{reply: map[string]fakeReply{
+			abi.HostConfigGet: {result: []byte(`{"value":"v"}`)},
+			abi.HostHTTPFetch: {result: []byte(`{"status":200,"headers":{"a":"b"},"body":"hi"}`)},
+		}}}
+		st.ext = &extismState{k: extism.Kernel{Limit: 1 << 16, MaxVarBytes: 1 << 10}}
+		st.ext.k.Reset([]byte("the input"))
+		ctx := &callCtx{Context: context.Background(), st: st}
+		var last uint64
+		next := func() uint64 {
+			if len(prog) == 0 {
+				return 0
+			}
+			b := prog[0]
+			prog = prog[1:]
+			switch b % 4 {
+			case 0:
+				return last + uint64(b>>2)
+			case 1:
+				return uint64(b >> 2)
+			case 2:
+				return 1 << (b >> 2 % 64)
+			}
+			var w uint64
+			for i := 0; i < 8 && len(prog) > 0; i++ {
+				w = w<<8 | uint64(prog[0])
+				prog = prog[1:]
+			}
+			return w
+		}
+		for len(prog) > 0 {
+			fn := extismEnv[names[int(prog[0])%len(names)]]
+			prog = prog[1:]
+			stack := []uint64{next(), next()}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						if _, ok := r.(*importTrap); !ok {
+							t.Fatalf("panic %v", r)
+						}
+					}
+				}()
+				fn.fn(ctx, nil, stack)
+			}()
+			if len(fn.results) > 0 && stack[0] != 0 {
+				last = stack[0]
+			}
+			if st.ext.k.Used() > st.ext.k.Limit || len(st.out) > st.maxOut || st.ext.k.VarBytes() > 1<<10 {
+				t.Fatalf("bounds: used %d, out %d, vars %d", st.ext.k.Used(), len(st.out), st.ext.k.VarBytes())
+			}
+		}
+	})
 }
