@@ -226,3 +226,46 @@ func FuzzKernel(f *testing.F) {
 		}
 	})
 }
+
+// TestHostileRanges: loads, stores and ranges that start in a block but
+// run past its end, or start in padding, a freed block or nowhere, get 0
+// or a no-op and leave the neighbour intact.
+func TestHostileRanges(t *testing.T) {
+	k := &Kernel{Limit: 1 << 20}
+	a := k.Alloc(12) // 16 bytes reserved: 4 of padding
+	b := k.AllocBytes([]byte("neighbour"))
+	cases := []struct {
+		name string
+		h, n uint64
+		ok   bool
+	}{
+		{"whole block", a, 12, true},
+		{"tail", a + 4, 8, true},
+		{"straddles the end", a + 8, 8, false},
+		{"into the padding", a + 12, 1, false},
+		{"huge length", a, math.MaxUint64, false},
+		{"wrapping length", a + 1, math.MaxUint64 - a, false},
+		{"null", 0, 1, false},
+		{"below the first block", base - 1, 1, false},
+		{"far away", 1 << 62, 8, false},
+	}
+	for _, tc := range cases {
+		if got := k.Range(tc.h, tc.n); (got != nil) != tc.ok {
+			t.Errorf("%s: Range(%d, %d) ok = %v, want %v", tc.name, tc.h, tc.n, got != nil, tc.ok)
+		}
+		if !tc.ok {
+			k.StoreU64(tc.h, math.MaxUint64)
+		}
+	}
+	k.StoreU8(a+12, 0xff) // padding
+	if k.LoadU64(a+8) != 0 || k.LoadU8(a+12) != 0 {
+		t.Error("a load past the block's end read something")
+	}
+	if string(k.Bytes(b)) != "neighbour" {
+		t.Fatalf("neighbour = %q", k.Bytes(b))
+	}
+	k.Free(a)
+	if k.Range(a, 1) != nil || k.LoadU8(a) != 0 {
+		t.Error("a freed block is still readable")
+	}
+}
