@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -248,6 +249,9 @@ func resultText(t *testing.T, res json.RawMessage) (string, bool) {
 // checkExtismServe runs the acceptance checks that hold on every
 // transport and protocol version.
 func checkExtismServe(t *testing.T, c mcpClient) {
+	var hits atomic.Int64
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer site.Close()
 	tool := func(name string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, e, _ := c.call("tools/call", map[string]any{"name": name, "arguments": args})
@@ -369,9 +373,12 @@ func checkExtismServe(t *testing.T, c mcpClient) {
 		}
 	})
 	t.Run("ungranted http_request refused", func(t *testing.T) {
-		got, isErr := tool("fetch", map[string]any{"url": "http://127.0.0.1:9/"})
+		got, isErr := tool("fetch", map[string]any{"url": site.URL + "/"})
 		if !isErr || !strings.Contains(got, "not granted") {
 			t.Fatalf("fetch = %q %v", got, isErr)
+		}
+		if n := hits.Load(); n != 0 {
+			t.Fatalf("the refused request reached the site %d times", n)
 		}
 	})
 	t.Run("others keep answering", func(t *testing.T) {
