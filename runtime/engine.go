@@ -202,8 +202,9 @@ func wazeroVersion() string {
 // module and pool of the engine, then the runtimes and the cache. Later
 // calls fail with KindClosed. Close waits (at most closeWait, or until ctx
 // ends) for the interrupted calls to leave guest code before it closes
-// the runtimes, since wazero does not expect a module closed under running
-// code; it is idempotent.
+// the instrumented runtime, since wazero does not expect a module closed
+// under running code and the instances' memory is then unmapped; if some
+// are still running it leaves that runtime open. It is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	if e.closed.Swap(true) {
 		return nil
@@ -220,12 +221,19 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, m := range mods {
 		m.interrupt()
 	}
-	e.waitGuests(ctx)
+	stopped := e.waitGuests(ctx)
 	var errs []error
 	for _, m := range mods {
 		errs = append(errs, m.Close(ctx))
 	}
-	errs = append(errs, e.rt.Close(ctx))
+	if stopped {
+		errs = append(errs, e.rt.Close(ctx))
+	} else {
+		// Closing the runtime would unmap the linear memory of a guest
+		// that is still running (see limitedMemory): leave it to the
+		// process's exit.
+		e.log.Warn("calls still in guest code after the engine closed; their runtime is left open", "calls", e.inGuest.Load())
+	}
 	e.safeMu.Lock()
 	if e.safe != nil {
 		errs = append(errs, e.safe.Close(ctx))
@@ -242,10 +250,11 @@ func (e *Engine) compileWorkers() int { return goruntime.NumCPU() }
 const closeWait = time.Second
 
 // waitGuests waits until no call is in instrumented guest code, at most
-// closeWait or until ctx ends.
-func (e *Engine) waitGuests(ctx context.Context) {
+// closeWait or until ctx ends, and reports whether none is.
+func (e *Engine) waitGuests(ctx context.Context) bool {
 	deadline := time.Now().Add(closeWait)
 	for e.inGuest.Load() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
+	return e.inGuest.Load() == 0
 }

@@ -24,6 +24,17 @@ type limitedMemory struct {
 
 	yield api.MutableGlobal // the yield switch; nil without scheduling
 	task  *task
+
+	// mmap selects a mapping of limit bytes outside the Go heap, made on
+	// the first allocation, that buf then grows inside without a copy
+	// (pages cost memory once touched): a growing memory never holds
+	// twice its size, and the garbage collector neither scans it nor
+	// waits for its copies. Only for instrumented modules: Free unmaps it,
+	// so no code may touch the memory after the module is closed, and
+	// wazero's own close on a deadline (the fallback runtime) frees the
+	// memory of a guest that is still running.
+	mmap   bool
+	mapped []byte
 }
 
 // Allocate returns m itself: each instantiation gets its own limitedMemory
@@ -47,6 +58,10 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 		m.refused = true
 		return nil
 	}
+	if m.mmap && m.reserve(size) {
+		m.buf = m.mapped[:size]
+		return m.buf
+	}
 	if size <= uint64(cap(m.buf)) {
 		// Bytes past len were zeroed by make and never exposed: wasm
 		// memory does not shrink.
@@ -64,5 +79,29 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	return m.buf
 }
 
-// Free drops the backing slice for the garbage collector.
-func (m *limitedMemory) Free() { m.buf = nil }
+// reserve makes sure the mapping of at least size bytes exists; false if
+// it cannot be made (the caller falls back to the Go heap).
+func (m *limitedMemory) reserve(size uint64) bool {
+	if m.mapped != nil {
+		return uint64(len(m.mapped)) >= size
+	}
+	if m.buf != nil || !mmapSupported {
+		return false // already on the Go heap
+	}
+	b, err := mmapReserve(max(m.limit, size))
+	if err != nil {
+		m.mmap = false
+		return false
+	}
+	m.mapped = b
+	return true
+}
+
+// Free drops the backing slice for the garbage collector, or unmaps it.
+func (m *limitedMemory) Free() {
+	if m.mapped != nil {
+		mmapRelease(m.mapped)
+		m.mapped = nil
+	}
+	m.buf = nil
+}

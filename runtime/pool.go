@@ -318,7 +318,7 @@ func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte,
 // newInstance instantiates the module and runs its start function under
 // ctx (the call's deadline applies).
 func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
-	inst := &instance{stack: make([]uint64, 1), mem: limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem}}
+	inst := &instance{stack: make([]uint64, 1), mem: limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible()}}
 	inst.stdout = stdioSink{out: p.out}
 	inst.stderr = stdioSink{out: p.out, head: true, keep: make([]byte, 0, stderrKeep)}
 	inst.st.begin(nil, h, p.lim.MaxOutput)
