@@ -89,6 +89,7 @@ type bound struct {
 	notes     int // client notifications counted (see log.go)
 	noteBytes int // their bytes
 	logLines  int // plugin log lines for the server log
+	changes   int // notify/* calls counted (see notify.go)
 }
 
 var _ runtime.Host = (*bound)(nil)

@@ -2,6 +2,21 @@ package hostapi
 
 import "github.com/wasmcp/wasmcp/internal/abi"
 
+// Bounds on the change notifications (notify/list_changed and
+// notify/resource_updated) of one call. Each list_changed makes the host
+// describe the plugin again (coalesced: at most one pending per plugin)
+// and each resource_updated reaches every subscribed session, so a flood
+// costs the host and the clients only this much per call. Past the bound
+// the call goes on and the excess is dropped (one log line says so).
+const (
+	// maxChangeNotifications bounds the notify/* calls of one call.
+	maxChangeNotifications = 1000
+	// maxNotifyParams bounds the params of notify/*: a resource URI
+	// longer than that is refused with abi.ErrTooBig without being
+	// decoded.
+	maxNotifyParams = 8 << 10
+)
+
 // progress handles {progress, total?, message?} -> {}. Without a client
 // (or a progress token, which the Client decides) it is a no-op.
 func (b *bound) progress(params []byte) ([]byte, int32) {
@@ -28,8 +43,24 @@ func (b *bound) progress(params []byte) ([]byte, int32) {
 	return empty, 0
 }
 
+// change counts one notify/* call and reports whether it may go on; the
+// first call over the bound is logged.
+func (b *bound) change() bool {
+	b.changes++
+	if b.changes == maxChangeNotifications+1 {
+		b.h.log.Warn("plugin change notifications over the per-call limit are dropped", "limit", maxChangeNotifications)
+	}
+	return b.changes <= maxChangeNotifications
+}
+
 // listChanged handles notify/list_changed {kind} -> {}.
 func (b *bound) listChanged(params []byte) ([]byte, int32) {
+	if len(params) > maxNotifyParams {
+		return nil, abi.ErrTooBig
+	}
+	if !b.change() {
+		return empty, 0
+	}
 	var p struct {
 		Kind string `json:"kind"`
 	}
@@ -49,6 +80,12 @@ func (b *bound) listChanged(params []byte) ([]byte, int32) {
 
 // resourceUpdated handles notify/resource_updated {uri} -> {}.
 func (b *bound) resourceUpdated(params []byte) ([]byte, int32) {
+	if len(params) > maxNotifyParams {
+		return nil, abi.ErrTooBig
+	}
+	if !b.change() {
+		return empty, 0
+	}
 	var p struct {
 		URI string `json:"uri"`
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
@@ -575,9 +576,10 @@ var envelopes = sync.Pool{New: func() any { return new([]byte) }}
 
 // callClient is the hostapi.Client of one call.
 type callClient struct {
-	reg    *Registry
-	plugin *Plugin
-	req    *Request
+	reg     *Registry
+	plugin  *Plugin
+	req     *Request
+	foreign atomic.Int32 // resource updates dropped (NotifyResourceUpdated)
 }
 
 var _ hostapi.Client = (*callClient)(nil)
@@ -596,14 +598,25 @@ func (c *callClient) Progress(progress float64, total *float64, message string) 
 
 func (c *callClient) NotifyListChanged(kind string) {
 	// The plugin's instance is busy with this call: describe it again
-	// from another goroutine.
-	go c.reg.redescribe(c.plugin, kind)
+	// from another goroutine (coalesced).
+	c.reg.listChanged(c.plugin, kind)
 }
 
+// NotifyResourceUpdated passes on a report for a URI the plugin serves
+// (the one resources/read would route to it: its static resource, or a
+// match of its template that no other plugin serves statically); any
+// other is dropped, the first of each call with a log line.
 func (c *callClient) NotifyResourceUpdated(uri string) {
-	if c.reg.opts.OnResourceUpdated != nil && uri != "" && !strings.ContainsAny(uri, "\r\n") {
-		c.reg.opts.OnResourceUpdated(uri)
+	if c.reg.opts.OnResourceUpdated == nil || uri == "" || strings.ContainsAny(uri, "\r\n") {
+		return
 	}
+	if owner := c.reg.cat.Load().owner(uri); owner == nil || owner.rt != c.plugin.rt {
+		if c.foreign.Add(1) == 1 {
+			c.plugin.log.Warn("dropped a resource update for a URI the plugin does not serve", "uri", truncate([]byte(uri), 200))
+		}
+		return
+	}
+	c.reg.opts.OnResourceUpdated(uri)
 }
 
 func (c *callClient) CloseStream() {

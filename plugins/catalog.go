@@ -3,6 +3,7 @@ package plugins
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 )
 
 // catalog is an immutable index of everything the loaded plugins expose.
@@ -26,7 +27,8 @@ type catalog struct {
 }
 
 // Collision is two plugins exposing the same tool, prompt, resource URI or
-// resource template. The loser is the later plugin in load order.
+// resource template. The winner is the plugin already serving (see
+// buildCatalog); between two newcomers, the earlier in load order.
 type Collision struct {
 	Kind   string // "tool", "prompt", "resource", "resource template"
 	Name   string
@@ -40,44 +42,73 @@ func (c *Collision) Error() string {
 		c.Kind, c.Name, c.winner.name, c.winner.spec.Path, c.loser.name, c.loser.spec.Path)
 }
 
-// buildCatalog indexes plugins in order. A plugin with any collision is
-// reported (once, for its first collision) and must be left out by the
-// caller, who then builds again.
-func buildCatalog(plugins []*Plugin) (*catalog, []*Collision) {
+// buildCatalog indexes plugins, in their order. Names are claimed in
+// order of rank (lower first; nil ranks all alike), then of position, so
+// that a plugin already serving keeps its names against a newcomer
+// whatever the file names. A plugin with any collision is left out and
+// reported (once, for its first collision).
+func buildCatalog(plugins []*Plugin, rank func(*Plugin) int) (*catalog, []*Collision) {
+	order := make([]int, len(plugins))
+	for i := range order {
+		order[i] = i
+	}
+	if rank != nil {
+		sort.SliceStable(order, func(a, b int) bool { return rank(plugins[order[a]]) < rank(plugins[order[b]]) })
+	}
+	tools := map[string]*Plugin{}
+	prompts := map[string]*Plugin{}
+	resources := map[string]*Plugin{}
+	templates := map[string]*Plugin{}
+	var collisions []*Collision
+	lost := map[*Plugin]bool{}
+	for _, i := range order {
+		p := plugins[i]
+		var col *Collision
+		check := func(claimed map[string]*Plugin, kind, name string) {
+			if w, ok := claimed[name]; ok && col == nil {
+				col = &Collision{Kind: kind, Name: name, winner: w, loser: p}
+			}
+		}
+		for _, t := range p.tools {
+			check(tools, "tool", t.name)
+		}
+		for _, e := range p.prompts {
+			check(prompts, "prompt", e.name)
+		}
+		for _, e := range p.resources {
+			check(resources, "resource", e.uri)
+		}
+		for _, e := range p.templates {
+			check(templates, "resource template", e.tmpl.String())
+		}
+		if col != nil {
+			collisions = append(collisions, col)
+			lost[p] = true
+			continue
+		}
+		for _, t := range p.tools {
+			tools[t.name] = p
+		}
+		for _, e := range p.prompts {
+			prompts[e.name] = p
+		}
+		for _, e := range p.resources {
+			resources[e.uri] = p
+		}
+		for _, e := range p.templates {
+			templates[e.tmpl.String()] = p
+		}
+	}
 	c := &catalog{
-		plugins:   plugins,
 		tools:     map[string]*toolEntry{},
 		prompts:   map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{},
 	}
-	templates := map[string]*templateEntry{}
-	var collisions []*Collision
 	for _, p := range plugins {
-		var col *Collision
-		for _, t := range p.tools {
-			if w, ok := c.tools[t.name]; ok && col == nil {
-				col = &Collision{Kind: "tool", Name: t.name, winner: w.plugin, loser: p}
-			}
-		}
-		for _, e := range p.prompts {
-			if w, ok := c.prompts[e.name]; ok && col == nil {
-				col = &Collision{Kind: "prompt", Name: e.name, winner: w.plugin, loser: p}
-			}
-		}
-		for _, e := range p.resources {
-			if w, ok := c.resources[e.uri]; ok && col == nil {
-				col = &Collision{Kind: "resource", Name: e.uri, winner: w.plugin, loser: p}
-			}
-		}
-		for _, e := range p.templates {
-			if w, ok := templates[e.tmpl.String()]; ok && col == nil {
-				col = &Collision{Kind: "resource template", Name: e.tmpl.String(), winner: w.plugin, loser: p}
-			}
-		}
-		if col != nil {
-			collisions = append(collisions, col)
+		if lost[p] {
 			continue
 		}
+		c.plugins = append(c.plugins, p)
 		c.scoped = c.scoped || len(p.spec.Scopes) > 0
 		for _, t := range p.tools {
 			c.tools[t.name] = t
@@ -95,13 +126,27 @@ func buildCatalog(plugins []*Plugin) (*catalog, []*Collision) {
 			c.resourceOwners = append(c.resourceOwners, p)
 		}
 		for _, e := range p.templates {
-			templates[e.tmpl.String()] = e
 			c.templates = append(c.templates, e)
 			c.templatesJSON = append(c.templatesJSON, e.raw)
 			c.templateOwners = append(c.templateOwners, p)
 		}
 	}
 	return c, collisions
+}
+
+// owner returns the plugin that serves uri for resources/read (a static
+// resource, else the first matching template), whatever the caller's
+// scopes, or nil.
+func (c *catalog) owner(uri string) *Plugin {
+	if e, ok := c.resources[uri]; ok {
+		return e.plugin
+	}
+	for _, t := range c.templates {
+		if _, ok := t.tmpl.Match(uri); ok {
+			return t.plugin
+		}
+	}
+	return nil
 }
 
 // findResource returns the plugin that serves uri for req: a static

@@ -38,19 +38,55 @@ type Requested struct {
 	Roots       bool     `json:"roots,omitempty"`
 }
 
-// maxManifest bounds the size of a describe answer.
-const maxManifest = 4 << 20
+// ManifestLimits bound what one plugin's manifest may declare, so that a
+// describe listing hundreds of thousands of items costs the host nothing
+// past the limit (each item costs memory: its JSON, a compiled schema, an
+// index entry). Zero fields take the defaults.
+type ManifestLimits struct {
+	// MaxItems bounds the tools, resources, resource templates and
+	// prompts of one manifest, together (default DefaultMaxManifestItems).
+	MaxItems int
+	// MaxBytes bounds the size of one manifest (default
+	// DefaultMaxManifestBytes).
+	MaxBytes int
+}
 
-// ParseManifest decodes and checks a describe answer. Every problem found
-// is reported, joined into one error.
-func ParseManifest(data []byte) (*Manifest, error) {
-	if len(data) > maxManifest {
-		return nil, fmt.Errorf("manifest is %d bytes, over the %d byte limit", len(data), maxManifest)
+// The defaults of ManifestLimits.
+const (
+	DefaultMaxManifestItems = 1000
+	DefaultMaxManifestBytes = 1 << 20
+)
+
+func (l ManifestLimits) withDefaults() ManifestLimits {
+	if l.MaxItems <= 0 {
+		l.MaxItems = DefaultMaxManifestItems
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxManifestBytes
+	}
+	return l
+}
+
+// ErrManifestLimit is a manifest over one of its ManifestLimits.
+var ErrManifestLimit = errors.New("manifest over its limit")
+
+// ParseManifest decodes and checks a describe answer within limits (a
+// manifest over one is refused before its items are looked at, with an
+// error wrapping ErrManifestLimit that names the limit). Every other
+// problem found is reported, joined into one error.
+func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
+	limits = limits.withDefaults()
+	if len(data) > limits.MaxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, over the %d byte limit ([limits] max_manifest_bytes)", ErrManifestLimit, len(data), limits.MaxBytes)
 	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("manifest is not valid JSON: %w", err)
+	}
+	if n := len(m.Tools) + len(m.Resources) + len(m.ResourceTemplates) + len(m.Prompts); n > limits.MaxItems {
+		return nil, fmt.Errorf("%w: %d items (%d tools, %d resources, %d resource templates, %d prompts), over the limit of %d ([limits] max_manifest_items)",
+			ErrManifestLimit, n, len(m.Tools), len(m.Resources), len(m.ResourceTemplates), len(m.Prompts), limits.MaxItems)
 	}
 	var errs []error
 	if m.ABI != abi.Version {

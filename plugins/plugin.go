@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
@@ -65,6 +66,12 @@ type pluginRuntime struct {
 	module *runtime.Module
 	pool   *runtime.Pool
 	host   *hostapi.Host
+
+	// changed holds the list kinds (bits of changeKinds) reported changed
+	// that no re-describe has taken yet; describing is set while a
+	// re-describe loop runs (see Registry.listChanged).
+	changed    atomic.Uint32
+	describing atomic.Bool
 }
 
 // close releases the plugin's pool and module; in-flight calls finish first.
@@ -119,10 +126,11 @@ type templateEntry struct {
 
 // loadDeps is what loading needs besides the spec.
 type loadDeps struct {
-	engine *runtime.Engine
-	kv     *hostapi.KVStore
-	http   hostapi.HTTPPolicy
-	log    *slog.Logger
+	engine   *runtime.Engine
+	kv       *hostapi.KVStore
+	http     hostapi.HTTPPolicy
+	log      *slog.Logger
+	manifest ManifestLimits
 }
 
 // ErrDigestMismatch is returned when a plugin file does not match its
@@ -170,7 +178,7 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 		return nil, fmt.Errorf("host functions: %w", err)
 	}
 	p.pool, p.host = newCallPool(p.rt.module, p.rt.pool), p.rt.host
-	if err := p.describe(ctx); err != nil {
+	if err := p.describe(ctx, d.manifest); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -180,7 +188,7 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 var describeEnvelope = []byte(`{"method":"` + abi.MethodDescribe + `","params":{},"context":{}}`)
 
 // describe asks the plugin for its manifest and indexes what it exposes.
-func (p *Plugin) describe(ctx context.Context) error {
+func (p *Plugin) describe(ctx context.Context, limits ManifestLimits) error {
 	status, out, err := p.pool.Call(ctx, describeEnvelope, p.host.Bind(nil))
 	if err != nil {
 		return fmt.Errorf("describe: %w", err)
@@ -188,7 +196,10 @@ func (p *Plugin) describe(ctx context.Context) error {
 	if status != abi.StatusOK {
 		return fmt.Errorf("describe: plugin answered status %d: %s", status, truncate(out, 200))
 	}
-	m, err := ParseManifest(out)
+	m, err := ParseManifest(out, limits)
+	if errors.Is(err, ErrManifestLimit) {
+		return fmt.Errorf("describe: plugin %q: %w", p.name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("describe: %w", err)
 	}

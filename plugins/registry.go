@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	goruntime "runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +40,11 @@ type Options struct {
 	// OnListChanged is called with "tools", "resources" or "prompts" when
 	// that list changed (reload, or a plugin's notify/list_changed).
 	OnListChanged func(kind string)
-	// OnResourceUpdated is called when a plugin reports a changed resource.
+	// OnResourceUpdated is called when a plugin reports a changed
+	// resource that it serves (reports for other URIs are dropped).
 	OnResourceUpdated func(uri string)
+	// Manifest bounds what each plugin's manifest may declare.
+	Manifest ManifestLimits
 }
 
 // Registry holds the loaded plugins and routes requests to them. Reads are
@@ -51,8 +55,11 @@ type Registry struct {
 	log    *slog.Logger
 	sealer *stateSealer
 	cat    atomic.Pointer[catalog]
-	mu     sync.Mutex // serializes catalog changes
+	reload sync.Mutex // serializes Reloads
+	mu     sync.Mutex // serializes catalog changes; guards the fields below
 	closed bool
+	target []Spec          // the specs of the latest Reload
+	loads  map[string]bool // the paths of the plugin files being loaded
 }
 
 // NewRegistry returns an empty Registry.
@@ -70,7 +77,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{opts: opts, log: opts.Logger, sealer: sealer}
+	r := &Registry{opts: opts, log: opts.Logger, sealer: sealer, loads: map[string]bool{}}
 	r.cat.Store(&catalog{})
 	return r, nil
 }
@@ -96,124 +103,201 @@ func (r *Registry) Load(ctx context.Context, specs []Spec) error {
 }
 
 // Reload makes the loaded set match specs: new or changed plugins (spec or
-// file contents) are loaded, unchanged ones kept, missing ones dropped.
-// A plugin that fails to load keeps its previous version serving. Calls in
-// flight finish on the version they started with. Clients are told about
-// the lists that changed.
+// file contents) are loaded, unchanged ones kept, missing ones dropped at
+// once. Plugins load in parallel and each is served as soon as it is
+// ready (clients are told about the lists that changed), in spec order
+// whatever order they finish in; Loading lists those still loading.
+// Reload returns when every one has loaded or failed.
+//
+// A plugin that fails to load keeps its previous version serving. A
+// plugin that exposes a name, URI or template that a serving plugin
+// already exposes is refused (its previous version, if any, keeps
+// serving), naming both: what serves is never displaced by a newcomer.
+// Calls in flight finish on the version they started with.
 func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
+	r.reload.Lock()
+	defer r.reload.Unlock()
+	specs = append([]Spec(nil), specs...)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return errors.New("plugins: registry closed")
 	}
-	old := r.cat.Load()
-	byPath := make(map[string]*Plugin, len(old.plugins))
-	for _, p := range old.plugins {
-		byPath[p.spec.Path] = p
-	}
-	// Load new and changed plugins in parallel (compiling is the slow
-	// part of a cold start), then assemble the result in spec order.
-	type outcome struct {
-		p      *Plugin // the plugin to serve, or nil
-		loaded bool    // p is a fresh load
-		err    error
-	}
-	results := make([]outcome, len(specs))
+	r.target = specs
+	r.mu.Unlock()
+	cur := r.cat.Load()
+	var errs []error
+	results := make(chan loadResult, len(specs))
 	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
+	pending := 0
 	for i, spec := range specs {
-		prev := byPath[spec.Path]
+		prev := findPath(cur.plugins, spec.Path)
 		wasm, err := os.ReadFile(spec.Path)
 		if err != nil {
-			results[i] = outcome{p: prev, err: &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)}}
+			r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
+			errs = append(errs, &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)})
 			continue
 		}
 		if prev != nil && sameSpec(prev.spec, spec) && prev.digest == digestOf(wasm) {
-			results[i] = outcome{p: prev}
 			continue
 		}
-		wg.Add(1)
+		pending++
+		r.mu.Lock()
+		r.loads[spec.Path] = true
+		r.mu.Unlock()
 		go func() {
-			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p, err := load(ctx, loadDeps{engine: r.opts.Engine, kv: r.opts.KV, http: r.opts.HTTP, log: r.log}, spec, wasm)
-			if err != nil {
-				r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
-				if prev != nil {
-					r.log.Warn("previous version keeps serving", "plugin", prev.name)
-				}
-				results[i] = outcome{p: prev, err: &LoadError{Spec: spec, Err: err}}
-				return
-			}
-			results[i] = outcome{p: p, loaded: true}
+			p, err := load(ctx, r.deps(), spec, wasm)
+			results <- loadResult{i: i, p: p, err: err}
 		}()
 	}
-	wg.Wait()
-	var errs []error
-	var next, fresh []*Plugin
-	for _, o := range results {
-		if o.err != nil {
-			errs = append(errs, o.err)
+	// Drop what is no longer configured at once, then install each plugin
+	// as it arrives (those that arrive together at once).
+	errs = append(errs, r.install(cur, specs, nil)...)
+	for pending > 0 {
+		batch := []loadResult{<-results}
+	drain:
+		for {
+			select {
+			case o := <-results:
+				batch = append(batch, o)
+			default:
+				break drain
+			}
 		}
-		if o.p == nil {
+		pending -= len(batch)
+		errs = append(errs, r.install(cur, specs, batch)...)
+	}
+	return errors.Join(errs...)
+}
+
+// loadResult is the outcome of loading specs[i].
+type loadResult struct {
+	i   int
+	p   *Plugin
+	err error
+}
+
+func (r *Registry) deps() loadDeps {
+	return loadDeps{engine: r.opts.Engine, kv: r.opts.KV, http: r.opts.HTTP, log: r.log, manifest: r.opts.Manifest}
+}
+
+// install serves the plugins of batch (fresh loads of specs) next to what
+// is serving, in spec order, and drops served plugins no longer in specs.
+// old is the catalog when the Reload began. It returns the load failures
+// and the refusals.
+func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	fresh := map[int]*Plugin{}
+	for _, o := range batch {
+		spec := specs[o.i]
+		delete(r.loads, spec.Path)
+		if o.err != nil {
+			r.log.Error("plugin failed to load", "path", spec.Path, "error", o.err)
+			errs = append(errs, &LoadError{Spec: spec, Err: o.err})
 			continue
 		}
-		next = append(next, o.p)
-		delete(byPath, o.p.spec.Path)
-		if o.loaded {
-			fresh = append(fresh, o.p)
+		fresh[o.i] = o.p
+	}
+	if r.closed {
+		for _, p := range fresh {
+			go p.close(context.Background())
+		}
+		return errs
+	}
+	cur := r.cat.Load()
+	var next []*Plugin
+	for i, spec := range specs {
+		if p := fresh[i]; p != nil {
+			next = append(next, p)
+		} else if q := findPath(cur.plugins, spec.Path); q != nil {
+			next = append(next, q)
 		}
 	}
-	cat, collisions := buildCatalog(next)
-	for _, c := range collisions {
-		// Refuse the newcomer; keep the previous version if any.
-		errs = append(errs, &LoadError{Spec: c.loser.spec, Err: c})
-		r.log.Error("plugin refused", "plugin", c.loser.name, "error", c)
+	// What served before the Reload claims its names first, then new
+	// versions of the files it served, then new files (in spec order,
+	// whether installed already or not, so that the result does not
+	// depend on the order they finish loading in).
+	serving := map[*pluginRuntime]bool{}
+	for _, p := range old.plugins {
+		serving[p.rt] = true
 	}
-	if len(collisions) > 0 {
-		refused := map[*Plugin]bool{}
+	rank := func(p *Plugin) int {
+		switch {
+		case serving[p.rt]:
+			return 0
+		case findPath(old.plugins, p.spec.Path) != nil:
+			return 1
+		}
+		return 2
+	}
+	var cat *catalog
+	for {
+		var collisions []*Collision
+		cat, collisions = buildCatalog(next, rank)
+		again := false
 		for _, c := range collisions {
-			refused[c.loser] = true
-		}
-		var kept []*Plugin
-		for _, p := range next {
-			if !refused[p] {
-				kept = append(kept, p)
-				continue
-			}
-			if prev := findPath(old.plugins, p.spec.Path); prev != nil && prev != p {
-				kept = append(kept, prev)
-				delete(byPath, p.spec.Path)
-			}
-		}
-		next = kept
-		cat, collisions = buildCatalog(next)
-		for _, c := range collisions { // cannot happen with a consistent old catalog
+			r.log.Error("plugin refused", "plugin", c.loser.name, "error", c)
 			errs = append(errs, &LoadError{Spec: c.loser.spec, Err: c})
+			if q := findPath(cur.plugins, c.loser.spec.Path); q != nil && q != c.loser {
+				r.log.Warn("previous version keeps serving", "plugin", q.name)
+				for i := range next {
+					if next[i] == c.loser {
+						next[i], again = q, true
+					}
+				}
+			}
+		}
+		if !again {
+			break
+		}
+	}
+	for _, o := range batch {
+		if o.err != nil {
+			if q := findPath(cat.plugins, specs[o.i].Path); q != nil {
+				r.log.Warn("previous version keeps serving", "plugin", q.name)
+			}
 		}
 	}
 	r.cat.Store(cat)
-	// Drop what is no longer served: removed plugins and replaced versions.
-	live := map[*Plugin]bool{}
+	// Drop what is no longer served: removed plugins, replaced versions
+	// and refused newcomers.
+	live := map[*pluginRuntime]bool{}
 	for _, p := range cat.plugins {
-		live[p] = true
+		live[p.rt] = true
 	}
-	for _, p := range old.plugins {
-		if !live[p] {
-			go p.close(context.WithoutCancel(ctx))
+	for _, p := range cur.plugins {
+		if !live[p.rt] {
+			go p.close(context.Background())
 		}
 	}
 	for _, p := range fresh {
-		if !live[p] {
-			go p.close(context.WithoutCancel(ctx))
-		} else {
-			r.log.Info("plugin loaded", "plugin", p.name, "tools", len(p.tools), "resources", len(p.resources),
-				"templates", len(p.templates), "prompts", len(p.prompts), "sha256", p.digest[:12])
+		if !live[p.rt] {
+			go p.close(context.Background())
+			continue
 		}
+		r.log.Info("plugin loaded", "plugin", p.name, "tools", len(p.tools), "resources", len(p.resources),
+			"templates", len(p.templates), "prompts", len(p.prompts), "sha256", p.digest[:12])
 	}
-	r.announce(old, cat)
-	return errors.Join(errs...)
+	r.announce(cur, cat)
+	return errs
+}
+
+// Loading returns the plugin files being loaded (by Load or Reload, on
+// start or after a change), sorted; empty when every plugin is either
+// serving or has failed.
+func (r *Registry) Loading() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	paths := make([]string, 0, len(r.loads))
+	for p := range r.loads {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
 }
 
 // announce tells clients which lists differ between two catalogs.
@@ -253,13 +337,11 @@ func findPath(ps []*Plugin, path string) *Plugin {
 	return nil
 }
 
+// specs returns the specs of the latest Reload.
 func (r *Registry) specs() []Spec {
-	cat := r.cat.Load()
-	specs := make([]Spec, len(cat.plugins))
-	for i, p := range cat.plugins {
-		specs[i] = p.spec
-	}
-	return specs
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Spec(nil), r.target...)
 }
 
 // Plugins returns the loaded plugins in load order.
@@ -312,17 +394,52 @@ func (r *Registry) Close(ctx context.Context) error {
 	return nil
 }
 
-// redescribe asks a plugin to describe itself again (after it called
-// notify/list_changed) and installs the new manifest, keeping the same
-// instances. kind is announced even if nothing changed: the plugin asked.
-func (r *Registry) redescribe(p *Plugin, kind string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+// The kinds of list a plugin can report changed, as bits.
+var changeKinds = [...]string{"tools", "resources", "prompts"}
+
+// listChanged schedules a re-describe of p after it reported kind changed.
+// Re-describes are coalesced: at most one runs per plugin file and at
+// most one more is pending, whatever the number of reports; the pending
+// one announces every kind reported meanwhile.
+func (r *Registry) listChanged(p *Plugin, kind string) {
+	var bit uint32
+	for i, k := range changeKinds {
+		if k == kind {
+			bit = 1 << i
+		}
+	}
+	if bit == 0 {
 		return
 	}
-	cat := r.cat.Load()
-	cur := findPath(cat.plugins, p.spec.Path)
+	rt := p.rt
+	rt.changed.Or(bit)
+	if rt.describing.CompareAndSwap(false, true) {
+		go r.describeLoop(p)
+	}
+}
+
+// describeLoop re-describes p while reports are pending.
+func (r *Registry) describeLoop(p *Plugin) {
+	rt := p.rt
+	for {
+		if kinds := rt.changed.Swap(0); kinds != 0 {
+			r.redescribe(p, kinds)
+			continue
+		}
+		rt.describing.Store(false)
+		// A report may have come between the Swap and the Store.
+		if rt.changed.Load() == 0 || !rt.describing.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+// redescribe asks a plugin to describe itself again (after it called
+// notify/list_changed) and installs the new manifest, keeping the same
+// instances. The kinds reported are announced even if nothing changed:
+// the plugin asked.
+func (r *Registry) redescribe(p *Plugin, kinds uint32) {
+	cur := findPath(r.cat.Load().plugins, p.spec.Path)
 	if cur == nil || cur.rt != p.rt {
 		return // replaced or removed meanwhile
 	}
@@ -330,9 +447,15 @@ func (r *Registry) redescribe(p *Plugin, kind string) {
 	np.tools, np.prompts, np.resources, np.templates = nil, nil, nil, nil
 	ctx, cancel := context.WithTimeout(context.Background(), np.pool.Limits().Timeout+time.Second)
 	defer cancel()
-	if err := np.describe(ctx); err != nil {
+	if err := np.describe(ctx, r.opts.Manifest); err != nil {
 		r.log.Error("describe after list_changed failed; keeping the previous manifest", "plugin", p.name, "error", err)
 		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cat := r.cat.Load()
+	if r.closed || findPath(cat.plugins, p.spec.Path) != cur {
+		return // replaced, removed or described again meanwhile
 	}
 	next := make([]*Plugin, len(cat.plugins))
 	for i, q := range cat.plugins {
@@ -341,16 +464,17 @@ func (r *Registry) redescribe(p *Plugin, kind string) {
 			next[i] = &np
 		}
 	}
-	ncat, collisions := buildCatalog(next)
+	ncat, collisions := buildCatalog(next, nil)
 	if len(collisions) > 0 {
 		r.log.Error("new manifest collides with another plugin; keeping the previous one", "plugin", p.name, "error", collisions[0])
 		return
 	}
 	r.cat.Store(ncat)
 	if r.opts.OnListChanged != nil {
-		switch kind {
-		case "tools", "prompts", "resources":
-			r.opts.OnListChanged(kind)
+		for i, k := range changeKinds {
+			if kinds&(1<<i) != 0 {
+				r.opts.OnListChanged(k)
+			}
 		}
 	}
 }

@@ -154,6 +154,15 @@ type Limits struct {
 	// minimum is refused, and table.grow past it returns -1. Default
 	// 1048576.
 	MaxTableElements int `toml:"max_table_elements" json:"max_table_elements,omitempty"`
+
+	// MaxManifestItems bounds the tools, resources, resource templates
+	// and prompts one plugin's manifest may declare, together, and
+	// MaxManifestBytes the manifest's size: a plugin over either is
+	// refused at load, naming the limit (a re-describe over either keeps
+	// the previous manifest). Server-wide only. Zero means the defaults:
+	// 1000 and 1MiB.
+	MaxManifestItems int  `toml:"max_manifest_items" json:"max_manifest_items,omitempty"`
+	MaxManifestBytes Size `toml:"max_manifest_bytes" json:"max_manifest_bytes,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

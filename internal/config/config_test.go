@@ -344,6 +344,10 @@ func TestValidate(t *testing.T) {
 		{name: "module limits", mutate: func(c *Config) {
 			c.Limits.MaxTableElements = -1
 		}, wantErr: []string{"limits.max_table_elements: -1 is not between 0 (the default) and 4294967295"}},
+		{name: "manifest limits", mutate: func(c *Config) {
+			c.Limits.MaxManifestItems = -1
+			c.Limits.MaxManifestBytes = 100 << 20
+		}, wantErr: []string{"limits.max_manifest_items: must not be negative", "limits.max_manifest_bytes: 100MiB is not between 1KiB and 64MiB"}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},

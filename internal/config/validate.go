@@ -100,6 +100,12 @@ func (c *Config) Validate() error {
 		bad("limits.max_batch_response: %s is not between 1KiB and 1GiB", c.Limits.MaxBatchResponse)
 	}
 	errs = append(errs, checkModuleLimits(c.Limits)...)
+	if c.Limits.MaxManifestItems < 0 {
+		bad("limits.max_manifest_items: must not be negative")
+	}
+	if c.Limits.MaxManifestBytes != 0 && (c.Limits.MaxManifestBytes < 1<<10 || c.Limits.MaxManifestBytes > 64<<20) {
+		bad("limits.max_manifest_bytes: %s is not between 1KiB and 64MiB", c.Limits.MaxManifestBytes)
+	}
 	scoped := ""
 	for i := range c.Plugins {
 		if len(c.Plugins[i].Scopes) > 0 {

@@ -1,13 +1,97 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/config"
 )
+
+// logBuffer keeps what a server logs, for tests that look for a line.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() < 16<<20 {
+		b.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitLog waits up to 20s for a log line containing every one of want.
+func (b *logBuffer) waitLog(t *testing.T, want ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for line := range strings.Lines(b.String()) {
+			all := true
+			for _, w := range want {
+				all = all && strings.Contains(line, w)
+			}
+			if all {
+				return line
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %q in:\n%s", want, b.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// newLoggedServer builds a server from toml with opts, logging into the
+// returned buffer.
+func newLoggedServer(t *testing.T, toml string, opts Options) (*Server, *logBuffer, error) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(toml), ".")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	cfg.Server.CacheDir = testCacheDir(t)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	logs := &logBuffer{}
+	opts.Version = "test"
+	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := New(context.Background(), cfg, opts)
+	if err != nil {
+		return nil, logs, err
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return srv, logs, nil
+}
+
+// noteMethods returns the methods of notes.
+func noteMethods(notes [][]byte) []string {
+	var out []string
+	for _, n := range notes {
+		var m struct {
+			Method string `json:"method"`
+		}
+		json.Unmarshal(n, &m)
+		out = append(out, m.Method)
+	}
+	return out
+}
 
 // This file runs the rogue plugin (testdata/hostile/rogue.c) through a real
 // server over stdio: a plugin that asks the client for what it was not
@@ -156,5 +240,339 @@ roots = true
 				})
 			}
 		}
+	}
+}
+
+// TestHostileResourceUpdatedForeign: a plugin's resource updates reach
+// subscribers only for the URIs it serves (its resources, its templates'
+// matches); an update for another plugin's resource, or nobody's, is
+// dropped with a log line.
+func TestHostileResourceUpdatedForeign(t *testing.T) {
+	dir := t.TempDir()
+	srv, logs, err := newLoggedServer(t, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "rogue"
+path = `+quote(rogueCopy(t, dir, "rogue"))+`
+[[plugins]]
+name = "other"
+path = `+quote(rogueCopy(t, dir, "other"))+`
+prefix = "other_"
+[plugins.grants]
+config = { scheme = "other" }
+`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	tests := []struct {
+		uri  string
+		sent bool
+	}{
+		{"rogue://mine", true},
+		{"rogue://items/7", true},
+		{"other://mine", false},
+		{"other://items/1", false},
+		{"nobody://x", false},
+		{"rogue://items/7/deeper", false}, // {id} matches no '/'
+	}
+	uris := []string{"rogue://items/control"}
+	for _, tc := range tests {
+		uris = append(uris, tc.uri)
+	}
+	for _, uri := range uris {
+		if r := c.call("resources/subscribe", map[string]any{"uri": uri}); r.Error != nil {
+			t.Fatal(r.Error)
+		}
+	}
+	for _, tc := range tests {
+		t.Run(tc.uri, func(t *testing.T) {
+			for len(c.notes) > 0 {
+				<-c.notes
+			}
+			if got := decodeTool(t, c.call("tools/call", tool("updated", map[string]any{"uri": tc.uri}))).text(); got != "done" {
+				t.Fatalf("updated: %q", got)
+			}
+			// A control update of the plugin's own resource, after: stdio
+			// keeps the order, so once it arrived, the one under test would
+			// have too.
+			c.call("tools/call", tool("updated", map[string]any{"uri": "rogue://items/control"}))
+			got := false
+			for control := false; !control; {
+				select {
+				case n := <-c.notes:
+					got = got || strings.Contains(string(n), quote(tc.uri))
+					control = strings.Contains(string(n), `"rogue://items/control"`)
+				case <-time.After(10 * time.Second):
+					t.Fatal("the control update did not arrive")
+				}
+			}
+			if got != tc.sent {
+				t.Errorf("update of %s reached the client: %v, want %v", tc.uri, got, tc.sent)
+			}
+			if !tc.sent {
+				logs.waitLog(t, "does not serve", tc.uri)
+			}
+		})
+	}
+}
+
+// TestHostileListChangedFlood: one call that reports list_changed tens of
+// thousands of times costs a bounded number of re-describes and client
+// notifications (coalesced, and bounded per call with a log line), a
+// bounded amount of memory, and the good plugin answers meanwhile.
+func TestHostileListChangedFlood(t *testing.T) {
+	const n = 50000
+	dir := t.TempDir()
+	srv, logs, err := newLoggedServer(t, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+[[plugins]]
+name = "rogue"
+path = `+quote(rogueCopy(t, dir, "rogue"))+`
+`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	base := heapInuse()
+	baseRSS := rss()
+	stop := collectNotes(c)
+	mem := startMemWatch()
+	start := time.Now()
+	r, err := c.tryCall("tools/call", tool("changed", map[string]any{"n": n}), 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decodeTool(t, r).text(); got != "done" {
+		t.Fatalf("changed: %q", got)
+	}
+	elapsed := time.Since(start)
+	// The good plugin answers while the re-describes run.
+	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
+		t.Errorf("good plugin: %q", got)
+	}
+	time.Sleep(time.Second) // let what was scheduled run
+	mem.stop()
+	notes := stop()
+	changed := 0
+	for _, m := range noteMethods(notes) {
+		if m == "notifications/tools/list_changed" {
+			changed++
+		}
+	}
+	t.Logf("%d reports in %v: %d list_changed notifications; %v (heap before %d MiB, RSS before %d MiB)",
+		n, elapsed.Round(time.Millisecond), changed, mem, base>>20, baseRSS>>20)
+	if changed == 0 || changed > 20 {
+		t.Errorf("%d tools/list_changed notifications, want 1 to 20", changed)
+	}
+	if mem.peakHeap > base+128<<20 {
+		t.Errorf("heap in use peaked at %d MiB, %d MiB before", mem.peakHeap>>20, base>>20)
+	}
+	if baseRSS > 0 && mem.peakRSS > baseRSS+256<<20 {
+		t.Errorf("RSS peaked at %d MiB, %d MiB before", mem.peakRSS>>20, baseRSS>>20)
+	}
+	logs.waitLog(t, "over the per-call limit", "rogue")
+	// The plugin still serves, with its tools.
+	if tools := toolsList(c, t); !strings.Contains(tools, `"changed"`) {
+		t.Errorf("tools/list after the flood: %s", tools)
+	}
+}
+
+// toolsList returns c's tools/list result.
+func toolsList(c *stdioClient, t *testing.T) string {
+	t.Helper()
+	r := c.call("tools/list", map[string]any{})
+	if r.Error != nil {
+		t.Fatalf("tools/list: %+v", r.Error)
+	}
+	return string(r.Result)
+}
+
+// TestHostileReloadCollision: with watch on, a file dropped into a plugin
+// directory whose tool collides with a serving plugin's is refused,
+// whatever the file names' order, with an error naming both; what serves
+// keeps serving.
+func TestHostileReloadCollision(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(hostilePath(t, "good"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b_incumbent.wasm"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, logs, err := newLoggedServer(t, `
+[server]
+kv_dir = ":memory:"
+watch = true
+plugin_dirs = [`+quote(dir)+`]
+`, Options{WatchInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	serving := func() []string {
+		var names []string
+		for _, p := range srv.Registry().Plugins() {
+			names = append(names, p.Name())
+		}
+		return names
+	}
+	if got := serving(); len(got) != 1 || got[0] != "b_incumbent" {
+		t.Fatalf("serving %q", got)
+	}
+	// The newcomer sorts first.
+	if err := os.WriteFile(filepath.Join(dir, "a_newcomer.wasm"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := logs.waitLog(t, "plugin refused", "a_newcomer")
+	if !strings.Contains(line, "b_incumbent") || !strings.Contains(line, `\"echo\"`) && !strings.Contains(line, `"echo"`) {
+		t.Errorf("refusal does not name the tool and both plugins: %s", line)
+	}
+	if got := serving(); len(got) != 1 || got[0] != "b_incumbent" {
+		t.Errorf("serving %q after the newcomer, want the incumbent only", got)
+	}
+	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
+		t.Errorf("echo: %q", got)
+	}
+	// Once the incumbent goes, the newcomer may serve.
+	if err := os.Remove(filepath.Join(dir, "b_incumbent.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for got := serving(); len(got) != 1 || got[0] != "a_newcomer"; got = serving() {
+		if time.Now().After(deadline) {
+			t.Fatalf("serving %q after the incumbent was removed", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestHostileManifestLimits: a manifest over [limits] max_manifest_items
+// or max_manifest_bytes is refused at load with an error naming the
+// plugin and the limit, at a bounded cost even for 200,000 items.
+func TestHostileManifestLimits(t *testing.T) {
+	rogue := quote(hostilePath(t, "rogue"))
+	tests := []struct {
+		name, limits, items string
+		want                []string // in the load error; none: loads
+		tools               int
+	}{
+		{name: "within the default", items: "500", tools: 504},
+		{name: "over the default item limit", items: "2000", want: []string{`plugin "rogue"`, "max_manifest_items", "2006 items", "over the limit of 1000"}},
+		{name: "raised item limit", limits: "max_manifest_items = 3000", items: "2000", tools: 2004},
+		{name: "over the byte limit", limits: `max_manifest_items = 3000
+max_manifest_bytes = "16KiB"`, items: "2000", want: []string{`plugin "rogue"`, "max_manifest_bytes", "over the 16384 byte limit"}},
+		{name: "200,000 tools", items: "200000", want: []string{`plugin "rogue"`, "max_manifest_"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := heapInuse()
+			mem := startMemWatch()
+			srv, _, err := newLoggedServer(t, `
+[server]
+kv_dir = ":memory:"
+[limits]
+`+tc.limits+`
+[[plugins]]
+name = "rogue"
+path = `+rogue+`
+[plugins.grants]
+config = { items = "`+tc.items+`" }
+`, Options{})
+			mem.stop()
+			t.Logf("%v (heap before %d MiB)", mem, base>>20)
+			if mem.peakHeap > base+64<<20 {
+				t.Errorf("heap in use peaked at %d MiB loading, %d MiB before", mem.peakHeap>>20, base>>20)
+			}
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(srv.Registry().Tools()); got != tc.tools {
+					t.Errorf("%d tools, want %d", got, tc.tools)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded %d tools", len(srv.Registry().Tools()))
+			}
+			t.Logf("refused: %v", err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("load error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestHostileSlowLoad: a plugin slow to load (its describe takes seconds)
+// and one that never loads (its describe times out) do not keep the
+// server from serving the others: New returns after Options.LoadWait,
+// Loading names the slow ones, the slow plugin is served with
+// list_changed when it is ready, and the failure is logged.
+func TestHostileSlowLoad(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	srv, logs, err := newLoggedServer(t, `
+[server]
+kv_dir = ":memory:"
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+[[plugins]]
+name = "slow"
+path = `+quote(rogueCopy(t, dir, "slow"))+`
+prefix = "slow_"
+timeout = "20s"
+[plugins.grants]
+config = { describe_ms = "3000" }
+[[plugins]]
+name = "never"
+path = `+quote(hostilePath(t, "liar"))+`
+timeout = "4s"
+[plugins.grants]
+config = { manifest = "@loop" }
+`, Options{LoadWait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	loading := srv.Loading()
+	t.Logf("New returned after %v, still loading %q", took.Round(time.Millisecond), loading)
+	if joined := strings.Join(loading, " "); len(loading) != 2 || !strings.Contains(joined, "liar.wasm") || !strings.Contains(joined, "slow.wasm") {
+		t.Errorf("Loading() = %q, want the slow and the never-loading plugin", loading)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
+		t.Errorf("echo while others load: %q", got)
+	}
+	if tools := toolsList(c, t); strings.Contains(tools, "slow_ask") {
+		t.Errorf("slow plugin listed before it loaded: %s", tools)
+	}
+	waitNote(t, c, "notifications/tools/list_changed")
+	if tools := toolsList(c, t); !strings.Contains(tools, "slow_ask") || !strings.Contains(tools, `"echo"`) {
+		t.Errorf("tools/list after the slow plugin loaded: %s", tools)
+	}
+	logs.waitLog(t, "plugin failed to load", "liar.wasm", "timed out")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(srv.Loading()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("still loading %q", srv.Loading())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "y"}))).text(); got != "y" {
+		t.Errorf("echo after the failure: %q", got)
 	}
 }

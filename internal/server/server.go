@@ -37,7 +37,15 @@ type Options struct {
 	// KVQuota bounds each plugin's kv namespace; zero fields are the
 	// defaults documented on hostapi.KVQuota.
 	KVQuota hostapi.KVQuota
+	// LoadWait is how long New waits for every plugin to load (default
+	// 30s). Plugins still loading then keep loading in the background
+	// and are served, with list_changed, as each is ready; see
+	// Server.Loading.
+	LoadWait time.Duration
 }
+
+// defaultLoadWait is the default of Options.LoadWait.
+const defaultLoadWait = 30 * time.Second
 
 // Server is a configured wasmcp: plugins loaded and the MCP engine ready
 // to serve them on any number of transports.
@@ -51,13 +59,21 @@ type Server struct {
 	auth   *auth.Authenticator // HTTP access control; nil when [auth] is off
 	stop   context.CancelFunc
 	done   chan struct{}
+	// stopLoad cancels the plugin load started by New; loaded is closed
+	// when it has returned.
+	stopLoad context.CancelFunc
+	loaded   chan struct{}
 }
 
-// New builds a Server from cfg and loads its plugins. Plugins named in
-// [[plugins]] must load: any failure is returned (and nothing is left
-// running). Files found in plugin directories that fail to load are logged
-// and skipped, so one bad file dropped in a directory does not stop the
-// server.
+// New builds a Server from cfg and loads its plugins, in parallel, waiting
+// for them at most Options.LoadWait: the plugins ready by then are served
+// and the rest keep loading in the background, each served (with
+// list_changed) as soon as it is ready, so that one slow plugin does not
+// keep the others from serving. Plugins named in [[plugins]] must load: a
+// failure known within the wait is returned (and nothing is left
+// running); a later one is logged. Files found in plugin directories that
+// fail to load are logged and skipped, so one bad file dropped in a
+// directory does not stop the server.
 func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err error) {
 	log := opts.Logger
 	if log == nil {
@@ -90,6 +106,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		KV:     s.kv,
 		HTTP:   opts.HTTP,
 		Logger: log,
+		Manifest: plugins.ManifestLimits{
+			MaxItems: cfg.Limits.MaxManifestItems,
+			MaxBytes: int(cfg.Limits.MaxManifestBytes),
+		},
 		OnListChanged: func(kind string) {
 			if s.mcp != nil {
 				s.mcp.NotifyListChanged(kind)
@@ -103,24 +123,6 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	})
 	if err != nil {
 		return nil, err
-	}
-	specs, err := Specs(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.reg.Load(ctx, specs); err != nil {
-		var fatal []error
-		for _, e := range unjoin(err) {
-			var le *plugins.LoadError
-			if errors.As(e, &le) && cfg.Plugin(le.Spec.Name) == nil {
-				log.Error("skipping plugin", "error", e)
-				continue
-			}
-			fatal = append(fatal, e)
-		}
-		if len(fatal) > 0 {
-			return nil, errors.Join(fatal...)
-		}
 	}
 	s.auth, err = newAuthenticator(cfg, log)
 	if err != nil {
@@ -137,6 +139,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxBatch:           cfg.Limits.MaxBatch,
 		MaxBatchBytes:      int(cfg.Limits.MaxBatchResponse),
 	})
+	specs, err := Specs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(ctx, specs, opts.LoadWait); err != nil {
+		return nil, err
+	}
 	watchCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan struct{})
 	if cfg.Server.Watch {
@@ -149,6 +158,59 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	}
 	return s, nil
 }
+
+// load loads specs in the background and waits for them at most wait
+// (default defaultLoadWait): the failures of configured plugins known by
+// then are returned, those of plugin-directory files logged.
+func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Duration) error {
+	if wait <= 0 {
+		wait = defaultLoadWait
+	}
+	loadCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopLoad, s.loaded = stop, make(chan struct{})
+	result := make(chan error, 1)
+	go func() {
+		defer close(s.loaded)
+		result <- s.reg.Load(loadCtx, specs)
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-result:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		s.log.Warn("plugins still loading; serving those that are ready", "waited", wait.String(), "loading", s.reg.Loading())
+		go func() {
+			// Reload has logged each failure as it happened.
+			if err := <-result; err != nil {
+				s.log.Error("plugins finished loading with errors", "failed", len(unjoin(err)))
+			} else {
+				s.log.Info("plugins finished loading")
+			}
+		}()
+		return nil
+	}
+	if err == nil {
+		return nil
+	}
+	var fatal []error
+	for _, e := range unjoin(err) {
+		var le *plugins.LoadError
+		if errors.As(e, &le) && s.cfg.Plugin(le.Spec.Name) == nil {
+			s.log.Error("skipping plugin", "error", e)
+			continue
+		}
+		fatal = append(fatal, e)
+	}
+	return errors.Join(fatal...)
+}
+
+// Loading returns the plugin files still loading (in the background after
+// New, or after a change with watch on), sorted; empty when every plugin
+// is serving or has failed.
+func (s *Server) Loading() []string { return s.reg.Loading() }
 
 // kvDir resolves [server] kv_dir: empty means the user's data directory
 // ($XDG_DATA_HOME/wasmcp/kv, else ~/.local/share/wasmcp/kv), so plugin data
@@ -206,6 +268,10 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.stop != nil {
 		s.stop()
 		<-s.done
+	}
+	if s.stopLoad != nil {
+		s.stopLoad()
+		<-s.loaded
 	}
 	var errs []error
 	if s.mcp != nil {

@@ -107,8 +107,19 @@ static void text_result(const char *prefix, const char *s, size_t n) {
 static uint32_t describe(void) {
 	long ms = config("describe_ms");
 	if (ms > 0) {
-		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-		nanosleep(&ts, NULL);
+		/* The host caps each sleep: sleep until the clock says so. */
+		struct timespec now, end;
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += ms / 1000;
+		end.tv_nsec += (ms % 1000) * 1000000L;
+		for (;;) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) {
+				break;
+			}
+			struct timespec ts = {0, 5000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	long items = config("items");
 	wasmcp_buf b = {0};
