@@ -60,6 +60,8 @@ type Registry struct {
 	closed bool
 	target []Spec          // the specs of the latest Reload
 	loads  map[string]bool // the paths of the plugin files being loaded
+
+	digests sync.Map // module digest -> *sync.Mutex (lockDigest)
 }
 
 // NewRegistry returns an empty Registry.
@@ -148,6 +150,12 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			// Identical modules never compile at once: wazero shares
+			// their compiled code, and compiling the same module
+			// concurrently in one runtime can panic in wazero (seen
+			// with two copies of one file, about 1 run in 20).
+			unlock := r.lockDigest(digestOf(wasm))
+			defer unlock()
 			p, err := load(ctx, r.deps(), spec, wasm)
 			results <- loadResult{i: i, p: p, err: err}
 		}()
@@ -170,6 +178,15 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 		errs = append(errs, r.install(cur, specs, batch)...)
 	}
 	return errors.Join(errs...)
+}
+
+// lockDigest serializes the loads of the modules of one digest; it
+// returns the unlock.
+func (r *Registry) lockDigest(digest string) func() {
+	v, _ := r.digests.LoadOrStore(digest, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // loadResult is the outcome of loading specs[i].
