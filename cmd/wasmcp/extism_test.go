@@ -45,12 +45,13 @@ type mcpClient interface {
 // stdioClient is a legacy (2025-11-25) session over a server's stdio. It
 // answers the server's elicitation/create and roots/list requests.
 type stdioClient struct {
-	t   *testing.T
-	in  io.Writer
-	sc  *bufio.Scanner
-	id  int
-	mu  sync.Mutex
-	log []string // server-to-client requests seen
+	t      *testing.T
+	modern bool // 2026-07-28: no initialize, _meta on every request
+	in     io.Writer
+	sc     *bufio.Scanner
+	id     int
+	mu     sync.Mutex
+	log    []string // server-to-client requests seen
 }
 
 func newStdioClient(t *testing.T, args ...string) *stdioClient {
@@ -84,6 +85,9 @@ func (c *stdioClient) send(v any) {
 func (c *stdioClient) call(method string, params map[string]any) (json.RawMessage, *rpcErr, []note) {
 	c.t.Helper()
 	c.id++
+	if c.modern {
+		params = withModernMeta(params, map[string]any{})
+	}
 	c.send(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
 	var notes []note
 	for c.sc.Scan() {
@@ -126,24 +130,49 @@ type httpClient2026 struct {
 	t    *testing.T
 	url  string
 	caps map[string]any
+	// session, when set, makes requests of that 2025-11-25 session
+	// instead (no _meta).
+	session string
+}
+
+// newHTTPSession initializes a 2025-11-25 session over HTTP.
+func newHTTPSession(t *testing.T, url string) *httpClient2026 {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"extism-test","version":"1"}}}`
+	req, _ := newPost(url, body)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	c := &httpClient2026{t: t, url: url, session: resp.Header.Get("Mcp-Session-Id")}
+	if resp.StatusCode != 200 || c.session == "" {
+		t.Fatalf("initialize: HTTP %d, session %q", resp.StatusCode, c.session)
+	}
+	req, _ = newPost(url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if resp, err = httpClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return c
 }
 
 func (c *httpClient2026) call(method string, params map[string]any) (json.RawMessage, *rpcErr, []note) {
 	c.t.Helper()
-	p := map[string]any{}
-	for k, v := range params {
-		p[k] = v
+	p := params
+	if c.session == "" {
+		p = withModernMeta(params, c.caps)
 	}
-	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": c.caps}
-	if m, ok := p["_meta"].(map[string]any); ok {
-		for k, v := range m {
-			meta[k] = v
-		}
-	}
-	p["_meta"] = meta
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
 	req, _ := newPost(c.url, string(b))
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	if c.session != "" {
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
 	req.Header.Set("Mcp-Method", method)
 	switch method {
 	case "tools/call", "prompts/get":
@@ -160,8 +189,8 @@ func (c *httpClient2026) call(method string, params map[string]any) (json.RawMes
 	var msgs [][]byte
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		for _, line := range bytes.Split(body, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				msgs = append(msgs, d)
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(d)) > 0 {
+				msgs = append(msgs, bytes.TrimSpace(d))
 			}
 		}
 	} else {
@@ -187,6 +216,23 @@ func (c *httpClient2026) call(method string, params map[string]any) (json.RawMes
 	}
 	c.t.Fatalf("HTTP %d without a response: %s", resp.StatusCode, body)
 	return nil, nil, nil
+}
+
+// withModernMeta returns params with the _meta of a 2026-07-28 request
+// (keeping a _meta it has, e.g. a progressToken).
+func withModernMeta(params map[string]any, caps map[string]any) map[string]any {
+	p := map[string]any{}
+	for k, v := range params {
+		p[k] = v
+	}
+	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps}
+	if m, ok := p["_meta"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	p["_meta"] = meta
+	return p
 }
 
 func extismFixture(t *testing.T, name string) string {
@@ -436,10 +482,29 @@ func hasNote(notes []note, method string) bool {
 	return false
 }
 
+// TestExtismServeStdio2026: the same folder over stdio on 2026-07-28
+// (no session: every request carries its _meta).
+func TestExtismServeStdio2026(t *testing.T) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	_, stdout, stderr := startServe(t, pr, "--config", writeConfig(t, ""), "--plugins", extismDir(t))
+	go io.Copy(io.Discard, stderr)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<24)
+	checkExtismServe(t, &stdioClient{t: t, in: pw, sc: sc, modern: true})
+}
+
 // TestExtismServeHTTP: the same folder over HTTP on 2026-07-28.
 func TestExtismServeHTTP(t *testing.T) {
 	_, _, stderr := startServe(t, nil, "--config", writeConfig(t, ""), "--plugins", extismDir(t), "--http", "127.0.0.1:0")
 	checkExtismServe(t, &httpClient2026{t: t, url: servedURL(t, stderr), caps: map[string]any{}})
+}
+
+// TestExtismServeHTTPSession: the same folder over HTTP in a 2025-11-25
+// session.
+func TestExtismServeHTTPSession(t *testing.T) {
+	_, _, stderr := startServe(t, nil, "--config", writeConfig(t, ""), "--plugins", extismDir(t), "--http", "127.0.0.1:0")
+	checkExtismServe(t, newHTTPSession(t, servedURL(t, stderr)))
 }
 
 // TestExtismGrants: config, http (to a granted loopback server) and the
