@@ -25,6 +25,13 @@
 // be instrumented falls back to wazero's slower CloseOnContextDone (see
 // Engine). Pooled instances idle for Limits.IdleTimeout are closed.
 //
+// # Extism
+//
+// A module importing extism:host/env is an Extism plugin (Mode Extism):
+// pooled like a reactor, called per export with Pool.CallExport, on a
+// native Go Extism kernel whose memory the guest reaches only through the
+// kernel functions (see extism.go and package runtime/internal/extism).
+//
 // # Memory
 //
 // Each instance's linear memory is limited by Limits.Memory through a

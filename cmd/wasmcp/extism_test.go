@@ -507,7 +507,7 @@ func TestExtismServeHTTPSession(t *testing.T) {
 	checkExtismServe(t, newHTTPSession(t, servedURL(t, stderr)))
 }
 
-// TestExtismGrants: config, http (to a granted loopback server) and the
+// TestExtismGrants: a prefix, config, http (to a granted loopback server) and the
 // blocking client requests, granted in [[plugins]] entries, on both eras:
 // blocking on a legacy session, input_required replayed on 2026-07-28.
 func TestExtismGrants(t *testing.T) {
@@ -519,6 +519,7 @@ func TestExtismGrants(t *testing.T) {
 	cfg := writeConfig(t, fmt.Sprintf(`[[plugins]]
 name = "v1"
 path = %q
+prefix = "ex_"
 [plugins.grants]
 http = [%q]
 config = { greeting = "hi there" }
@@ -541,13 +542,13 @@ roots = true
 			got, _ := resultText(t, res)
 			return got
 		}
-		if got := tool("config", map[string]any{"key": "greeting"}); got != "hi there" {
+		if got := tool("ex_config", map[string]any{"key": "greeting"}); got != "hi there" {
 			t.Errorf("config greeting = %q", got)
 		}
-		if got := tool("config", map[string]any{"key": "secret"}); got != "unset" {
+		if got := tool("ex_config", map[string]any{"key": "secret"}); got != "unset" {
 			t.Errorf("ungranted config key = %q", got)
 		}
-		if got := tool("fetch", map[string]any{"url": site.URL + "/page"}); got != "status 200: hello from the site" {
+		if got := tool("ex_fetch", map[string]any{"url": site.URL + "/page"}); got != "status 200: hello from the site" {
 			t.Errorf("granted fetch = %q", got)
 		}
 		if got := tool("ask", nil); got != "accept blue" {
