@@ -1,0 +1,104 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+func extismRegistry(t *testing.T) *Registry {
+	t.Helper()
+	ctx := context.Background()
+	cache := os.Getenv("WASMCP_TEST_CACHE")
+	if cache == "" {
+		cache = filepath.Join(os.TempDir(), "wasmcp-test-cache")
+	}
+	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(ctx) })
+	reg, err := NewRegistry(Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close(ctx) })
+	return reg
+}
+
+func copyFixture(t *testing.T, name, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../testdata/extism", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func toolNames(reg *Registry) string {
+	var names []string
+	for _, raw := range reg.Tools() {
+		var t struct{ Name string }
+		_ = json.Unmarshal(raw, &t)
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// TestExtismReloadAndCollisions: an Extism plugin reloads when its file
+// changes (here from a go-pdk plugin to a C one, both v1), and one whose
+// names collide with a serving plugin's is refused, naming both, as for
+// wasmcp/1 plugins.
+func TestExtismReloadAndCollisions(t *testing.T) {
+	ctx := context.Background()
+	reg := extismRegistry(t)
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.wasm")
+	copyFixture(t, "go_v1.wasm", a)
+	specs := []Spec{{Path: a}}
+	if err := reg.Reload(ctx, specs); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(reg); !strings.Contains(got, "greet") {
+		t.Fatalf("tools = %s", got)
+	}
+	if p := reg.Plugins()[0]; p.ABI() != ABIExtismV1 || p.Name() != "a" {
+		t.Fatalf("plugin %q speaks %s", p.Name(), p.ABI())
+	}
+
+	copyFixture(t, "cplugin.wasm", a)
+	if err := reg.Reload(ctx, specs); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(reg); got != "upper" {
+		t.Fatalf("tools after reload = %s", got)
+	}
+	out, err := reg.CallTool(ctx, &Request{Params: json.RawMessage(`{"name":"upper","arguments":{"text":"abc"}}`)})
+	if err != nil || !strings.Contains(string(out), `"ABC"`) {
+		t.Fatalf("upper after reload = %s %v", out, err)
+	}
+
+	b := filepath.Join(dir, "b.wasm")
+	copyFixture(t, "cplugin.wasm", b)
+	err = reg.Reload(ctx, append(specs, Spec{Path: b}))
+	if err == nil || !strings.Contains(err.Error(), "upper") {
+		t.Fatalf("colliding plugin: err = %v", err)
+	}
+	if len(reg.Plugins()) != 1 || toolNames(reg) != "upper" {
+		t.Fatalf("after the collision: %d plugins, tools %s", len(reg.Plugins()), toolNames(reg))
+	}
+	// Under a prefix it loads beside the first.
+	if err := reg.Reload(ctx, append(specs, Spec{Path: b, Prefix: "b_"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(reg); got != "upper,b_upper" {
+		t.Fatalf("tools with a prefix = %s", got)
+	}
+}
