@@ -100,7 +100,7 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	}
 	m := &Module{e: e, name: name, size: len(wasm), pools: map[*Pool]struct{}{}}
 	var err error
-	m.rt, m.cm, m.maxMem, err = e.compile(experimental.WithCompilationWorkers(ctx, e.compileWorkers()), name, wasm)
+	m.rt, m.cm, m.maxMem, err = e.compileWithin(ctx, name, wasm)
 	if err != nil {
 		var re *Error
 		if errors.As(err, &re) && re.Kind == KindClosed {
@@ -122,6 +122,48 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	e.mods[m] = struct{}{}
 	e.mu.Unlock()
 	return m, nil
+}
+
+// compiled is the outcome of compile.
+type compiled struct {
+	rt     wazero.Runtime
+	cm     wazero.CompiledModule
+	maxMem int64
+	err    error
+}
+
+// compileWithin runs compile in a goroutine and gives up at the module
+// limits' CompileTimeout. The abandoned compilation stops at wazero's
+// next function boundary (it checks the context between functions when
+// it has two workers or more, hence the minimum of two) and whatever it
+// compiled is closed.
+func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte) (wazero.Runtime, wazero.CompiledModule, int64, error) {
+	timeout := e.cfg.Modules.withDefaults().CompileTimeout
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	done := make(chan compiled, 1)
+	go func() {
+		var c compiled
+		c.rt, c.cm, c.maxMem, c.err = e.compile(experimental.WithCompilationWorkers(cctx, max(2, e.compileWorkers())), name, wasm)
+		done <- c
+	}()
+	select {
+	case c := <-done:
+		if c.err == nil || cctx.Err() == nil || ctx.Err() != nil {
+			return c.rt, c.cm, c.maxMem, c.err
+		}
+		// wazero gave up on the expired context.
+	case <-cctx.Done():
+		go func() {
+			if c := <-done; c.cm != nil {
+				_ = c.cm.Close(context.Background())
+			}
+		}()
+		if err := ctx.Err(); err != nil {
+			return nil, nil, -1, err
+		}
+	}
+	return nil, nil, -1, fmt.Errorf("compiling took longer than %v ([limits] compile_timeout)", timeout)
 }
 
 // compile compiles the instrumented module on e.rt or, when wasm cannot be

@@ -154,6 +154,31 @@ type Limits struct {
 	// minimum is refused, and table.grow past it returns -1. Default
 	// 1048576.
 	MaxTableElements int `toml:"max_table_elements" json:"max_table_elements,omitempty"`
+	// MaxModuleSize bounds a module's size. Default 32MiB.
+	MaxModuleSize Size `toml:"max_module_size" json:"max_module_size,omitempty"`
+	// MaxFunctions bounds a module's functions, imported and defined.
+	// Default 100000.
+	MaxFunctions int `toml:"max_functions" json:"max_functions,omitempty"`
+	// MaxFunctionSize bounds one function body. Default 1MiB.
+	MaxFunctionSize Size `toml:"max_function_size" json:"max_function_size,omitempty"`
+	// MaxLocals bounds one function's locals, parameters included.
+	// Default 50000.
+	MaxLocals int `toml:"max_locals" json:"max_locals,omitempty"`
+	// MaxNesting bounds the depth of blocks, loops and ifs in one
+	// function. Default 2048.
+	MaxNesting int `toml:"max_nesting" json:"max_nesting,omitempty"`
+	// MaxBrTable bounds the br_table targets of one function, summed.
+	// Default 32768.
+	MaxBrTable int `toml:"max_br_table" json:"max_br_table,omitempty"`
+	// MaxGlobals bounds a module's globals, imported and defined.
+	// Default 10000.
+	MaxGlobals int `toml:"max_globals" json:"max_globals,omitempty"`
+	// MaxSegments bounds a module's data and element segments together.
+	// Default 500000.
+	MaxSegments int `toml:"max_segments" json:"max_segments,omitempty"`
+	// CompileTimeout bounds the compilation of one module; past it the
+	// plugin is refused. Default 1m.
+	CompileTimeout Duration `toml:"compile_timeout" json:"compile_timeout,omitempty"`
 
 	// MaxManifestItems bounds the tools, resources, resource templates
 	// and prompts one plugin's manifest may declare, together, and

@@ -343,7 +343,12 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "module limits", mutate: func(c *Config) {
 			c.Limits.MaxTableElements = -1
-		}, wantErr: []string{"limits.max_table_elements: -1 is not between 0 (the default) and 4294967295"}},
+			c.Limits.MaxNesting = 1 << 33
+			c.Limits.MaxFunctionSize = 4 << 30
+			c.Limits.CompileTimeout = -1
+		}, wantErr: []string{"limits.max_table_elements: -1 is not between 0 (the default) and 4294967295",
+			"limits.max_nesting: 8589934592 is not between", "limits.max_function_size: 4GiB is not below 4GiB",
+			"limits.compile_timeout: must not be negative"}},
 		{name: "manifest limits", mutate: func(c *Config) {
 			c.Limits.MaxManifestItems = -1
 			c.Limits.MaxManifestBytes = 100 << 20

@@ -268,10 +268,25 @@ func checkModuleLimits(l Limits) []error {
 		v   int
 	}{
 		{"max_table_elements", l.MaxTableElements},
+		{"max_functions", l.MaxFunctions},
+		{"max_locals", l.MaxLocals},
+		{"max_nesting", l.MaxNesting},
+		{"max_br_table", l.MaxBrTable},
+		{"max_globals", l.MaxGlobals},
+		{"max_segments", l.MaxSegments},
 	} {
 		if c.v < 0 || c.v > math.MaxUint32 {
 			errs = append(errs, fmt.Errorf("limits.%s: %d is not between 0 (the default) and %d", c.key, c.v, uint32(math.MaxUint32)))
 		}
+	}
+	if l.MaxModuleSize > 1<<32 {
+		errs = append(errs, fmt.Errorf("limits.max_module_size: %s is more than 4GiB", l.MaxModuleSize))
+	}
+	if l.MaxFunctionSize >= 1<<32 {
+		errs = append(errs, fmt.Errorf("limits.max_function_size: %s is not below 4GiB", l.MaxFunctionSize))
+	}
+	if l.CompileTimeout < 0 {
+		errs = append(errs, errors.New("limits.compile_timeout: must not be negative"))
 	}
 	return errs
 }

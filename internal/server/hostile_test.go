@@ -875,6 +875,7 @@ func TestHostileModuleRefused(t *testing.T) {
 		want                 []string
 	}{
 		{"writes the host's fuel global", "fuelwrite", "", []string{"global index 1 out of range", "malformed module"}},
+		{"loops nested 3,000 deep", "nested", "", []string{"nesting of blocks, loops and ifs: 2049, over the limit of 2048 ([limits] max_nesting)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1150,5 +1151,70 @@ path = `+quote(hostilePath(t, "tablegrow"))+`
 	// 1Mi entries cost 8 MiB or so per instance; 16Mi would cost 128 MiB.
 	if peak > before+96<<20 {
 		t.Errorf("RSS peaked at %d MiB, %d MiB before the calls", peak>>20, before>>20)
+	}
+}
+
+// TestHostileModuleLimits: each [limits] module limit refuses a module
+// past it at load, with an error naming the value, the limit and the key
+// (the good plugin under tight limits; its figures are in the wants), and
+// compile_timeout gives up on a compile that takes too long.
+func TestHostileModuleLimits(t *testing.T) {
+	e := newHostileEnv(t)
+	tests := []struct {
+		name, plugin, limits string
+		want                 string
+	}{
+		{"module size", "good", `max_module_size = "64KiB"`, "module size in bytes: 66179, over the limit of 65536 ([limits] max_module_size)"},
+		{"functions", "good", "max_functions = 50", "functions: 83, over the limit of 50 ([limits] max_functions)"},
+		{"function size", "good", `max_function_size = "4KiB"`, "size in bytes: 8752, over the limit of 4096 ([limits] max_function_size)"},
+		{"locals", "good", "max_locals = 40", "locals: 43, over the limit of 40 ([limits] max_locals)"},
+		{"nesting", "good", "max_nesting = 30", "nesting of blocks, loops and ifs: 31, over the limit of 30 ([limits] max_nesting)"},
+		{"br_table", "good", "max_br_table = 50", "br_table targets in the function: 56, over the limit of 50 ([limits] max_br_table)"},
+		{"globals", "../../examples/as-calc/as-calc", "max_globals = 20", "globals: 24, over the limit of 20 ([limits] max_globals)"},
+		{"globals at the limit", "../../examples/as-calc/as-calc", "max_globals = 24", ""},
+		{"segments", "good", "max_segments = 20", "data and element segments: 26, over the limit of 20 ([limits] max_segments)"},
+		{"table at the limit", "tablegrow", "max_table_elements = 1", ""},
+		{"compile timeout", "nested", "max_nesting = 10000\ncompile_timeout = \"100ms\"", "compiling took longer than 100ms ([limits] compile_timeout)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(`
+[server]
+kv_dir = ":memory:"
+[limits]
+`+tc.limits+`
+[[plugins]]
+name = "hostile"
+path = `+quote(hostilePath(t, tc.plugin))+`
+`), ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Server.CacheDir = t.TempDir() // a cached compile would not time out
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			srv, err := New(context.Background(), cfg, Options{Version: "test", HTTP: e.policy()})
+			took := time.Since(start)
+			if tc.want == "" { // within the limit
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				srv.Close(context.Background())
+				return
+			}
+			if err == nil {
+				srv.Close(context.Background())
+				t.Fatal("loaded")
+			}
+			t.Logf("refused after %v: %v", took.Round(time.Millisecond), err)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("load error %q does not contain %q", err, tc.want)
+			}
+			if took > 20*time.Second {
+				t.Errorf("refused after %v", took)
+			}
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/runtime"
 )
@@ -9,6 +11,15 @@ import (
 // take the runtime's defaults (config.Validate has checked the ranges).
 func moduleLimits(l config.Limits) runtime.ModuleLimits {
 	return runtime.ModuleLimits{
-		TableElements: uint32(l.MaxTableElements),
+		TableElements:  uint32(l.MaxTableElements),
+		ModuleSize:     uint64(l.MaxModuleSize),
+		Functions:      uint32(l.MaxFunctions),
+		FunctionSize:   uint32(l.MaxFunctionSize),
+		Locals:         uint32(l.MaxLocals),
+		Nesting:        uint32(l.MaxNesting),
+		BrTable:        uint32(l.MaxBrTable),
+		Globals:        uint32(l.MaxGlobals),
+		Segments:       uint32(l.MaxSegments),
+		CompileTimeout: time.Duration(l.CompileTimeout),
 	}
 }

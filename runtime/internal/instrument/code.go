@@ -28,6 +28,10 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 		if uint64(size) > uint64(len(p)-j) {
 			return nil, fmt.Errorf("code section: function %d at %#x: size %d past the end: %w", k, base+i, size, ErrMalformed)
 		}
+		if err := over(fmt.Sprintf("function %d's size in bytes", k), uint64(size), uint64(m.lim.FunctionSize), "max_function_size"); err != nil {
+			return nil, err
+		}
+		info.MaxFunctionSize = max(info.MaxFunctionSize, uint64(size))
 		if k >= uint32(len(m.funcTypes)) {
 			return nil, fmt.Errorf("code section: function %d at %#x: more bodies than the function section declares (%d): %w", k, base+i, len(m.funcTypes), ErrMalformed)
 		}
@@ -37,6 +41,8 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 			var be *bodyError
 			if errors.As(err, &be) {
 				err = fmt.Errorf("code section: function %d: offset %#x: %w", k, base+be.off, be.err)
+			} else {
+				err = fmt.Errorf("code section: function %d: %w", k, err)
 			}
 			return nil, err
 		}
@@ -218,11 +224,16 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 	}
 	bd.localsEnd = i
 	locals := uint64(bd.params) + bd.locals
+	if err := over("locals", locals, uint64(m.lim.Locals), "max_locals"); err != nil {
+		return nil, nil, err
+	}
+	info.MaxLocals = max(info.MaxLocals, locals)
 	if locals > math.MaxUint32 {
 		return nil, nil, malformed(i, fmt.Errorf("%d locals", locals))
 	}
 	nlocals := uint32(locals)
-	cur := len(points) // the check paying for the code being scanned
+	var brTargets uint64 // br_table targets so far, summed (see Limits.BrTable)
+	cur := len(points)   // the check paying for the code being scanned
 	points = append(points, point{at: i})
 	frames = append(frames, frame{scope: cur}) // the function's own block
 	mark := i                                  // code since mark is not charged yet
@@ -255,11 +266,17 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 				cur = len(points)
 				points = append(points, point{at: i})
 				frames = append(frames, frame{scope: cur, loop: true})
+				if err := m.nesting(len(frames)-1, info); err != nil {
+					return nil, nil, err
+				}
 				info.Loops++
 			}
 		case kBlock:
 			if i, err = m.blockType(b, i); err == nil {
 				frames = append(frames, frame{scope: cur})
+				if err := m.nesting(len(frames)-1, info); err != nil {
+					return nil, nil, err
+				}
 			}
 		case kU32:
 			var v uint32
@@ -282,6 +299,11 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 			if targets, i, err = u32(b, i); err != nil {
 				break
 			}
+			brTargets += uint64(targets)
+			if err := over("br_table targets in the function", brTargets, uint64(m.lim.BrTable), "max_br_table"); err != nil {
+				return nil, nil, err
+			}
+			info.MaxBrTable = max(info.MaxBrTable, brTargets)
 			for t := uint64(0); t <= uint64(targets) && err == nil; t++ { // targets, then the default
 				var l uint32
 				if l, i, err = u32(b, i); err == nil {
@@ -474,4 +496,10 @@ func skipSIMD(b []byte, at, i int) (int, error) {
 		return skipBytes(b, i, 1)
 	}
 	return i, nil
+}
+
+// nesting checks a depth of blocks, loops and ifs.
+func (m *module) nesting(depth int, info *Info) error {
+	info.MaxNesting = max(info.MaxNesting, uint64(depth))
+	return over("nesting of blocks, loops and ifs", uint64(depth), uint64(m.lim.Nesting), "max_nesting")
 }

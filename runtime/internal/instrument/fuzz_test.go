@@ -41,7 +41,7 @@ func FuzzInstrument(f *testing.F) {
 			t.Fatalf("input compiles, output does not: %v", err)
 		}
 		_ = cm.Close(ctx)
-		if m, err := scan(out); err != nil || m.reserved == "" {
+		if m, err := scan(out, Limits{}); err != nil || m.reserved == "" {
 			t.Fatalf("output does not export %s: %v", GlobalName, err)
 		}
 	})

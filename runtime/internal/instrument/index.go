@@ -231,6 +231,7 @@ func (m *module) readData(p []byte) (int, error) {
 	if m.hasDataCount && n != m.dataCount {
 		return i, fmt.Errorf("%d data segments, the data count section says %d", n, m.dataCount)
 	}
+	m.datas = n
 	for k := uint32(0); k < n; k++ {
 		var flags uint32
 		at := i

@@ -154,6 +154,8 @@ type Info struct {
 	// which Instrument removed (see the package doc), or -1 if it had
 	// none.
 	MemoryMax int64
+	// The largest of each per-function quantity that Limits bounds.
+	MaxFunctionSize, MaxLocals, MaxNesting, MaxBrTable uint64
 }
 
 // Section ids and their position in the required order.
@@ -210,6 +212,8 @@ type module struct {
 	exports        uint32
 	memMax         int64  // declared maximum of the defined memory, -1 if none
 	reserved       string // the first export with a reserved name
+	lim            Limits
+	datas          uint32 // data segments (the data count, or the data section's)
 	start          uint32
 	hasStart       bool
 	elems          uint32 // element segments
@@ -237,7 +241,10 @@ func Bound(wasm []byte, lim Limits) ([]byte, error) {
 // rewrite is Instrument (instrument) or Bound.
 func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 	info := Info{MemoryMax: -1}
-	m, err := scan(wasm)
+	if err := over("module size in bytes", uint64(len(wasm)), lim.ModuleSize, "max_module_size"); err != nil {
+		return nil, info, err
+	}
+	m, err := scan(wasm, lim)
 	if err != nil {
 		return nil, info, err
 	}
@@ -349,14 +356,14 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 
 // scan splits the module into sections, checks their order, and reads the
 // import, global, export and start sections.
-func scan(wasm []byte) (*module, error) {
+func scan(wasm []byte, lim Limits) (*module, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, fmt.Errorf("not a wasm binary: %w", ErrMalformed)
 	}
 	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
 		return nil, fmt.Errorf("binary version %x: %w", wasm[4:8], ErrUnsupported)
 	}
-	m := &module{wasm: wasm, memMax: -1}
+	m := &module{wasm: wasm, memMax: -1, lim: lim}
 	last := 0
 	for i := 8; i < len(wasm); {
 		id := wasm[i]
@@ -380,6 +387,9 @@ func scan(wasm []byte) (*module, error) {
 		s := section{id: id, head: i, start: j, end: j + int(size)}
 		m.secs = append(m.secs, s)
 		if err := m.read(s); err != nil {
+			return nil, err
+		}
+		if err := m.checkCounts(lim); err != nil {
 			return nil, err
 		}
 		i = s.end
@@ -473,7 +483,7 @@ func (m *module) read(s section) error {
 		if err != nil {
 			return wrap("data count", 0, err)
 		}
-		m.dataCount, m.hasDataCount = n, true
+		m.dataCount, m.hasDataCount, m.datas = n, true, n
 	case secData:
 		if off, err := m.readData(p); err != nil {
 			return wrap("data", off, err)

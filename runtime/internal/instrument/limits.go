@@ -16,6 +16,27 @@ type Limits struct {
 	// tables can never grow past it together (table.grow beyond returns
 	// -1, as the spec has it for a declared maximum).
 	TableElements uint32
+	// ModuleSize (max_module_size) bounds the module's size in bytes.
+	ModuleSize uint64
+	// Functions (max_functions) bounds the functions, imported and
+	// defined.
+	Functions uint32
+	// FunctionSize (max_function_size) bounds the size of one function
+	// body in bytes.
+	FunctionSize uint32
+	// Locals (max_locals) bounds the locals of one function, parameters
+	// included.
+	Locals uint32
+	// Nesting (max_nesting) bounds the depth of blocks, loops and ifs in
+	// one function.
+	Nesting uint32
+	// BrTable (max_br_table) bounds the targets of one br_table.
+	BrTable uint32
+	// Globals (max_globals) bounds the globals, imported and defined.
+	Globals uint32
+	// Segments (max_segments) bounds the data and element segments,
+	// together.
+	Segments uint32
 }
 
 // MaxTables bounds the number of tables a module may define or import.
@@ -100,4 +121,24 @@ func (m *module) appendTable(out, payload []byte, lim Limits) []byte {
 	out = append(out, secTable)
 	out = appendU32(out, uint32(len(body)))
 	return append(out, body...)
+}
+
+// checkCounts checks the module-wide counts against lim (the code is
+// checked as it is decoded, see scanBody).
+func (m *module) checkCounts(lim Limits) error {
+	for _, c := range []struct {
+		what string
+		v    uint64
+		max  uint32
+		key  string
+	}{
+		{"functions", uint64(m.importFuncs) + uint64(len(m.funcTypes)), lim.Functions, "max_functions"},
+		{"globals", uint64(m.importGlobals) + uint64(m.definedGlobals), lim.Globals, "max_globals"},
+		{"data and element segments", uint64(m.elems) + uint64(m.datas), lim.Segments, "max_segments"},
+	} {
+		if err := over(c.what, c.v, uint64(c.max), c.key); err != nil {
+			return err
+		}
+	}
+	return nil
 }

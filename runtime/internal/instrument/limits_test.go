@@ -1,0 +1,134 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// nestedLoops is a module whose one function nests n empty loops, groups
+// times over.
+func nestedLoops(n, groups int) []byte {
+	body := []byte{0}
+	for ; groups > 0; groups-- {
+		for k := 0; k < n; k++ {
+			body = append(body, 0x03, 0x40)
+		}
+		for k := 0; k < n; k++ {
+			body = append(body, 0x0b)
+		}
+	}
+	body = append(body, 0x0b)
+	code := appendU32([]byte{1}, uint32(len(body)))
+	return binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, append(code, body...)...))
+}
+
+// TestModuleLimits: a module past one of the Limits is refused with a
+// *LimitError naming the value, the limit and its key; at the limit it
+// passes.
+func TestModuleLimits(t *testing.T) {
+	empty := []byte{2, 0, 0x0b} // a body: size, no locals, end
+	threeFuncs := binModule(sec(1, 1, 0x60, 0, 0), sec(3, 3, 0, 0, 0), sec(5, 1, 0, 1), sec(10, append(append(append([]byte{3}, empty...), empty...), empty...)...))
+	threeGlobals := binModule(sec(5, 1, 0, 1), sec(6, 3, 0x7f, 0, 0x41, 0, 0x0b, 0x7f, 0, 0x41, 0, 0x0b, 0x7f, 0, 0x41, 0, 0x0b))
+	segments := binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(9, 1, 1, 0, 1, 0), sec(12, 2),
+		sec(10, append([]byte{1}, empty...)...), sec(11, 2, 1, 0, 1, 0))
+	// br_table 3 targets, twice: 6 in the function.
+	brTables := withBody(0, 0x02, 0x40, 0x41, 0, 0x0e, 3, 0, 0, 0, 0, 0x41, 0, 0x0e, 3, 0, 0, 0, 0, 0x0b, 0x0b)
+	tests := []struct {
+		name  string
+		wasm  []byte
+		lim   func(v uint32) Limits
+		value uint64
+		key   string
+	}{
+		{"module size", withBody(0, 0x0b), func(v uint32) Limits { return Limits{ModuleSize: uint64(v)} }, uint64(len(withBody(0, 0x0b))), "max_module_size"},
+		{"functions", threeFuncs, func(v uint32) Limits { return Limits{Functions: v} }, 3, "max_functions"},
+		{"function size", withBody(1, 2, 0x7f, 0x01, 0x0b), func(v uint32) Limits { return Limits{FunctionSize: v} }, 5, "max_function_size"},
+		{"locals", withBody(2, 2, 0x7f, 3, 0x7e, 0x0b), func(v uint32) Limits { return Limits{Locals: v} }, 5, "max_locals"},
+		{"nesting", nestedLoops(3, 2), func(v uint32) Limits { return Limits{Nesting: v} }, 3, "max_nesting"},
+		{"br_table targets", brTables, func(v uint32) Limits { return Limits{BrTable: v} }, 6, "max_br_table"},
+		{"globals", threeGlobals, func(v uint32) Limits { return Limits{Globals: v} }, 3, "max_globals"},
+		{"segments", segments, func(v uint32) Limits { return Limits{Segments: v} }, 3, "max_segments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			max := uint32(tt.value - 1)
+			out, _, err := Instrument(tt.wasm, tt.lim(max))
+			var le *LimitError
+			if !errors.As(err, &le) || le.Key != tt.key || le.Value != tt.value || le.Max != uint64(max) || out != nil {
+				t.Fatalf("err = %v (%+v), want a *LimitError of %s with value %d", err, le, tt.key, tt.value)
+			}
+			if want := fmt.Sprintf(": %d, over the limit of %d ([limits] %s)", tt.value, max, tt.key); !strings.Contains(err.Error(), want) {
+				t.Errorf("message %q lacks %q", err, want)
+			}
+			if _, err := Bound(tt.wasm, tt.lim(max)); !errors.As(err, &le) {
+				t.Errorf("Bound: %v", err)
+			}
+			if _, _, err := Instrument(tt.wasm, tt.lim(uint32(tt.value))); err != nil {
+				t.Errorf("at the limit: %v", err)
+			}
+		})
+	}
+}
+
+// FuzzLimits: under small limits, Instrument never panics; a module it
+// accepts is accepted without limits too; every refusal for a limit names
+// a value over the limit.
+func FuzzLimits(f *testing.F) {
+	for _, fx := range fixtures {
+		f.Add(read(f, fx.file))
+	}
+	f.Add(nestedLoops(3, 2))
+	f.Add(withBody(0, 0x02, 0x40, 0x41, 0, 0x0e, 3, 0, 0, 0, 0, 0x0b, 0x0b))
+	lim := Limits{TableElements: 100, ModuleSize: 4096, Functions: 8, FunctionSize: 256, Locals: 8, Nesting: 4, BrTable: 4, Globals: 4, Segments: 4}
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		out, _, err := Instrument(wasm, lim)
+		var le *LimitError
+		switch {
+		case errors.As(err, &le):
+			if le.Value <= le.Max || le.Key == "" && le.What != "tables" {
+				t.Fatalf("limit error %+v", le)
+			}
+		case err != nil:
+			if out != nil {
+				t.Fatalf("output with error %v", err)
+			}
+		default:
+			if _, _, err := Instrument(wasm, Limits{}); err != nil {
+				t.Fatalf("accepted with limits, refused without: %v", err)
+			}
+		}
+	})
+}
+
+// BenchmarkCompileNested is wazero's compile time of a function of loops
+// nested 1000 deep, four times over, original and instrumented: the
+// compiler's time grows with the square of the depth, and each check
+// multiplies its blocks.
+func BenchmarkCompileNested(b *testing.B) {
+	ctx := context.Background()
+	orig := nestedLoops(1000, 4)
+	inst, _, err := Instrument(orig, Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []struct {
+		name string
+		wasm []byte
+	}{{"original", orig}, {"instrumented", inst}} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCoreFeatures(api.CoreFeaturesV2))
+				if _, err := rt.CompileModule(ctx, v.wasm); err != nil {
+					b.Fatal(err)
+				}
+				_ = rt.Close(ctx)
+			}
+		})
+	}
+}
