@@ -59,7 +59,7 @@ type Registry struct {
 	mu     sync.Mutex // serializes catalog changes; guards the fields below
 	closed bool
 	target []Spec          // the specs of the latest Reload
-	loads  map[string]bool // the paths of the plugin files being loaded
+	loads  map[slot]string // the files of the plugins being loaded
 
 	digests sync.Map // module digest -> *sync.Mutex (lockDigest)
 }
@@ -79,7 +79,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{opts: opts, log: opts.Logger, sealer: sealer, loads: map[string]bool{}}
+	r := &Registry{opts: opts, log: opts.Logger, sealer: sealer, loads: map[slot]string{}}
 	r.cat.Store(&catalog{})
 	return r, nil
 }
@@ -133,7 +133,7 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
 	pending := 0
 	for i, spec := range specs {
-		prev := findPath(cur.plugins, spec.Path)
+		prev := findSlot(cur.plugins, spec)
 		wasm, err := os.ReadFile(spec.Path)
 		if err != nil {
 			r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
@@ -145,7 +145,7 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 		}
 		pending++
 		r.mu.Lock()
-		r.loads[spec.Path] = true
+		r.loads[slotOf(spec)] = spec.Path
 		r.mu.Unlock()
 		go func() {
 			sem <- struct{}{}
@@ -211,7 +211,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 	fresh := map[int]*Plugin{}
 	for _, o := range batch {
 		spec := specs[o.i]
-		delete(r.loads, spec.Path)
+		delete(r.loads, slotOf(spec))
 		if o.err != nil {
 			r.log.Error("plugin failed to load", "path", spec.Path, "error", o.err)
 			errs = append(errs, &LoadError{Spec: spec, Err: o.err})
@@ -230,7 +230,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 	for i, spec := range specs {
 		if p := fresh[i]; p != nil {
 			next = append(next, p)
-		} else if q := findPath(cur.plugins, spec.Path); q != nil {
+		} else if q := findSlot(cur.plugins, spec); q != nil {
 			next = append(next, q)
 		}
 	}
@@ -246,7 +246,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 		switch {
 		case serving[p.rt]:
 			return 0
-		case findPath(old.plugins, p.spec.Path) != nil:
+		case findSlot(old.plugins, p.spec) != nil:
 			return 1
 		}
 		return 2
@@ -259,7 +259,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 		for _, c := range collisions {
 			r.log.Error("plugin refused", "plugin", c.loser.name, "error", c)
 			errs = append(errs, &LoadError{Spec: c.loser.spec, Err: c})
-			if q := findPath(cur.plugins, c.loser.spec.Path); q != nil && q != c.loser {
+			if q := findSlot(cur.plugins, c.loser.spec); q != nil && q != c.loser {
 				r.log.Warn("previous version keeps serving", "plugin", q.name)
 				for i := range next {
 					if next[i] == c.loser {
@@ -274,7 +274,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 	}
 	for _, o := range batch {
 		if o.err != nil {
-			if q := findPath(cat.plugins, specs[o.i].Path); q != nil {
+			if q := findSlot(cat.plugins, specs[o.i]); q != nil {
 				r.log.Warn("previous version keeps serving", "plugin", q.name)
 			}
 		}
@@ -310,7 +310,7 @@ func (r *Registry) Loading() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	paths := make([]string, 0, len(r.loads))
-	for p := range r.loads {
+	for _, p := range r.loads {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
@@ -345,9 +345,17 @@ func sameItems(a, b []json.RawMessage) bool {
 	return true
 }
 
-func findPath(ps []*Plugin, path string) *Plugin {
+// slot identifies a plugin across reloads: its file and its name (one
+// file may be configured twice, under two names).
+type slot struct{ name, path string }
+
+func slotOf(s Spec) slot { return slot{s.Name, s.Path} }
+
+// findSlot returns the plugin of ps loaded for spec's slot, or nil.
+func findSlot(ps []*Plugin, spec Spec) *Plugin {
+	k := slotOf(spec)
 	for _, p := range ps {
-		if p.spec.Path == path {
+		if slotOf(p.spec) == k {
 			return p
 		}
 	}
@@ -456,7 +464,7 @@ func (r *Registry) describeLoop(p *Plugin) {
 // instances. The kinds reported are announced even if nothing changed:
 // the plugin asked.
 func (r *Registry) redescribe(p *Plugin, kinds uint32) {
-	cur := findPath(r.cat.Load().plugins, p.spec.Path)
+	cur := findSlot(r.cat.Load().plugins, p.spec)
 	if cur == nil || cur.rt != p.rt {
 		return // replaced or removed meanwhile
 	}
@@ -471,7 +479,7 @@ func (r *Registry) redescribe(p *Plugin, kinds uint32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cat := r.cat.Load()
-	if r.closed || findPath(cat.plugins, p.spec.Path) != cur {
+	if r.closed || findSlot(cat.plugins, p.spec) != cur {
 		return // replaced, removed or described again meanwhile
 	}
 	next := make([]*Plugin, len(cat.plugins))
