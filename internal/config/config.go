@@ -93,6 +93,12 @@ type HTTP struct {
 	// SessionIdleTimeout ends a legacy session unused for that long.
 	// Default 30m.
 	SessionIdleTimeout Duration `toml:"session_idle_timeout" json:"session_idle_timeout"`
+	// ReplayBuffer bounds the bytes of events each legacy SSE stream keeps
+	// for Last-Event-ID replay, and so what a session queues for a client
+	// that does not read it (its oldest events go first; list_changed and
+	// resources/updated of the same kind or URI wait once at most). Zero
+	// means the default, 1MiB.
+	ReplayBuffer Size `toml:"replay_buffer" json:"replay_buffer,omitempty"`
 }
 
 // Limits is the [limits] table: the defaults for every plugin.
@@ -135,6 +141,23 @@ type Limits struct {
 	// 4 × MaxConcurrent.
 	MaxConcurrent int `toml:"max_concurrent" json:"max_concurrent,omitempty"`
 	MaxWaiting    int `toml:"max_waiting" json:"max_waiting,omitempty"`
+	// PluginConcurrent bounds the MaxConcurrent slots the calls of one
+	// plugin hold at once, so that a few plugins whose instances spin
+	// cannot take every slot: a call of a plugin at its share waits while
+	// calls of other plugins run. Server-wide only. Zero means the
+	// default, max(1, MaxConcurrent/2).
+	PluginConcurrent int `toml:"plugin_concurrent" json:"plugin_concurrent,omitempty"`
+	// PrincipalConcurrent bounds the calls (running and waiting) of one
+	// principal: the authenticated caller ([auth] token name or JWT
+	// subject), else the legacy session, else the client's address (or
+	// the stdio connection). PrincipalRate bounds the calls one principal
+	// starts a second, with bursts of PrincipalBurst. Beyond them a call
+	// is refused with -32001, on HTTP 429 with Retry-After. Server-wide
+	// only. Zero means the defaults: MaxConcurrent + MaxWaiting less an
+	// eighth, no rate limit, and max(1, PrincipalRate).
+	PrincipalConcurrent int     `toml:"principal_concurrent" json:"principal_concurrent,omitempty"`
+	PrincipalRate       float64 `toml:"principal_rate" json:"principal_rate,omitempty"`
+	PrincipalBurst      int     `toml:"principal_burst" json:"principal_burst,omitempty"`
 
 	// MaxBatch bounds the messages of one 2025-03-26 JSON-RPC batch, on
 	// stdio and HTTP: a longer batch is refused whole with one -32600
@@ -188,6 +211,19 @@ type Limits struct {
 	// 1000 and 1MiB.
 	MaxManifestItems int  `toml:"max_manifest_items" json:"max_manifest_items,omitempty"`
 	MaxManifestBytes Size `toml:"max_manifest_bytes" json:"max_manifest_bytes,omitempty"`
+
+	// MaxSubscriptions bounds the resource subscriptions of one session
+	// (resources/subscribe, or one subscriptions/listen stream), and
+	// MaxURI the length of a subscribed URI; beyond them the request
+	// fails with -32602, and a resources/updated for a longer URI is
+	// dropped with a log line. NotifyQueue bounds the notifications a
+	// stdio client that does not read may have waiting; past it they are
+	// dropped with a log line (HTTP sessions are bounded by [http]
+	// replay_buffer). Server-wide only. Zero means the defaults: 100,
+	// 8KiB and 1MiB.
+	MaxSubscriptions int  `toml:"max_subscriptions" json:"max_subscriptions,omitempty"`
+	MaxURI           Size `toml:"max_uri" json:"max_uri,omitempty"`
+	NotifyQueue      Size `toml:"notify_queue" json:"notify_queue,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

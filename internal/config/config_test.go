@@ -329,7 +329,12 @@ func TestValidate(t *testing.T) {
 			c.Limits.MaxBatch = -1
 			c.Limits.MaxBatchResponse = 10
 			c.Auth.JWKSWait = Duration(time.Minute)
-		}, wantErr: []string{"auth.jwks_wait: 1m0s is not between", "limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
+			c.Limits.MaxSubscriptions = -1
+			c.Limits.PluginConcurrent = -1
+			c.Limits.PrincipalRate = -2
+			c.Limits.MaxURI = 10
+			c.HTTP.ReplayBuffer = 2 << 30
+		}, wantErr: []string{"limits.max_subscriptions: must not be negative", "limits.plugin_concurrent: must not be negative", "limits.principal_rate: -2 is not", "limits.max_uri: 10B is not between 256B and 16MiB", "http.replay_buffer: 2GiB is not between", "auth.jwks_wait: 1m0s is not between", "limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
 		{name: "scheduler and queue limits", mutate: func(c *Config) {
 			c.Limits.BackgroundCPUs = -2
 			c.Limits.CPUSlice = -1

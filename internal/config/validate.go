@@ -93,8 +93,39 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxWaiting < 0 {
 		bad("limits.max_waiting: must not be negative")
 	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"plugin_concurrent", c.Limits.PluginConcurrent},
+		{"principal_concurrent", c.Limits.PrincipalConcurrent},
+		{"principal_burst", c.Limits.PrincipalBurst},
+	} {
+		if n.v < 0 {
+			bad("limits.%s: must not be negative", n.key)
+		}
+	}
+	if c.Limits.PrincipalRate < 0 || c.Limits.PrincipalRate != c.Limits.PrincipalRate || c.Limits.PrincipalRate > 1e9 {
+		bad("limits.principal_rate: %v is not a rate of calls a second (0 for none)", c.Limits.PrincipalRate)
+	}
 	if c.Limits.MaxBatch < 0 {
 		bad("limits.max_batch: must not be negative")
+	}
+	if c.Limits.MaxSubscriptions < 0 {
+		bad("limits.max_subscriptions: must not be negative")
+	}
+	for _, z := range []struct {
+		key      string
+		v        Size
+		min, max Size
+	}{
+		{"limits.max_uri", c.Limits.MaxURI, 256, 16 << 20},
+		{"limits.notify_queue", c.Limits.NotifyQueue, 4 << 10, 1 << 30},
+		{"http.replay_buffer", c.HTTP.ReplayBuffer, 4 << 10, 1 << 30},
+	} {
+		if z.v != 0 && (z.v < z.min || z.v > z.max) {
+			bad("%s: %s is not between %s and %s", z.key, z.v, z.min, z.max)
+		}
 	}
 	if c.Limits.MaxBatchResponse != 0 && (c.Limits.MaxBatchResponse < 1<<10 || c.Limits.MaxBatchResponse > 1<<30) {
 		bad("limits.max_batch_response: %s is not between 1KiB and 1GiB", c.Limits.MaxBatchResponse)

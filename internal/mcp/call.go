@@ -20,6 +20,14 @@ type sink interface {
 	send(msg []byte) error
 }
 
+// noticeSink is a sink that queues notifications without ever blocking:
+// notice reports false when it dropped msg because too much is queued. A
+// message with the same non-empty key still waiting to be written is not
+// queued again (it reports true).
+type noticeSink interface {
+	notice(key string, msg []byte) bool
+}
+
 // keepAliver is a sink that can send a transport-level keep-alive.
 type keepAliver interface {
 	keepAlive() error
@@ -69,6 +77,13 @@ type call struct {
 	// admitted: the call holds a place in the server's call limiter
 	// (only the goroutine that runs the call touches it).
 	admitted bool
+	// share is the share of the run slots the call takes
+	// (SlotSharer); nil for none. Set before the call takes a slot.
+	share *shareState
+	// pkey is the principal whose place the call holds ("" for none);
+	// remote names the client when nothing else does (principalKey).
+	pkey   string
+	remote string
 
 	mu              sync.Mutex
 	running         bool // holds a run slot of the server's call limiter

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +36,7 @@ type conn struct {
 
 	logLevel atomic.Int32 // logging/setLevel; -1 until set
 	nextOut  atomic.Int64 // ids of server-to-client requests
+	dropped  atomic.Int64 // notifications dropped (noticeSink full)
 }
 
 func (s *Server) newConn(parent context.Context, out sink) *conn {
@@ -254,29 +256,56 @@ func (c *conn) failPending() {
 	c.mu.Unlock()
 }
 
-// notify sends a session-level notification once initialize is done.
-func (c *conn) notify(msg []byte) {
+// notify sends a session-level notification once initialize is done,
+// without blocking: one with the same key still waiting to be written is
+// not queued again, and past the session's bound it is dropped.
+func (c *conn) notify(key string, msg []byte) {
 	c.mu.Lock()
 	ok := c.initialized && !c.closed
 	c.mu.Unlock()
-	if ok {
+	if !ok {
+		return
+	}
+	ns, queues := c.out.(noticeSink)
+	if !queues {
 		if err := c.out.send(msg); err != nil {
 			c.srv.log.Debug("session notification not delivered", "session_id", c.id, "error", err)
+		}
+		return
+	}
+	if !ns.notice(key, msg) {
+		// Log the first drop, then at each power of two.
+		if n := c.dropped.Add(1); n&(n-1) == 0 {
+			c.srv.log.Warn("session notifications dropped: the client does not read them", "session_id", c.id, "dropped", n)
 		}
 	}
 }
 
-func (c *conn) subscribe(uri string, on bool) {
+// subscribe adds a resource subscription, within the bounds of
+// Options.MaxSubscriptions and MaxURIBytes.
+func (c *conn) subscribe(uri string) *jsonrpc.Error {
+	if e := c.srv.checkURI("resources/subscribe", uri); e != nil {
+		return e
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if on {
-		if c.subs == nil {
-			c.subs = map[string]struct{}{}
-		}
-		c.subs[uri] = struct{}{}
-	} else {
-		delete(c.subs, uri)
+	if _, ok := c.subs[uri]; ok {
+		return nil
 	}
+	if max := c.srv.opts.MaxSubscriptions; len(c.subs) >= max {
+		return invalidParams("resources/subscribe: the session already has " + strconv.Itoa(max) + " subscriptions, the most it may have; unsubscribe first")
+	}
+	if c.subs == nil {
+		c.subs = map[string]struct{}{}
+	}
+	c.subs[uri] = struct{}{}
+	return nil
+}
+
+func (c *conn) unsubscribe(uri string) {
+	c.mu.Lock()
+	delete(c.subs, uri)
+	c.mu.Unlock()
 }
 
 func (c *conn) subscribed(uri string) bool {

@@ -57,7 +57,11 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 		if !ok || uri == "" {
 			return nil, invalidParams(cl.req.Method + ": uri must be a non-empty string")
 		}
-		cl.conn.subscribe(uri, cl.req.Method == methodSubscribe)
+		if cl.req.Method == methodUnsubscribe {
+			cl.conn.unsubscribe(uri)
+		} else if e := cl.conn.subscribe(uri); e != nil {
+			return nil, e
+		}
 		return []byte("{}"), nil
 	case methodInitialize:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the session is already initialized"}
@@ -87,6 +91,9 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 		return nil, invalidParams(m + ": params must be an object")
 	}
 	if limited(m) {
+		if sh, ok := s.p.(SlotSharer); ok {
+			cl.share = s.limit.share(sh.SlotShare(&cl.req))
+		}
 		if err := s.runSlot(cl); err != nil {
 			return nil, err
 		}

@@ -1,15 +1,19 @@
 package mcp_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
 )
 
 // Tests of clients that flood the host with work or output: each fails if
@@ -122,4 +126,273 @@ func TestHTTPBatchBounds(t *testing.T) {
 	wantResult(t, lastMsg(t, resp))
 }
 
-var _ = fmt.Sprint
+func TestSubscriptionBounds(t *testing.T) {
+	c := startStdio(t, nil, nil) // defaults: 100 subscriptions, 8 KiB URIs
+	c.initialize("2025-11-25", nil)
+	long := "test://long/" + strings.Repeat("x", 8<<10)
+	m, _ := c.rpc("long", "resources/subscribe", map[string]any{"uri": long})
+	wantError(t, m, jsonrpc.CodeInvalidParams)
+	for i := range 100 {
+		m, _ := c.rpc(i, "resources/subscribe", map[string]any{"uri": fmt.Sprintf("test://r/%d", i)})
+		wantResult(t, m)
+	}
+	m, _ = c.rpc("again", "resources/subscribe", map[string]any{"uri": "test://r/7"})
+	wantResult(t, m)
+	m, _ = c.rpc("101st", "resources/subscribe", map[string]any{"uri": "test://r/100"})
+	wantError(t, m, jsonrpc.CodeInvalidParams)
+	if !strings.Contains(m.Error.Message, "100 subscriptions") {
+		t.Errorf("message %q", m.Error.Message)
+	}
+	m, _ = c.rpc("unsub", "resources/unsubscribe", map[string]any{"uri": "test://r/0"})
+	wantResult(t, m)
+	m, _ = c.rpc("room", "resources/subscribe", map[string]any{"uri": "test://r/100"})
+	wantResult(t, m)
+
+	// The same bounds on a 2026-07-28 listen stream.
+	uris := make([]string, 101)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("test://r/%d", i)
+	}
+	m, _ = c.rpc("listen", "subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris}}, nil))
+	wantError(t, m, jsonrpc.CodeInvalidParams)
+	m, _ = c.rpc("listen long", "subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{long}}}, nil))
+	wantError(t, m, jsonrpc.CodeInvalidParams)
+}
+
+// flood calls the hidden flood tool.
+func flood(id any, args map[string]any) string {
+	return request(id, "tools/call", map[string]any{"name": "flood", "arguments": args})
+}
+
+func TestNotifiedURIBound(t *testing.T) {
+	c := startStdio(t, nil, nil)
+	c.initialize("2025-11-25", nil)
+	m, _ := c.rpc(1, "resources/subscribe", map[string]any{"uri": "test://big/"})
+	wantResult(t, m)
+	// A 2 MB URI is dropped; a short one arrives.
+	c.send(flood(2, map[string]any{"uri": "test://big/", "size": 2 << 20}))
+	_, before := c.await(2)
+	before = append(before, c.pingBarrier(3)...)
+	if len(before) != 0 {
+		t.Fatalf("notification of a 2 MB URI delivered (%d bytes)", len(before[0].raw))
+	}
+	c.send(flood(4, map[string]any{"uri": "test://big/", "size": 100}))
+	_, before = c.await(4)
+	before = append(before, c.pingBarrier(5)...)
+	if len(before) != 1 || before[0].Method != "notifications/resources/updated" {
+		t.Fatalf("short URI: %v", before)
+	}
+}
+
+// sseUntil reads the events of an SSE body until one whose data contains
+// marker, returning them.
+func sseUntil(t *testing.T, resp *http.Response, marker string) []sseEvent {
+	t.Helper()
+	r := newSSEReader(resp.Body)
+	var evs []sseEvent
+	for {
+		ev, ok := r.next()
+		if !ok {
+			t.Fatalf("stream ended before %q (%d events)", marker, len(evs))
+		}
+		evs = append(evs, ev)
+		if strings.Contains(ev.data, marker) {
+			return evs
+		}
+	}
+}
+
+func TestHTTPReplayBytes(t *testing.T) {
+	e := startHTTP(t, nil, &mcp.HTTPOptions{KeepAlive: -1}) // default: 1 MiB
+	h := e.legacySession("2025-11-25", nil)
+	wantResult(t, lastMsg(t, e.post(request(1, "resources/subscribe", map[string]any{"uri": "test://r/"}), h)))
+	// 300 notifications of 7 KB URIs on the standalone stream, which no
+	// client reads.
+	wantResult(t, lastMsg(t, e.post(flood(2, map[string]any{"uri": "test://r/", "n": 300, "size": 7000}), h)))
+	get := e.do(http.MethodGet, map[string]string{"Mcp-Session-Id": h["Mcp-Session-Id"], "Last-Event-ID": "0.0"})
+	defer get.Body.Close()
+	evs := sseUntil(t, get, "test://r/299")
+	n := 0
+	for _, ev := range evs {
+		n += len(ev.data)
+	}
+	t.Logf("replayed %d events, %d bytes", len(evs), n)
+	if n > 1<<20+8<<10 {
+		t.Fatalf("replayed %d bytes (%d events), more than the 1 MiB replay buffer", n, len(evs))
+	}
+}
+
+func TestHTTPListChangedCoalesced(t *testing.T) {
+	e := startHTTP(t, nil, &mcp.HTTPOptions{KeepAlive: -1})
+	h := e.legacySession("2025-11-25", nil)
+	// 10000 tools/list_changed while no client reads the session's
+	// stream: one waits for it.
+	wantResult(t, lastMsg(t, e.post(flood(1, map[string]any{"kind": "tools", "n": 10000}), h)))
+	wantResult(t, lastMsg(t, e.post(request(2, "tools/call", map[string]any{"name": "change_prompts"}), h)))
+	get := e.do(http.MethodGet, map[string]string{"Mcp-Session-Id": h["Mcp-Session-Id"]})
+	defer get.Body.Close()
+	tools := 0
+	for _, ev := range sseUntil(t, get, "prompts/list_changed") {
+		if strings.Contains(ev.data, "tools/list_changed") {
+			tools++
+		}
+	}
+	if tools != 1 {
+		t.Fatalf("%d tools/list_changed pending, want 1", tools)
+	}
+	// Once delivered, the next change is notified again.
+	wantResult(t, lastMsg(t, e.post(flood(3, map[string]any{"kind": "tools", "n": 3}), h)))
+	sseUntil(t, get, "tools/list_changed")
+}
+
+// TestStdioNotifyBlockedClient floods notifications at a stdio client that
+// stopped reading: the notifier is not blocked (the tool call returns) and
+// what is queued stays bounded.
+func TestStdioNotifyBlockedClient(t *testing.T) {
+	p := mcptest.New(nil)
+	s := mcp.NewServer(p, nil)
+	p.SetServer(s)
+	finished := make(chan string, 1)
+	p.Finished = finished
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(context.Background(), cr, sw) }()
+	t.Cleanup(func() {
+		cw.Close()
+		sr.Close() // the blocked writes fail
+		select {
+		case <-done:
+		case <-time.After(wait):
+			t.Error("ServeStdio did not return")
+		}
+		s.Close()
+	})
+	br := bufio.NewReader(sr)
+	send := func(line string) {
+		if _, err := io.WriteString(cw, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(request(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}))
+	br.ReadString('\n')
+	send(request(2, "resources/subscribe", map[string]any{"uri": "test://b/"}))
+	br.ReadString('\n')
+	// The client stops reading. 3000 notifications of 7 KB (21 MB).
+	send(flood(3, map[string]any{"uri": "test://b/", "n": 3000, "size": 7000}))
+	select {
+	case <-finished:
+	case <-time.After(wait):
+		t.Fatal("the notifier is blocked by a client that does not read")
+	}
+}
+
+// TestSlotShares saturates the run slots with calls of one share key (a
+// plugin whose instances spin): they hold at most half of them (the
+// default), and a call of another key runs at once.
+func TestSlotShares(t *testing.T) {
+	c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 4, MaxWaitingCalls: 16, CallWaitTimeout: time.Minute})
+	started := make(chan string, 16)
+	c.prov.Started = started
+	c.initialize("2025-11-25", nil)
+	for i := range 6 {
+		c.send(request(fmt.Sprintf("spin%d", i), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"share": "spinner"}}))
+	}
+	<-started
+	<-started
+	// Every slot would be taken without shares; another key runs now.
+	c.send(request("other", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"share": "other"}}))
+	m, _ := c.await("other")
+	wantResult(t, m)
+	if name := <-started; name != "echo" {
+		t.Fatalf("started %q", name)
+	}
+	// The spinner's waiting calls run as its running ones end.
+	c.send(notification("notifications/cancelled", map[string]any{"requestId": "spin0"}))
+	if name := <-started; name != "slow" {
+		t.Fatalf("started %q", name)
+	}
+	for i := range 6 {
+		c.send(notification("notifications/cancelled", map[string]any{"requestId": fmt.Sprintf("spin%d", i)}))
+	}
+}
+
+// principalPost posts a 2026-07-28 tools/call as user under ctx and
+// returns the status, Retry-After and body.
+func principalPost(ctx context.Context, url, user, tool string, args map[string]any) (int, string, string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(modernBody(1, "tools/call", map[string]any{"name": tool, "arguments": args}, nil)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User", user)
+	for k, v := range modernHeaders("tools/call", tool) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b), nil
+}
+
+// TestPrincipalShare: one principal fills the server's admission budget
+// (running and waiting calls); it is refused (429) at its share, and
+// another principal is still admitted.
+func TestPrincipalShare(t *testing.T) {
+	// 16 places; by default one principal holds at most 14.
+	e := startHTTPWith(t, &mcp.Options{MaxConcurrentCalls: 8, MaxWaitingCalls: 8, CallWaitTimeout: time.Minute}, nil, &mcp.HTTPOptions{Middleware: identityMiddleware})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type answer struct {
+		status      int
+		retry, body string
+	}
+	answers := make(chan answer, 16)
+	for range 16 {
+		go func() {
+			st, ra, body, _ := principalPost(ctx, e.url, "alice", "slow", nil)
+			answers <- answer{st, ra, body}
+		}()
+	}
+	for range 2 {
+		a := <-answers
+		if a.status != http.StatusTooManyRequests || a.retry == "" || !strings.Contains(a.body, `"code":-32001`) {
+			t.Fatalf("alice's calls past her share: %d Retry-After=%q %s", a.status, a.retry, a.body)
+		}
+	}
+	// Bob is admitted: he waits for a run slot and runs once alice's
+	// calls end.
+	bob := make(chan answer, 1)
+	go func() {
+		st, ra, body, err := principalPost(context.Background(), e.url, "bob", "echo", nil)
+		if err != nil {
+			body = err.Error()
+		}
+		bob <- answer{st, ra, body}
+	}()
+	select {
+	case a := <-bob:
+		t.Fatalf("bob refused while alice holds her share: %d %s", a.status, a.body)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	if a := <-bob; a.status != http.StatusOK || !strings.Contains(a.body, "hello") {
+		t.Fatalf("bob: %d %s", a.status, a.body)
+	}
+}
+
+func TestPrincipalRate(t *testing.T) {
+	e := startHTTPWith(t, &mcp.Options{PrincipalRate: 0.01, PrincipalBurst: 3}, nil, &mcp.HTTPOptions{Middleware: identityMiddleware})
+	for i := range 3 {
+		if st, _, body, err := principalPost(context.Background(), e.url, "carol", "echo", nil); err != nil || st != http.StatusOK {
+			t.Fatalf("call %d within the burst: %d %s %v", i, st, body, err)
+		}
+	}
+	st, ra, body, _ := principalPost(context.Background(), e.url, "carol", "echo", nil)
+	if st != http.StatusTooManyRequests || ra == "" || ra == "0" || !strings.Contains(body, "Rate limit") {
+		t.Fatalf("call past the burst: %d Retry-After=%q %s", st, ra, body)
+	}
+	if st, _, body, _ := principalPost(context.Background(), e.url, "dave", "echo", nil); st != http.StatusOK {
+		t.Fatalf("another principal: %d %s", st, body)
+	}
+}

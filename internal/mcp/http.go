@@ -55,8 +55,14 @@ type HTTPOptions struct {
 	// legacy SSE streams. Default 1 second.
 	SSERetry time.Duration
 	// ReplayEvents is how many events each legacy SSE stream keeps for
-	// Last-Event-ID replay. Default 256.
+	// Last-Event-ID replay, and ReplayBytes how many bytes of them: the
+	// oldest events go first (the newest is always kept). They bound too
+	// what a session queues for a client that does not read its stream:
+	// session notifications (list_changed, resources/updated) coalesce
+	// there, one of a kind (or of a URI) waiting at most. Defaults 256
+	// and 1 MiB.
 	ReplayEvents int
+	ReplayBytes  int
 
 	// ReadTimeout bounds the reading of a POST body: a client sending it
 	// slower is cut off (400). Default 30 seconds.
@@ -116,6 +122,9 @@ func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
 	}
 	if v.ReplayEvents <= 0 {
 		v.ReplayEvents = 256
+	}
+	if v.ReplayBytes <= 0 {
+		v.ReplayBytes = 1 << 20
 	}
 	if v.ReadTimeout <= 0 {
 		v.ReadTimeout = 30 * time.Second
@@ -216,6 +225,13 @@ func (h *httpHandler) isDraining() bool {
 	default:
 		return false
 	}
+}
+
+// refuse answers a call refused before dispatch: its status (503 or
+// 429) with Retry-After and a JSON-RPC error.
+func refuse(w http.ResponseWriter, id jsonrpc.ID, r *refusal) {
+	w.Header()["Retry-After"] = []string{strconv.Itoa(r.retryAfter)}
+	writeError(w, r.status, id, r.err)
 }
 
 // refuseBusy answers a request the server cannot take now: 503 with

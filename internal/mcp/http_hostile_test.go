@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -509,12 +510,14 @@ func TestHTTPClientNeverReads(t *testing.T) {
 	base := countGoroutines()
 	e := startHTTP(t, nil, &mcp.HTTPOptions{WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
 	addr := e.ts.Listener.Addr().String()
-	// 16 KiB notifications: far more than socket buffers hold.
-	uri := "file:///big/" + strings.Repeat("x", 16<<10)
+	// 7 KiB notifications (URIs are bounded to 8 KiB), each for another
+	// URI (those of one URI coalesce): far more than socket buffers hold.
+	uri := "file:///big/" + strings.Repeat("x", 7<<10)
 	flood := func(d time.Duration) {
-		for end := time.Now().Add(d); time.Now().Before(end); {
+		for i, end := 0, time.Now().Add(d); time.Now().Before(end); {
 			for range 10 {
-				e.srv.NotifyResourceUpdated(uri)
+				i++
+				e.srv.NotifyResourceUpdated(uri + strconv.Itoa(i))
 			}
 			runtime.Gosched()
 		}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -105,9 +106,10 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	cl.keepAlive = h.opts.KeepAlive
 	cl.stop = h.done
 	cl.drain = h.draining
-	if !s.admitCall(cl) {
+	cl.remote = remoteHost(r)
+	if rf := s.admitCall(cl); rf != nil {
 		cl.cancel()
-		refuseBusy(w, m.ID, s.busyError())
+		refuse(w, m.ID, rf)
 		return
 	}
 	stop := context.AfterFunc(h.ctx, cl.cancel) // the handler closes: cancel
@@ -126,6 +128,15 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	}
 	*out = resp
 	putBuf(out)
+}
+
+// remoteHost is the client's address without its port: one client with
+// many connections is one principal.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // postInitialize opens a legacy session.
@@ -185,11 +196,11 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 		writeError(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"})
 		return false
 	}
-	if !h.s.admitCall(cl) {
+	if rf := h.s.admitCall(cl); rf != nil {
 		ss.c.untrack(cl)
 		cl.cancel()
 		ss.dropStream(st)
-		refuseBusy(w, m.ID, h.s.busyError())
+		refuse(w, m.ID, rf)
 		return false
 	}
 	ss.enter() // the request itself, until it finishes
@@ -317,10 +328,10 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 					Message: "invalid request: a request with this id is already running"}))
 				continue
 			}
-			if !h.s.admitCall(cl) {
+			if rf := h.s.admitCall(cl); rf != nil {
 				ss.c.untrack(cl)
 				cl.cancel()
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, h.s.busyError()))
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, rf.err))
 				continue
 			}
 			calls = append(calls, cl)

@@ -35,7 +35,7 @@ type httpSession struct {
 
 func (h *httpHandler) newSession() *httpSession {
 	ss := &httpSession{h: h, done: make(chan struct{}), streams: map[int64]*sseStream{}, lastUsed: time.Now()}
-	ss.standalone = newSSEStream(ss, 0, h.opts.ReplayEvents)
+	ss.standalone = newSSEStream(ss, 0, h.opts.ReplayEvents, h.opts.ReplayBytes)
 	ss.c = h.s.newConn(h.s.ctx, ss.standalone)
 	ss.id = ss.c.id
 	return ss
@@ -134,7 +134,7 @@ func (ss *httpSession) newStream() *sseStream {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.nextStream++
-	st := newSSEStream(ss, ss.nextStream, ss.h.opts.ReplayEvents)
+	st := newSSEStream(ss, ss.nextStream, ss.h.opts.ReplayEvents, ss.h.opts.ReplayBytes)
 	if ss.closed {
 		return st
 	}

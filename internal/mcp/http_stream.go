@@ -106,6 +106,7 @@ func (d *directSink) finish(resp []byte, status int) {
 type sseEvent struct {
 	seq  int64
 	data []byte
+	key  string // of a coalescing notification (notice), else ""
 }
 
 // sseStream is one legacy SSE stream of a session: the stream of a POSTed
@@ -115,13 +116,16 @@ type sseEvent struct {
 // As a sink it queues messages; for a POST stream the first message turns
 // the response from JSON into SSE.
 type sseStream struct {
-	sess *httpSession
-	id   int64
-	max  int // events retained
+	sess     *httpSession
+	id       int64
+	max      int // events retained
+	maxBytes int // bytes of events retained
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every change
 	events    []sseEvent
+	bytes     int              // of events
+	pending   map[string]int64 // seq of the retained event of each notice key
 	nextSeq   int64
 	sse       bool   // the response is (or must become) SSE
 	final     []byte // the JSON response of a stream that never became SSE
@@ -129,11 +133,12 @@ type sseStream struct {
 	closeReq  int    // counts server-requested closes (SSE polling)
 	writerGen int    // the attached writer; a new writer takes over
 	delivered int64  // highest seq written to a client
+	handed    int64  // highest seq handed to a writer (written or being written)
 	detached  bool   // the POST response is gone and it never became SSE
 }
 
-func newSSEStream(sess *httpSession, id int64, max int) *sseStream {
-	return &sseStream{sess: sess, id: id, max: max, changed: make(chan struct{}), nextSeq: 1}
+func newSSEStream(sess *httpSession, id int64, max, maxBytes int) *sseStream {
+	return &sseStream{sess: sess, id: id, max: max, maxBytes: maxBytes, changed: make(chan struct{}), nextSeq: 1}
 }
 
 // signalLocked wakes the writer.
@@ -149,15 +154,49 @@ func (st *sseStream) send(msg []byte) error {
 		return errStreamGone
 	}
 	st.sse = true
-	st.appendLocked(msg)
+	st.appendLocked(msg, "")
 	return nil
 }
 
-func (st *sseStream) appendLocked(msg []byte) {
-	st.events = append(st.events, sseEvent{seq: st.nextSeq, data: append([]byte(nil), msg...)})
+// notice queues a session notification: not again while the last one
+// of the same key is retained and not delivered yet. It never blocks or
+// drops (the retention bounds evict the oldest events).
+func (st *sseStream) notice(key string, msg []byte) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return true
+	}
+	if seq, ok := st.pending[key]; ok && seq > st.handed {
+		return true
+	}
+	st.sse = true
+	st.appendLocked(msg, key)
+	return true
+}
+
+func (st *sseStream) appendLocked(msg []byte, key string) {
+	st.events = append(st.events, sseEvent{seq: st.nextSeq, data: append([]byte(nil), msg...), key: key})
+	st.bytes += len(msg)
+	if key != "" {
+		if st.pending == nil {
+			st.pending = map[string]int64{}
+		}
+		st.pending[key] = st.nextSeq
+	}
 	st.nextSeq++
-	if len(st.events) > st.max {
-		n := copy(st.events, st.events[len(st.events)-st.max:])
+	drop := 0
+	for n, b := len(st.events), st.bytes; drop < n-1 && (n-drop > st.max || b > st.maxBytes); drop++ {
+		b -= len(st.events[drop].data)
+	}
+	if drop > 0 {
+		for _, ev := range st.events[:drop] {
+			st.bytes -= len(ev.data)
+			if ev.key != "" && st.pending[ev.key] == ev.seq {
+				delete(st.pending, ev.key)
+			}
+		}
+		n := copy(st.events, st.events[drop:])
 		clear(st.events[n:])
 		st.events = st.events[:n]
 	}
@@ -178,7 +217,7 @@ func (st *sseStream) finish(resp []byte) {
 	st.mu.Lock()
 	if st.sse {
 		if resp != nil {
-			st.appendLocked(resp)
+			st.appendLocked(resp, "")
 		}
 	} else {
 		st.final = resp
@@ -242,6 +281,9 @@ func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, 
 		}
 		end := st.done && last >= st.nextSeq-1
 		ch := st.changed
+		if last > st.handed {
+			st.handed = last
+		}
 		st.mu.Unlock()
 		*buf = b
 		if len(b) > 0 {

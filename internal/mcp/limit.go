@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -25,14 +26,41 @@ type callLimiter struct {
 	running     atomic.Int64
 	waitTimeout time.Duration
 
+	// Shares (Options.MaxCallsPerShare): the run slots that calls of one
+	// share key (a plugin) may hold at once. A waiter whose share is full
+	// lets the waiters behind it go first.
+	perShare int64
+	shares   sync.Map // key -> *shareState
+
 	nwait   atomic.Int64 // len(waiters), readable without mu
 	mu      sync.Mutex
-	waiters []chan struct{} // FIFO; closed when granted a slot
-	nfirst  int             // waiters[:nfirst] resume (acquireFirst), FIFO among themselves
+	waiters []waiter // FIFO
+	nfirst  int      // waiters[:nfirst] resume (acquireFirst), FIFO among themselves
 }
 
+// waiter is a call waiting for a run slot; ch is closed when granted.
+type waiter struct {
+	ch chan struct{}
+	ks *shareState
+}
+
+// shareState counts the run slots held by the calls of one share key.
+type shareState struct{ running atomic.Int64 }
+
 func newCallLimiter(maxRunning, maxWaiting int, wait time.Duration) *callLimiter {
-	return &callLimiter{max: int64(maxRunning), capacity: int64(maxRunning + maxWaiting), waitTimeout: wait}
+	return &callLimiter{max: int64(maxRunning), capacity: int64(maxRunning + maxWaiting), waitTimeout: wait, perShare: int64(maxRunning)}
+}
+
+// share returns the state of share key k (nil for "": no share).
+func (l *callLimiter) share(k string) *shareState {
+	if k == "" {
+		return nil
+	}
+	if v, ok := l.shares.Load(k); ok {
+		return v.(*shareState)
+	}
+	v, _ := l.shares.LoadOrStore(k, &shareState{})
+	return v.(*shareState)
 }
 
 // admit takes a place for one call; false when running and waiting calls
@@ -51,15 +79,41 @@ func (l *callLimiter) admit() bool {
 
 func (l *callLimiter) unadmit() { l.admitted.Add(-1) }
 
-// tryAcquire takes a run slot if one is free.
-func (l *callLimiter) tryAcquire() bool {
+// tryAcquire takes a run slot (in ks's share) if one is free.
+func (l *callLimiter) tryAcquire(ks *shareState) bool {
+	ok, undid := l.take(ks)
+	if undid && l.nwait.Load() > 0 {
+		// The share's slot was held a moment: a waiter of that share
+		// may have been passed over meanwhile.
+		l.wake()
+	}
+	return ok
+}
+
+// take takes a slot of ks's share and then a run slot; undid reports that
+// it took the share's slot and gave it back.
+func (l *callLimiter) take(ks *shareState) (ok, undid bool) {
+	if ks != nil {
+		for {
+			m := ks.running.Load()
+			if m >= l.perShare {
+				return false, false
+			}
+			if ks.running.CompareAndSwap(m, m+1) {
+				break
+			}
+		}
+	}
 	for {
 		n := l.running.Load()
 		if n >= l.max {
-			return false
+			if ks != nil {
+				ks.running.Add(-1)
+			}
+			return false, ks != nil
 		}
 		if l.running.CompareAndSwap(n, n+1) {
-			return true
+			return true, false
 		}
 	}
 }
@@ -67,28 +121,28 @@ func (l *callLimiter) tryAcquire() bool {
 // acquire waits for a run slot. It fails when ctx ends or, if timeout is
 // positive, after timeout.
 func (l *callLimiter) acquire(ctx context.Context, timeout time.Duration) error {
-	return l.acquireAt(ctx, timeout, false)
+	return l.acquireAt(ctx, timeout, false, nil)
 }
 
 // acquireFirst is acquire for a call that resumes after yielding its slot
 // (yieldSlot): it waits ahead of the calls that have not started, since
 // it holds a plugin instance that no other call can use meanwhile.
 func (l *callLimiter) acquireFirst(ctx context.Context, timeout time.Duration) error {
-	return l.acquireAt(ctx, timeout, true)
+	return l.acquireAt(ctx, timeout, true, nil)
 }
 
-func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, first bool) error {
-	if l.tryAcquire() {
+func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, first bool, ks *shareState) error {
+	if l.tryAcquire(ks) {
 		return nil
 	}
 	l.mu.Lock()
 	l.nwait.Add(1) // before trying again: a release now sees a waiter
-	if l.tryAcquire() {
+	if ok, _ := l.take(ks); ok {
 		l.nwait.Add(-1)
 		l.mu.Unlock()
 		return nil
 	}
-	w := make(chan struct{})
+	w := waiter{ch: make(chan struct{}), ks: ks}
 	if first {
 		l.waiters = slices.Insert(l.waiters, l.nfirst, w)
 		l.nfirst++
@@ -104,7 +158,7 @@ func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, firs
 	}
 	var err error
 	select {
-	case <-w:
+	case <-w.ch:
 		return nil
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -112,7 +166,7 @@ func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, firs
 		err = errBusyWait
 	}
 	l.mu.Lock()
-	if i := slices.Index(l.waiters, w); i >= 0 {
+	if i := slices.IndexFunc(l.waiters, func(x waiter) bool { return x.ch == w.ch }); i >= 0 {
 		l.waiters = slices.Delete(l.waiters, i, i+1)
 		if i < l.nfirst {
 			l.nfirst--
@@ -122,25 +176,41 @@ func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, firs
 		return err
 	}
 	l.mu.Unlock()
-	l.release() // granted while giving up: pass the slot on
+	l.releaseShare(ks) // granted while giving up: pass the slot on
 	return err
 }
 
-// release gives a run slot back, to the first waiter if there is one.
-func (l *callLimiter) release() {
+// release gives a run slot back, to the first waiter that may take it.
+func (l *callLimiter) release() { l.releaseShare(nil) }
+
+// releaseShare gives back a run slot of ks's share.
+func (l *callLimiter) releaseShare(ks *shareState) {
+	if ks != nil {
+		ks.running.Add(-1)
+	}
 	l.running.Add(-1)
 	if l.nwait.Load() == 0 {
 		return
 	}
+	l.wake()
+}
+
+// wake grants free slots to the waiters, in order, skipping those whose
+// share is full.
+func (l *callLimiter) wake() {
 	l.mu.Lock()
-	for len(l.waiters) > 0 && l.tryAcquire() {
-		w := l.waiters[0]
-		l.waiters = slices.Delete(l.waiters, 0, 1)
-		if l.nfirst > 0 {
+	for i := 0; i < len(l.waiters) && l.running.Load() < l.max; {
+		w := l.waiters[i]
+		if ok, _ := l.take(w.ks); !ok {
+			i++
+			continue
+		}
+		l.waiters = slices.Delete(l.waiters, i, i+1)
+		if i < l.nfirst {
 			l.nfirst--
 		}
 		l.nwait.Add(-1)
-		close(w)
+		close(w.ch)
 	}
 	l.mu.Unlock()
 }
@@ -175,29 +245,42 @@ var errBusyWait = &jsonrpc.Error{
 	Data:    []byte(`{"busy":true,"retryAfterMs":` + strconv.Itoa(retryAfterSeconds*1000) + `}`),
 }
 
-// admitCall takes a limiter place for cl if its method is bounded; false
-// means the server is full and cl must be refused with busyError.
-func (s *Server) admitCall(cl *call) bool {
+// admitCall takes a limiter place for cl if its method is bounded, within
+// its principal's share and rate; non-nil means cl must be refused so.
+func (s *Server) admitCall(cl *call) *refusal {
 	if !limited(cl.req.Method) {
-		return true
+		return nil
+	}
+	return s.admit(cl)
+}
+
+func (s *Server) admit(cl *call) *refusal {
+	var key string
+	if s.principals.on {
+		key = principalKey(cl)
+		if r := s.principals.admit(key, time.Now()); r != nil {
+			return r
+		}
 	}
 	if !s.limit.admit() {
-		return false
+		if key != "" {
+			s.principals.done(key, time.Now())
+		}
+		return &refusal{err: s.busyError(), status: http.StatusServiceUnavailable, retryAfter: retryAfterSeconds}
 	}
-	cl.admitted = true
-	return true
+	cl.admitted, cl.pkey = true, key
+	return nil
 }
 
 // runSlot acquires the run slot of an admitted call (admitting it first
 // if the transport did not).
 func (s *Server) runSlot(cl *call) error {
 	if !cl.admitted {
-		if !s.limit.admit() {
-			return s.busyError()
+		if r := s.admit(cl); r != nil {
+			return r.err
 		}
-		cl.admitted = true
 	}
-	if err := s.limit.acquire(cl.ctx, s.limit.waitTimeout); err != nil {
+	if err := s.limit.acquireAt(cl.ctx, s.limit.waitTimeout, false, cl.share); err != nil {
 		return err
 	}
 	cl.mu.Lock()
@@ -217,11 +300,14 @@ func (s *Server) releaseCall(cl *call) {
 	cl.released = true
 	cl.mu.Unlock()
 	if running {
-		s.limit.release()
+		s.limit.releaseShare(cl.share)
 	}
 	if cl.admitted {
 		cl.admitted = false
 		s.limit.unadmit()
+		if cl.pkey != "" {
+			s.principals.done(cl.pkey, time.Now())
+		}
 	}
 }
 
@@ -234,7 +320,7 @@ func (s *Server) pauseSlot(cl *call) bool {
 	cl.running = false
 	cl.mu.Unlock()
 	if running {
-		s.limit.release()
+		s.limit.releaseShare(cl.share)
 	}
 	return running
 }
@@ -245,7 +331,7 @@ func (s *Server) resumeSlot(ctx context.Context, cl *call, paused bool) {
 	}
 	actx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(cl.ctx, cancel)
-	err := s.limit.acquire(actx, 0)
+	err := s.limit.acquireAt(actx, 0, false, cl.share)
 	stop()
 	cancel()
 	if err != nil {
@@ -254,7 +340,7 @@ func (s *Server) resumeSlot(ctx context.Context, cl *call, paused bool) {
 	cl.mu.Lock()
 	if cl.released {
 		cl.mu.Unlock()
-		s.limit.release()
+		s.limit.releaseShare(cl.share)
 		return
 	}
 	cl.running = true
@@ -287,7 +373,7 @@ func (s *Server) yieldSlot(cl *call) {
 	cl.running = false
 	cl.yielded = true
 	cl.mu.Unlock()
-	s.limit.release()
+	s.limit.releaseShare(cl.share)
 }
 
 func (s *Server) resumeSlotAfterYield(ctx context.Context, cl *call) error {
@@ -300,7 +386,7 @@ func (s *Server) resumeSlotAfterYield(ctx context.Context, cl *call) error {
 	cl.mu.Unlock()
 	actx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(cl.ctx, cancel)
-	err := s.limit.acquireFirst(actx, s.limit.waitTimeout)
+	err := s.limit.acquireAt(actx, s.limit.waitTimeout, true, cl.share)
 	stop()
 	cancel()
 	if err != nil {
@@ -312,7 +398,7 @@ func (s *Server) resumeSlotAfterYield(ctx context.Context, cl *call) error {
 	cl.mu.Lock()
 	if cl.released {
 		cl.mu.Unlock()
-		s.limit.release()
+		s.limit.releaseShare(cl.share)
 		return errRequestDone
 	}
 	cl.running = true

@@ -22,14 +22,23 @@ type lineWriter struct {
 	spare    []byte     // the other buffer, reused
 	flushing bool
 	err      error
+
+	// Notifications (notice): queued bytes ever, bytes ever handed to
+	// Write, and
+	// the queued offset at which the last message of each key ends.
+	noticeMax int
+	queued    int64
+	written   int64
+	pending   map[string]int64
+	pruneAt   int
 }
 
 // maxQueued is how much output may wait behind a blocked Write before
 // writers block too (backpressure on a client that does not read).
 const maxQueued = 8 << 20
 
-func newLineWriter(w io.Writer) *lineWriter {
-	lw := &lineWriter{w: w, buf: make([]byte, 0, 4096), spare: make([]byte, 0, 4096)}
+func newLineWriter(w io.Writer, noticeMax int) *lineWriter {
+	lw := &lineWriter{w: w, buf: make([]byte, 0, 4096), spare: make([]byte, 0, 4096), noticeMax: noticeMax}
 	lw.drained = sync.NewCond(&lw.mu)
 	return lw
 }
@@ -46,17 +55,83 @@ func (lw *lineWriter) writeMsg(msg []byte) error {
 		lw.mu.Unlock()
 		return err
 	}
-	lw.buf = append(lw.buf, msg...)
-	lw.buf = append(lw.buf, '\n')
+	lw.appendLocked(msg)
 	if lw.flushing {
 		lw.mu.Unlock()
 		return nil
 	}
 	lw.flushing = true
+	return lw.flushLocked()
+}
+
+func (lw *lineWriter) appendLocked(msg []byte) {
+	lw.buf = append(lw.buf, msg...)
+	lw.buf = append(lw.buf, '\n')
+	lw.queued += int64(len(msg)) + 1
+}
+
+// notice queues a notification without blocking: it is dropped (false)
+// when a write is in progress and more than noticeMax bytes would be
+// queued, and not queued again (true) when the last message of the same
+// key is not written yet. When no write is in progress, a goroutine
+// writes what is queued.
+func (lw *lineWriter) notice(key string, msg []byte) bool {
+	lw.mu.Lock()
+	if lw.err != nil {
+		lw.mu.Unlock()
+		return true // the connection is gone: nothing to count
+	}
+	if end, ok := lw.pending[key]; ok && key != "" {
+		if end > lw.written {
+			lw.mu.Unlock()
+			return true
+		}
+		delete(lw.pending, key)
+	}
+	if lw.flushing && len(lw.buf)+len(msg)+1 > lw.noticeMax {
+		lw.mu.Unlock()
+		return false
+	}
+	lw.appendLocked(msg)
+	if key != "" {
+		if len(lw.pending) >= lw.pruneAt {
+			lw.prunePendingLocked()
+			lw.pruneAt = max(1024, 2*len(lw.pending))
+		}
+		lw.pending[key] = lw.queued
+	}
+	if lw.flushing {
+		lw.mu.Unlock()
+		return true
+	}
+	lw.flushing = true
+	go func() { _ = lw.flushLocked() }()
+	return true
+}
+
+// prunePendingLocked forgets the keys whose message is written.
+func (lw *lineWriter) prunePendingLocked() {
+	if lw.pending == nil {
+		lw.pending = map[string]int64{}
+		return
+	}
+	for k, end := range lw.pending {
+		if end <= lw.written {
+			delete(lw.pending, k)
+		}
+	}
+}
+
+// flushLocked writes what is queued until nothing is; the caller set
+// flushing and holds mu, which flushLocked releases.
+func (lw *lineWriter) flushLocked() error {
 	var err error
 	for len(lw.buf) > 0 && lw.err == nil {
 		out := lw.buf
 		lw.buf = lw.spare[:0]
+		// Counted as written once handed to Write: the client may read
+		// it before Write returns.
+		lw.written += int64(len(out))
 		lw.mu.Unlock()
 		_, err = lw.w.Write(out)
 		lw.mu.Lock()
@@ -90,3 +165,5 @@ func (lw *lineWriter) close() {
 type lineSink struct{ lw *lineWriter }
 
 func (s lineSink) send(msg []byte) error { return s.lw.writeMsg(msg) }
+
+func (s lineSink) notice(key string, msg []byte) bool { return s.lw.notice(key, msg) }

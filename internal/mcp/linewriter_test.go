@@ -25,7 +25,7 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 
 func TestLineWriterCoalescesAndKeepsOrder(t *testing.T) {
 	sw := &slowWriter{release: make(chan struct{})}
-	lw := newLineWriter(sw)
+	lw := newLineWriter(sw, 1<<20)
 	first := make(chan struct{})
 	go func() {
 		lw.writeMsg([]byte("0"))
@@ -60,7 +60,7 @@ func TestLineWriterCoalescesAndKeepsOrder(t *testing.T) {
 
 func TestLineWriterBackpressure(t *testing.T) {
 	pr, pw := io.Pipe()
-	lw := newLineWriter(pw)
+	lw := newLineWriter(pw, 1<<20)
 	big := bytes.Repeat([]byte("x"), 1<<20)
 	done := make(chan struct{})
 	go func() {

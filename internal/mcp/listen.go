@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,12 +48,21 @@ func (l *listener) wantsResource(uri string) bool {
 
 // deliver queues msg without blocking the notifier; when the stream is too
 // slow the notification is dropped (list_changed notifications coalesce).
-func (l *listener) deliver(msg []byte) {
+func (l *listener) deliver(key string, msg []byte) {
 	l.mu.Lock()
 	if l.direct != nil && l.acked && !l.ended {
-		l.direct.mu.Lock()
-		_ = l.direct.sendLocked(msg)
-		l.direct.mu.Unlock()
+		cl := l.direct
+		cl.mu.Lock()
+		if ns, ok := cl.out.(noticeSink); ok {
+			if !cl.done && !cl.clientCancelled {
+				// The key is this stream's: another stream's pending
+				// notification does not stand for it.
+				ns.notice(key+" "+string(l.id.Raw()), msg)
+			}
+		} else {
+			_ = cl.sendLocked(msg)
+		}
+		cl.mu.Unlock()
 		l.mu.Unlock()
 		return
 	}
@@ -114,6 +124,12 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 			uri, ok := jsonrpc.String(e)
 			if !ok {
 				return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
+			}
+			if e := s.checkURI("subscriptions/listen", uri); e != nil {
+				return nil, e
+			}
+			if len(l.uris) >= s.opts.MaxSubscriptions {
+				return nil, invalidParams("subscriptions/listen: more than " + strconv.Itoa(s.opts.MaxSubscriptions) + " resourceSubscriptions")
 			}
 			l.uris = append(l.uris, uri)
 		}

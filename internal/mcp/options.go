@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"log/slog"
+	"math"
 	"runtime"
 	"time"
 )
@@ -62,6 +63,23 @@ type Options struct {
 	MaxConcurrentCalls int
 	MaxWaitingCalls    int
 	CallWaitTimeout    time.Duration
+	// MaxCallsPerShare bounds the run slots that the calls of one share
+	// key (SlotSharer: one plugin) hold at once; a call of a full share
+	// waits (as for any slot) while calls of other keys run. Default
+	// max(1, MaxConcurrentCalls/2).
+	MaxCallsPerShare int
+	// PrincipalConcurrent bounds the admitted calls (running and
+	// waiting) of one principal: the authenticated caller, else the
+	// legacy session, else the client's address or stdio connection.
+	// PrincipalRate bounds the calls one principal starts a second
+	// (0: no rate limit), with bursts of PrincipalBurst. Beyond them a
+	// call is refused with -32001 (data {"busy":true}), on HTTP with 429
+	// and Retry-After. Defaults: MaxConcurrentCalls + MaxWaitingCalls
+	// less an eighth (the last eighth of the places stay for other
+	// principals), no rate limit, and max(1, PrincipalRate).
+	PrincipalConcurrent int
+	PrincipalRate       float64
+	PrincipalBurst      int
 
 	// MaxBatch bounds the messages of one 2025-03-26 JSON-RPC batch (stdio
 	// and HTTP): a longer batch is refused as a whole with one -32600
@@ -72,6 +90,24 @@ type Options struct {
 	// requests at once. Defaults: 100 and 16 MiB.
 	MaxBatch      int
 	MaxBatchBytes int
+
+	// MaxSubscriptions bounds the resource subscriptions of one legacy
+	// session (resources/subscribe) and of one subscriptions/listen
+	// stream, and MaxURIBytes the length of a subscribed URI; beyond
+	// them the request fails with -32602. A resources/updated
+	// notification for a longer URI is dropped (and logged). Defaults 100
+	// and 8 KiB.
+	MaxSubscriptions int
+	MaxURIBytes      int
+	// NotifyQueueBytes bounds the notifications (list_changed,
+	// resources/updated) a stdio connection queues behind a client that
+	// does not read its output: past it they are dropped, with a log
+	// line, instead of blocking the notifier. A list_changed of a kind,
+	// or a resources/updated of a URI, already waiting to be written is
+	// not queued again. (HTTP sessions queue them in their SSE stream,
+	// bounded by HTTPOptions.ReplayBytes, and coalesce them the same
+	// way.) Default 1 MiB.
+	NotifyQueueBytes int
 }
 
 func (o *Options) withDefaults() Options {
@@ -114,11 +150,35 @@ func (o *Options) withDefaults() Options {
 	if v.CallWaitTimeout <= 0 {
 		v.CallWaitTimeout = 10 * time.Second
 	}
+	switch {
+	case v.MaxCallsPerShare <= 0:
+		v.MaxCallsPerShare = max(1, v.MaxConcurrentCalls/2)
+	case v.MaxCallsPerShare > v.MaxConcurrentCalls:
+		v.MaxCallsPerShare = v.MaxConcurrentCalls
+	}
+	if capacity := v.MaxConcurrentCalls + v.MaxWaitingCalls; v.PrincipalConcurrent <= 0 || v.PrincipalConcurrent > capacity {
+		v.PrincipalConcurrent = capacity - capacity/8
+	}
+	if v.PrincipalRate < 0 {
+		v.PrincipalRate = 0
+	}
+	if v.PrincipalBurst <= 0 {
+		v.PrincipalBurst = max(1, int(math.Ceil(v.PrincipalRate)))
+	}
 	if v.MaxBatch <= 0 {
 		v.MaxBatch = 100
 	}
 	if v.MaxBatchBytes <= 0 {
 		v.MaxBatchBytes = 16 << 20
+	}
+	if v.MaxSubscriptions <= 0 {
+		v.MaxSubscriptions = 100
+	}
+	if v.MaxURIBytes <= 0 {
+		v.MaxURIBytes = 8 << 10
+	}
+	if v.NotifyQueueBytes <= 0 {
+		v.NotifyQueueBytes = 1 << 20
 	}
 	return v
 }

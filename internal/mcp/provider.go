@@ -45,6 +45,17 @@ type Provider interface {
 	Complete(ctx context.Context, r *Request) (json.RawMessage, error)
 }
 
+// SlotSharer is implemented by a Provider whose calls share the
+// server's run slots (Options.MaxConcurrentCalls) by key, so that the
+// calls of one key (say, of one plugin whose instances spin) hold at most
+// Options.MaxCallsPerShare of them and the calls of other keys still run.
+// SlotShare is called before the call takes a slot, with the request's
+// method and params set; "" means no share. Keys should be few (plugin
+// names): the engine keeps a counter for each key it has seen.
+type SlotSharer interface {
+	SlotShare(r *Request) string
+}
+
 // Features says which server features a Provider offers.
 type Features struct {
 	Tools       bool // tools/list, tools/call

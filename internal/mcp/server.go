@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,9 +24,10 @@ type Server struct {
 	ctx    context.Context // done after Close
 	cancel context.CancelFunc
 
-	limit  *callLimiter
-	active atomic.Int64  // requests being served (invoke)
-	drain  chan struct{} // closed by Shutdown: stop taking requests
+	limit      *callLimiter
+	principals *principals
+	active     atomic.Int64  // requests being served (invoke)
+	drain      chan struct{} // closed by Shutdown: stop taking requests
 
 	serverInfo []byte // Implementation object
 
@@ -53,6 +55,8 @@ func NewServer(p Provider, opts *Options) *Server {
 		limit:     newCallLimiter(o.MaxConcurrentCalls, o.MaxWaitingCalls, o.CallWaitTimeout),
 		drain:     make(chan struct{}),
 	}
+	s.limit.perShare = int64(o.MaxCallsPerShare)
+	s.principals = newPrincipals(o.PrincipalConcurrent, o.PrincipalRate, o.PrincipalBurst, o.MaxConcurrentCalls+o.MaxWaitingCalls)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	info := append([]byte(`{"name":`), jsonrpc.AppendString(nil, o.Name)...)
 	if o.Title != "" {
@@ -183,10 +187,10 @@ func (s *Server) NotifyListChanged(kind string) {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.notify(legacy)
+		c.notify(method, legacy)
 	}
 	for _, l := range ls {
-		l.deliver(taggedNotification(method, "", l.id))
+		l.deliver(method, taggedNotification(method, "", l.id))
 	}
 }
 
@@ -196,6 +200,10 @@ func (s *Server) NotifyListChanged(kind string) {
 // ("file:///dir/" covers "file:///dir/a.txt").
 func (s *Server) NotifyResourceUpdated(uri string) {
 	if f := s.p.Features(); !f.Resources || !f.Subscribe {
+		return
+	}
+	if len(uri) > s.opts.MaxURIBytes {
+		s.log.Warn("resources/updated dropped: URI too long", "bytes", len(uri), "max", s.opts.MaxURIBytes)
 		return
 	}
 	params := append([]byte(`{"uri":`), jsonrpc.AppendString(nil, uri)...)
@@ -215,12 +223,21 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 		}
 	}
 	s.mu.Unlock()
+	key := notifUpdated + " " + uri
 	for _, c := range conns {
-		c.notify(legacy)
+		c.notify(key, legacy)
 	}
 	for _, l := range ls {
-		l.deliver(taggedNotification(notifUpdated, uri, l.id))
+		l.deliver(key, taggedNotification(notifUpdated, uri, l.id))
 	}
+}
+
+// checkURI refuses a subscribed URI longer than Options.MaxURIBytes.
+func (s *Server) checkURI(method, uri string) *jsonrpc.Error {
+	if len(uri) > s.opts.MaxURIBytes {
+		return invalidParams(method + ": uri of " + strconv.Itoa(len(uri)) + " bytes; at most " + strconv.Itoa(s.opts.MaxURIBytes))
+	}
+	return nil
 }
 
 // coversURI reports whether a subscription to sub covers uri.

@@ -26,7 +26,7 @@ import (
 // returned; a Read blocked on r is then abandoned to a goroutine that
 // exits as soon as that Read returns, without reading further.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	lw := newLineWriter(w)
+	lw := newLineWriter(w, s.opts.NotifyQueueBytes)
 	st := &stdioConn{srv: s, lw: lw, sink: lineSink{lw}, sem: make(chan struct{}, s.opts.MaxConcurrency),
 		jobs: make(chan stdioJob), quit: make(chan struct{})}
 	st.c = s.newConn(s.ctx, st.sink)
@@ -258,11 +258,12 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 		return false
 	}
 	cl.slots = st
-	if !st.srv.admitCall(cl) {
+	cl.remote = "stdio " + st.c.id
+	if rf := st.srv.admitCall(cl); rf != nil {
 		st.c.untrack(cl)
 		st.release()
 		cl.cancel()
-		st.writeError(m.ID, st.srv.busyError())
+		st.writeError(m.ID, rf.err)
 		return false
 	}
 	if !st.begin() {
@@ -334,10 +335,10 @@ func (st *stdioConn) handleBatch(line []byte) {
 					Message: "invalid request: a request with this id is already running"}))
 				continue
 			}
-			if !st.srv.admitCall(cl) {
+			if rf := st.srv.admitCall(cl); rf != nil {
 				st.c.untrack(cl)
 				cl.cancel()
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, st.srv.busyError()))
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, rf.err))
 				continue
 			}
 			calls = append(calls, cl)

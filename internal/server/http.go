@@ -44,6 +44,7 @@ func (s *Server) httpOptions() *mcp.HTTPOptions {
 		MaxBodyBytes:       int64(h.MaxBody),
 		MaxSessions:        h.MaxSessions,
 		SessionIdleTimeout: time.Duration(h.SessionIdleTimeout),
+		ReplayBytes:        int(h.ReplayBuffer),
 		ReadTimeout:        time.Duration(h.ReadTimeout),
 		WriteTimeout:       time.Duration(h.WriteTimeout),
 		ReadHeaderTimeout:  time.Duration(h.ReadHeaderTimeout),

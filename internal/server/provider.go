@@ -15,8 +15,9 @@ import (
 
 // provider serves the plugin registry to the MCP engine.
 type provider struct {
-	reg *plugins.Registry
-	log *slog.Logger
+	reg    *plugins.Registry
+	log    *slog.Logger
+	shares shareCache // see share.go
 }
 
 var _ mcp.Provider = (*provider)(nil)

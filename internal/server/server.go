@@ -129,15 +129,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		return nil, err
 	}
 	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log}, &mcp.Options{
-		Name:               cfg.Server.Name,
-		Version:            version,
-		Instructions:       cfg.Server.Instructions,
-		Logger:             log,
-		MaxConcurrentCalls: cfg.Limits.MaxConcurrent,
-		MaxWaitingCalls:    cfg.Limits.MaxWaiting,
-		CallWaitTimeout:    time.Duration(cfg.Limits.Timeout),
-		MaxBatch:           cfg.Limits.MaxBatch,
-		MaxBatchBytes:      int(cfg.Limits.MaxBatchResponse),
+		Name:                cfg.Server.Name,
+		Version:             version,
+		Instructions:        cfg.Server.Instructions,
+		Logger:              log,
+		MaxConcurrentCalls:  cfg.Limits.MaxConcurrent,
+		MaxWaitingCalls:     cfg.Limits.MaxWaiting,
+		CallWaitTimeout:     time.Duration(cfg.Limits.Timeout),
+		MaxCallsPerShare:    cfg.Limits.PluginConcurrent,
+		PrincipalConcurrent: cfg.Limits.PrincipalConcurrent,
+		PrincipalRate:       cfg.Limits.PrincipalRate,
+		PrincipalBurst:      cfg.Limits.PrincipalBurst,
+		MaxBatch:            cfg.Limits.MaxBatch,
+		MaxBatchBytes:       int(cfg.Limits.MaxBatchResponse),
+		MaxSubscriptions:    cfg.Limits.MaxSubscriptions,
+		MaxURIBytes:         int(cfg.Limits.MaxURI),
+		NotifyQueueBytes:    int(cfg.Limits.NotifyQueue),
 	})
 	specs, err := Specs(cfg)
 	if err != nil {

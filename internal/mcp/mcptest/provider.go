@@ -26,6 +26,9 @@ type Provider struct {
 	Started chan string
 	// Stopped receives the name of the slow tool when its context ends.
 	Stopped chan string
+	// Finished receives the name of the hidden flood tool when it
+	// returns, when non-nil (sends never block).
+	Finished chan string
 	// Gate, when non-nil, holds the close_stream tool after it closed its
 	// stream until Gate is closed or receives.
 	Gate chan struct{}
@@ -255,6 +258,31 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 	if strings.HasPrefix(cp.Name, "filler_") {
 		return text(cp.Name), nil
 	}
+	if cp.Name == "flood" {
+		// Hidden (not listed): notifies n list_changed of kind, or, with
+		// uri, resources/updated for n URIs uri<i> padded to size bytes.
+		n, size, kind, uri := argInt("n", 1), argInt("size", 0), arg("kind"), arg("uri")
+		if s := p.srv(); s != nil {
+			for i := range n {
+				if uri == "" {
+					s.NotifyListChanged(kind)
+					continue
+				}
+				u := uri + strconv.Itoa(i)
+				if len(u) < size {
+					u += strings.Repeat("x", size-len(u))
+				}
+				s.NotifyResourceUpdated(u)
+			}
+		}
+		if p.Finished != nil {
+			select {
+			case p.Finished <- cp.Name:
+			default:
+			}
+		}
+		return text("flooded"), nil
+	}
 	return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+cp.Name, nil)
 }
 
@@ -417,4 +445,18 @@ func raws(ss []string) []json.RawMessage {
 	return out
 }
 
-var _ mcp.Provider = (*Provider)(nil)
+// SlotShare implements mcp.SlotSharer: a tools/call shares the run slots
+// by its "share" argument, when it has one.
+func (p *Provider) SlotShare(r *mcp.Request) string {
+	var cp callParams
+	if r.Method != "tools/call" || json.Unmarshal(r.Params, &cp) != nil {
+		return ""
+	}
+	s, _ := jsonrpc.String(cp.Arguments["share"])
+	return s
+}
+
+var (
+	_ mcp.Provider   = (*Provider)(nil)
+	_ mcp.SlotSharer = (*Provider)(nil)
+)

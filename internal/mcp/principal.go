@@ -1,0 +1,144 @@
+package mcp
+
+import (
+	"hash/maphash"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// Per-principal limits. A principal is whoever a call comes from: the
+// authenticated caller (Request.Principal) when access control is on,
+// else the legacy session, else the client's address (HTTP) or the stdio
+// connection. One principal may hold at most Options.PrincipalConcurrent
+// of the server's admitted places (running plus waiting calls), so that
+// the last ones stay for the others, and may start at most
+// Options.PrincipalRate calls a second (a token bucket of
+// Options.PrincipalBurst). Refusals are -32001 with data
+// {"busy":true,"retryAfterMs":...}, HTTP 429 with Retry-After.
+
+// principals tracks the admitted calls and rate of every principal that
+// has calls in flight (or a bucket still refilling). Its state is
+// sharded so that calls of different principals share no lock.
+type principals struct {
+	max   int64   // admitted calls per principal
+	rate  float64 // calls per second; 0: no rate limit
+	burst float64
+	on    bool // either bound can refuse
+
+	seed   maphash.Seed
+	shards [32]principalShard
+}
+
+type principalShard struct {
+	mu      sync.Mutex
+	m       map[string]*principal
+	sweepAt int
+}
+
+type principal struct {
+	n      int64 // admitted calls
+	tokens float64
+	last   time.Time
+}
+
+func newPrincipals(max int, rate float64, burst int, capacity int) *principals {
+	p := &principals{max: int64(max), rate: rate, burst: float64(burst), seed: maphash.MakeSeed()}
+	p.on = p.max < int64(capacity) || rate > 0
+	return p
+}
+
+func (p *principals) shard(key string) *principalShard {
+	return &p.shards[maphash.String(p.seed, key)%uint64(len(p.shards))]
+}
+
+// refusal is why a call was refused before it ran.
+type refusal struct {
+	err        *jsonrpc.Error
+	status     int // HTTP status of a refusal before dispatch
+	retryAfter int // seconds
+}
+
+// admit takes a place for one call of key; nil means admitted.
+func (p *principals) admit(key string, now time.Time) *refusal {
+	sh := p.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m == nil {
+		sh.m = map[string]*principal{}
+	}
+	pr := sh.m[key]
+	if pr == nil {
+		if len(sh.m) >= max(sh.sweepAt, 256) {
+			p.sweepLocked(sh, now)
+			sh.sweepAt = 2 * len(sh.m)
+		}
+		pr = &principal{tokens: p.burst, last: now}
+		sh.m[key] = pr
+	}
+	if pr.n >= p.max {
+		return &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout,
+			Message: "Too many calls from this client: " + strconv.FormatInt(pr.n, 10) + " are running or waiting, its share of the server; retry later",
+			Data:    busyData(retryAfterSeconds)}, status: 429, retryAfter: retryAfterSeconds}
+	}
+	if p.rate > 0 {
+		pr.tokens = min(p.burst, pr.tokens+now.Sub(pr.last).Seconds()*p.rate)
+		pr.last = now
+		if pr.tokens < 1 {
+			wait := int(math.Ceil((1 - pr.tokens) / p.rate))
+			return &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout,
+				Message: "Rate limit: more than " + strconv.FormatFloat(p.rate, 'g', -1, 64) + " calls a second from this client; retry later",
+				Data:    busyData(max(1, wait))}, status: 429, retryAfter: max(1, wait)}
+		}
+		pr.tokens--
+	}
+	pr.n++
+	return nil
+}
+
+// done gives back the place of one call of key.
+func (p *principals) done(key string, now time.Time) {
+	sh := p.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	pr := sh.m[key]
+	if pr == nil {
+		return
+	}
+	pr.n--
+	if pr.n <= 0 && p.idle(pr, now) {
+		delete(sh.m, key)
+	}
+}
+
+// idle reports whether a principal without calls has a full bucket (its
+// state can be forgotten).
+func (p *principals) idle(pr *principal, now time.Time) bool {
+	return p.rate <= 0 || pr.tokens+now.Sub(pr.last).Seconds()*p.rate >= p.burst
+}
+
+func (p *principals) sweepLocked(sh *principalShard, now time.Time) {
+	for k, pr := range sh.m {
+		if pr.n <= 0 && p.idle(pr, now) {
+			delete(sh.m, k)
+		}
+	}
+}
+
+func busyData(retry int) []byte {
+	return []byte(`{"busy":true,"retryAfterMs":` + strconv.Itoa(retry*1000) + `}`)
+}
+
+// principalKey names the principal of cl.
+func principalKey(cl *call) string {
+	switch {
+	case cl.req.Principal != "":
+		return "p " + cl.req.Principal
+	case cl.req.SessionID != "":
+		return "s " + cl.req.SessionID
+	}
+	return "a " + cl.remote
+}

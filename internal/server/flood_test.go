@@ -1,0 +1,62 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestPluginSlotShare: a plugin whose instances spin takes at most its
+// share of the server's run slots ([limits] plugin_concurrent, by default
+// half of max_concurrent): a call to another plugin answers while the
+// spinning calls still run.
+func TestPluginSlotShare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs spinning plugin calls for seconds")
+	}
+	e := newHostileEnv(t)
+	srv, err := newHostileServer(t, e, `
+[server]
+name = "share"
+kv_dir = ":memory:"
+[limits]
+timeout = "4s"
+max_concurrent = 4
+max_waiting = 16
+[[plugins]]
+name = "good"
+path = `+quote(hostilePath(t, "good"))+`
+[[plugins]]
+name = "runaway"
+path = `+quote(hostilePath(t, "runaway"))+`
+instances = 4
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	if r := c.call("tools/call", tool("echo", map[string]any{"text": "warm"})); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	var spinsDone atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.call("tools/call", tool("spin", nil))
+			spinsDone.Add(1)
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // let the spinning calls take their slots
+	r := c.call("tools/call", tool("echo", map[string]any{"text": "through"}))
+	if got := decodeTool(t, r); got.IsError || got.text() != "through" {
+		t.Fatalf("echo: %s %+v", r.Result, r.Error)
+	}
+	if n := spinsDone.Load(); n > 0 {
+		t.Fatalf("the good call waited for %d spinning calls to end: they held every slot", n)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/plugins"
+)
+
+// Each plugin's calls share the server's run slots ([limits]
+// plugin_concurrent): the engine asks SlotShare which plugin a call goes
+// to before it takes a slot. Tools, prompts (and their completions) and
+// static resources are found by name; a resources/read that only a
+// template matches has no share.
+
+// shareIndex maps the names a client calls to the plugin serving them,
+// for one set of loaded plugins.
+type shareIndex struct {
+	plugins []*plugins.Plugin
+	names   map[string]string // "t name", "p name", "r uri" -> plugin name
+}
+
+// SlotShare implements mcp.SlotSharer: the name of the plugin the call
+// goes to, or "".
+func (p *provider) SlotShare(r *mcp.Request) string {
+	var key string
+	switch r.Method {
+	case "tools/call":
+		key = "t " + member(r.Params, "name")
+	case "prompts/get":
+		key = "p " + member(r.Params, "name")
+	case "resources/read":
+		key = "r " + member(r.Params, "uri")
+	case "completion/complete":
+		ref, _ := jsonrpc.Member(r.Params, "ref")
+		if member(ref, "type") != "ref/prompt" {
+			return ""
+		}
+		key = "p " + member(ref, "name")
+	default:
+		return ""
+	}
+	return p.shareIndex().names[key]
+}
+
+func member(obj json.RawMessage, name string) string {
+	v, ok := jsonrpc.Member(obj, name)
+	if !ok {
+		return ""
+	}
+	s, _ := jsonrpc.String(v)
+	return s
+}
+
+// shareIndex returns the index of the plugins loaded now, built again
+// after a reload.
+func (p *provider) shareIndex() *shareIndex {
+	ps := p.reg.Plugins()
+	if ix := p.shares.Load(); ix != nil && slices.Equal(ix.plugins, ps) {
+		return ix
+	}
+	ix := &shareIndex{plugins: ps, names: map[string]string{}}
+	add := func(key, plugin string) {
+		if _, ok := ix.names[key]; !ok { // the first plugin wins, as in the catalog
+			ix.names[key] = plugin
+		}
+	}
+	for _, pl := range ps {
+		m, prefix := pl.Manifest(), pl.Spec().Prefix
+		if m == nil {
+			continue
+		}
+		for _, t := range m.Tools {
+			add("t "+prefix+member(t, "name"), pl.Name())
+		}
+		for _, pr := range m.Prompts {
+			add("p "+prefix+member(pr, "name"), pl.Name())
+		}
+		for _, res := range m.Resources {
+			add("r "+member(res, "uri"), pl.Name())
+		}
+	}
+	p.shares.Store(ix)
+	return ix
+}
+
+var _ mcp.SlotSharer = (*provider)(nil)
+
+type shareCache = atomic.Pointer[shareIndex]
