@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,9 @@ type collector struct {
 func problems(ve *jsonschema.ValidationError, instance any, root string, max int) ([]Problem, int) {
 	c := &collector{instance: instance, root: root, max: max, seen: map[Problem]bool{}}
 	c.walk(ve)
+	// The validator reports a schema's properties in map order: sort, so
+	// that the same instance always gets the same message.
+	slices.SortStableFunc(c.out, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
 	if len(c.out) == 0 {
 		c.add(nil, "does not match the schema")
 	}
