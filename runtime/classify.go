@@ -85,6 +85,9 @@ func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, r
 	case errors.As(err, &it) && errors.Is(it.err, errBadMemory):
 		e.Kind = KindTrap
 		e.Message = "plugin crashed: invalid memory range passed to " + it.fn
+	case errors.As(err, &it):
+		e.Kind = KindTrap // an Extism kernel function refused (http_request)
+		e.Message = "plugin call failed: " + p.clean(it.Error())
 	default:
 		e.Kind = KindTrap
 		e.Message = "plugin crashed: " + p.reason(err, stderr)
