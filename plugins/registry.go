@@ -61,7 +61,8 @@ type Registry struct {
 	target []Spec          // the specs of the latest Reload
 	loads  map[slot]string // the files of the plugins being loaded
 
-	digests sync.Map // module digest -> *sync.Mutex (lockDigest)
+	digestMu sync.Mutex
+	digests  map[string]*digestLock // by module digest (lockDigest)
 }
 
 // NewRegistry returns an empty Registry.
@@ -79,7 +80,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{opts: opts, log: opts.Logger, sealer: sealer, loads: map[slot]string{}}
+	r := &Registry{opts: opts, log: opts.Logger, sealer: sealer, loads: map[slot]string{}, digests: map[string]*digestLock{}}
 	r.cat.Store(&catalog{})
 	return r, nil
 }
@@ -181,12 +182,31 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 }
 
 // lockDigest serializes the loads of the modules of one digest; it
-// returns the unlock.
+// returns the unlock. Entries live while someone holds or waits for them.
 func (r *Registry) lockDigest(digest string) func() {
-	v, _ := r.digests.LoadOrStore(digest, &sync.Mutex{})
-	mu := v.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+	r.digestMu.Lock()
+	l := r.digests[digest]
+	if l == nil {
+		l = &digestLock{}
+		r.digests[digest] = l
+	}
+	l.refs++
+	r.digestMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		r.digestMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(r.digests, digest)
+		}
+		r.digestMu.Unlock()
+	}
+}
+
+// digestLock is the lock of one digest (lockDigest).
+type digestLock struct {
+	mu   sync.Mutex
+	refs int // holders and waiters, guarded by Registry.digestMu
 }
 
 // loadResult is the outcome of loading specs[i].
