@@ -2,31 +2,41 @@ package instrument
 
 // check is the code inserted at function entries and loop headers (see
 // the package doc): prefix, the charge as an i32.const immediate, suffix.
+// The slow path taken once per Refill is out of line, in an added
+// function (slow is its body): inline, its blocks multiplied those of
+// every loop, and wazero's compile time grows with the square of the
+// blocks of nested loops (see BenchmarkCompileNested).
 type check struct {
 	prefix, suffix []byte
+	slow           []byte // the body of the slow path's function, size excluded
 }
 
-func newCheck(flag, fuel, yield uint32) check {
+// newCheck returns the check for the given globals and slow-path function
+// index.
+func newCheck(flag, fuel, yield, slowFn uint32) check {
 	p := appendU32([]byte{0x23}, fuel) // global.get $fuel
 	p = append(p, 0x41)                // i32.const <charge>
 	s := []byte{0x6b, 0x24}            // i32.sub, global.set $fuel
 	s = appendU32(s, fuel)
-	s = appendU32(append(s, 0x23), fuel)        // global.get $fuel
-	s = append(s, 0x41, 0x00, 0x48)             // i32.const 0, i32.lt_s
-	s = append(s, 0x04, 0x40, 0x41)             // if, i32.const Refill
-	s = appendS32(s, Refill)                    //
-	s = appendU32(append(s, 0x24), fuel)        // global.set $fuel
-	s = appendU32(append(s, 0x23), yield)       // global.get $yield
-	s = append(s, 0x04, 0x40, 0x41, 0x02, 0x24) // if, i32.const 2, global.set $yield
-	s = appendU32(s, yield)                     //
-	s = append(s, 0x41, 0x01, 0x40, 0x00, 0x1a) // i32.const 1, memory.grow 0, drop
-	s = append(s, 0x05)                         // else
-	s = append(s, 0x41, 0x00, 0x40, 0x00, 0x1a) // i32.const 0, memory.grow 0, drop
-	s = append(s, 0x0b)                         // end
-	s = appendU32(append(s, 0x23), flag)        // global.get $flag
-	s = append(s, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
-	s = append(s, 0x0b)                         // end
-	return check{prefix: p, suffix: s}
+	s = appendU32(append(s, 0x23), fuel)               // global.get $fuel
+	s = append(s, 0x41, 0x00, 0x48)                    // i32.const 0, i32.lt_s
+	s = appendU32(append(s, 0x04, 0x40, 0x10), slowFn) // if, call $slow
+	s = append(s, 0x0b)                                // end
+
+	b := []byte{0x00, 0x41}                     // no locals; i32.const Refill
+	b = appendS32(b, Refill)                    //
+	b = appendU32(append(b, 0x24), fuel)        // global.set $fuel
+	b = appendU32(append(b, 0x23), yield)       // global.get $yield
+	b = append(b, 0x04, 0x40, 0x41, 0x02, 0x24) // if, i32.const 2, global.set $yield
+	b = appendU32(b, yield)                     //
+	b = append(b, 0x41, 0x01, 0x40, 0x00, 0x1a) // i32.const 1, memory.grow 0, drop
+	b = append(b, 0x05)                         // else
+	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a) // i32.const 0, memory.grow 0, drop
+	b = append(b, 0x0b)                         // end
+	b = appendU32(append(b, 0x23), flag)        // global.get $flag
+	b = append(b, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
+	b = append(b, 0x0b)                         // end of the function
+	return check{prefix: p, suffix: s, slow: b}
 }
 
 // local returns the check of a loop that counts down the i32 local idx

@@ -11,7 +11,7 @@ import (
 // base in the module), header included, to out. A first pass decodes every
 // body and finds where its checks go; the second writes the section with
 // exact sizes, copying the original code between the checks.
-func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte, error) {
+func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *Info) ([]byte, error) {
 	n, i, err := u32(p, 0)
 	if err != nil {
 		return nil, fmt.Errorf("code section at %#x: %w: %w", base, err, ErrMalformed)
@@ -63,15 +63,24 @@ func appendCode(out, p []byte, base int, m *module, c check, info *Info) ([]byte
 	if n != uint32(len(m.funcTypes)) {
 		return nil, fmt.Errorf("code section: %d bodies, the function section declares %d: %w", n, len(m.funcTypes), ErrMalformed)
 	}
+	count := n
+	if slow { // the slow path's function, after every body
+		count++
+		total += uint64(lenU32(count)-lenU32(n)) + uint64(lenU32(uint32(len(c.slow)))+len(c.slow))
+	}
 	if total > math.MaxUint32 {
 		return nil, fmt.Errorf("instrumented code section too large: %w", ErrUnsupported)
 	}
 	out = slices.Grow(out, 6+int(total))
 	out = append(out, secCode)
 	out = appendU32(out, uint32(total))
-	out = appendU32(out, n)
+	out = appendU32(out, count)
 	for k := range bodies {
 		out = bodies[k].append(out, p, points, c)
+	}
+	if slow {
+		out = appendU32(out, uint32(len(c.slow)))
+		out = append(out, c.slow...)
 	}
 	return out, nil
 }

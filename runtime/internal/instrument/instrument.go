@@ -17,24 +17,32 @@
 //	i32.const 0
 //	i32.lt_s
 //	if                       ;; every Refill bytes of code run:
-//	  i32.const Refill
-//	  global.set $fuel
-//	  global.get $yield
-//	  if                     ;; the host asked for probes:
-//	    i32.const 2
-//	    global.set $yield    ;; mark the grow below as a probe
-//	    i32.const 1
-//	    memory.grow 0        ;; exit to Go through the host's allocator
-//	    drop
-//	  else
-//	    i32.const 0
-//	    memory.grow 0        ;; exit to Go (a point where the Go runtime
-//	    drop                 ;; can preempt the goroutine, e.g. for GC)
-//	  end
-//	  global.get $flag
-//	  if
-//	    unreachable          ;; the host set the flag: stop
-//	  end
+//	  call $slow
+//	end
+//
+// where $slow is a function Instrument adds after every function (of a
+// type () -> () added after every type, so no index moves), out of line
+// so that a check adds two blocks, not eight, to wazero's compile of
+// every loop (its compile time grows with the square of the blocks of
+// nested loops):
+//
+//	i32.const Refill
+//	global.set $fuel
+//	global.get $yield
+//	if                       ;; the host asked for probes:
+//	  i32.const 2
+//	  global.set $yield      ;; mark the grow below as a probe
+//	  i32.const 1
+//	  memory.grow 0          ;; exit to Go through the host's allocator
+//	  drop
+//	else
+//	  i32.const 0
+//	  memory.grow 0          ;; exit to Go (a point where the Go runtime
+//	  drop                   ;; can preempt the goroutine, e.g. for GC)
+//	end
+//	global.get $flag
+//	if
+//	  unreachable            ;; the host set the flag: stop
 //	end
 //
 // At the start of every loop body it inserts the same check, paying for the
@@ -261,7 +269,13 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 	if g >= math.MaxUint32-2 || m.definedGlobals >= math.MaxUint32-2 || m.exports > math.MaxUint32-4 {
 		return nil, info, fmt.Errorf("too many globals or exports: %w", ErrUnsupported)
 	}
-	check := newCheck(uint32(g), uint32(g+1), uint32(g+2))
+	if uint64(m.funcs()) >= math.MaxUint32-1 || m.types() >= math.MaxUint32-1 {
+		return nil, info, fmt.Errorf("too many functions or types: %w", ErrUnsupported)
+	}
+	// The slow path's function goes after every function, of a new type
+	// () -> () after every type (no index moves), if there is code.
+	slow := instrument && len(m.funcTypes) > 0
+	check := newCheck(uint32(g), uint32(g+1), uint32(g+2), m.funcs())
 	if instrument {
 		info.MemoryMax = m.memMax
 	}
@@ -311,6 +325,18 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 			}
 		case secTable:
 			out = m.appendTable(out, payload, lim)
+		case secType:
+			if !slow {
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
+			out = appendVec(out, secType, payload, []byte{0x60, 0x00, 0x00})
+		case secFunction:
+			if !slow {
+				out = append(out, wasm[s.head:s.end]...)
+				break
+			}
+			out = appendVec(out, secFunction, payload, appendU32(nil, m.types()))
 		case secGlobal:
 			if !instrument {
 				out = append(out, wasm[s.head:s.end]...)
@@ -337,13 +363,13 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 			out = appendMemory(out, payload)
 		case secCode:
 			if !instrument { // decoded and checked only
-				if _, err = appendCode(nil, payload, s.start, m, check, &info); err != nil {
+				if _, err = appendCode(nil, payload, s.start, m, check, false, &info); err != nil {
 					return nil, Info{}, err
 				}
 				out = append(out, wasm[s.head:s.end]...)
 				break
 			}
-			if out, err = appendCode(out, payload, s.start, m, check, &info); err != nil {
+			if out, err = appendCode(out, payload, s.start, m, check, slow, &info); err != nil {
 				return nil, Info{}, err
 			}
 		default:
@@ -771,4 +797,16 @@ func appendMemory(out, payload []byte) []byte {
 	out = append(out, secMemory)
 	out = appendU32(out, uint32(len(body)))
 	return append(out, body...)
+}
+
+// appendVec appends section id whose payload is a vector (read by scan),
+// with one more element, entry, at its end.
+func appendVec(out []byte, id byte, payload, entry []byte) []byte {
+	n, i, _ := u32(payload, 0)
+	count := appendU32(nil, n+1)
+	out = append(out, id)
+	out = appendU32(out, uint32(len(count)+len(payload)-i+len(entry)))
+	out = append(out, count...)
+	out = append(out, payload[i:]...)
+	return append(out, entry...)
 }
