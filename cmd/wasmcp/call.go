@@ -36,7 +36,7 @@ func cmdCall(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: newLogger("warn")})
+	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: newLogger("warn", cfg.Server.LogFormat)})
 	if err != nil {
 		return usageError{err}
 	}

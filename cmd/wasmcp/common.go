@@ -78,7 +78,9 @@ func (c *configFlags) load() (*config.Config, error) {
 	return cfg, nil
 }
 
-func newLogger(level string) *slog.Logger {
+// newLogger is the server's log on stderr: text or, with [server]
+// log_format = "json", one JSON object a line.
+func newLogger(level, format string) *slog.Logger {
 	var l slog.Level
 	switch strings.ToLower(level) {
 	case "debug":
@@ -88,7 +90,11 @@ func newLogger(level string) *slog.Logger {
 	case "error":
 		l = slog.LevelError
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	o := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, o))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, o))
 }
 
 // parseFlags parses args with fs; -h prints usage. Flags may come after

@@ -1,7 +1,7 @@
 // Command wasmcp is an MCP server whose tools, resources and prompts are
 // WebAssembly plugins. See README.md for usage.
 //
-//	wasmcp serve   [--config FILE] [--plugins DIR]... [--http ADDR]
+//	wasmcp serve   [--config FILE] [--plugins DIR]... [--http ADDR] [--metrics ADDR]
 //	wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]
 //	wasmcp inspect [--config FILE] [--json] PLUGIN.wasm
 //	wasmcp new     --lang go|c|rust|assemblyscript NAME
@@ -31,6 +31,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 const usage = `usage:
   wasmcp serve   [--config FILE] [--plugins DIR]... [--http ADDR]   serve MCP on stdio, or on HTTP at ADDR
+                 [--metrics ADDR]                                  and /metrics, /healthz, /readyz at ADDR
   wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]     call one tool, print the result
   wasmcp inspect [--config FILE] [--json] PLUGIN.wasm               show a plugin's manifest and capabilities
   wasmcp new     --lang go|c|rust|assemblyscript NAME               scaffold a plugin project

@@ -16,6 +16,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	var cf configFlags
 	cf.register(fs)
 	addr := fs.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
+	metrics := fs.String("metrics", "", "serve /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9464); default [telemetry] metrics")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -27,7 +28,10 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.Server.LogLevel)
+	if *metrics != "" {
+		cfg.Telemetry.Metrics = *metrics
+	}
+	log := newLogger(cfg.Server.LogLevel, cfg.Server.LogFormat)
 	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log})
 	if err != nil {
 		return usageError{err}
@@ -35,6 +39,20 @@ func cmdServe(ctx context.Context, args []string) error {
 	defer srv.Close(context.WithoutCancel(ctx))
 	if len(srv.Registry().Plugins()) == 0 {
 		log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
+	}
+	if a := cfg.Telemetry.Metrics; a != "" {
+		mln, err := net.Listen("tcp", a)
+		if err != nil {
+			return fmt.Errorf("metrics listen: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "wasmcp: serving metrics on http://%s/metrics\n", mln.Addr())
+		mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopMetrics()
+		go func() {
+			if err := srv.ServeMetrics(mctx, mln); err != nil {
+				log.Error("metrics listener failed", "error", err)
+			}
+		}()
 	}
 	grace := time.Duration(cfg.Server.ShutdownGrace)
 	if *addr == "" {

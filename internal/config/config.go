@@ -15,11 +15,13 @@ import (
 // Config is the decoded content of a wasmcp.toml file. Its zero value is
 // not useful; start from [Default], [Parse] or [Load].
 type Config struct {
-	Server  Server   `toml:"server" json:"server"`
-	HTTP    HTTP     `toml:"http" json:"http"`
-	Limits  Limits   `toml:"limits" json:"limits"`
-	Auth    Auth     `toml:"auth" json:"auth"`
-	Plugins []Plugin `toml:"plugins" json:"plugins"`
+	Server Server `toml:"server" json:"server"`
+	HTTP   HTTP   `toml:"http" json:"http"`
+	Limits Limits `toml:"limits" json:"limits"`
+	Auth   Auth   `toml:"auth" json:"auth"`
+	// Telemetry is the [telemetry] table: traces, metrics, per-call usage.
+	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
+	Plugins   []Plugin  `toml:"plugins" json:"plugins"`
 }
 
 // Server is the [server] table.
@@ -49,9 +51,48 @@ type Server struct {
 	// LogLevel is the server's own log level on stderr: debug, info, warn
 	// or error. Default "info".
 	LogLevel string `toml:"log_level" json:"log_level"`
+	// LogFormat is the format of the server's log on stderr: "text" or
+	// "json" (one JSON object a line, for machines). Default "text".
+	LogFormat string `toml:"log_format" json:"log_format,omitempty"`
 	// ShutdownGrace is how long `wasmcp serve` lets the calls in flight
 	// finish after SIGTERM or SIGINT before cancelling them. Default 10s.
 	ShutdownGrace Duration `toml:"shutdown_grace" json:"shutdown_grace"`
+}
+
+// Telemetry is the [telemetry] table. The OpenTelemetry settings default
+// to the standard OTEL_* environment variables, which take precedence
+// (see internal/telemetry); traces are off when neither gives an
+// endpoint.
+type Telemetry struct {
+	// Metrics is the address of the Prometheus listener (/metrics,
+	// /healthz, /readyz), as `serve --metrics ADDR`. Default none.
+	Metrics string `toml:"metrics" json:"metrics,omitempty"`
+	// Endpoint is the OTLP base URL (OTEL_EXPORTER_OTLP_ENDPOINT), and
+	// TracesEndpoint the traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+	Endpoint       string `toml:"endpoint" json:"endpoint,omitempty"`
+	TracesEndpoint string `toml:"traces_endpoint" json:"traces_endpoint,omitempty"`
+	// Protocol is "http/protobuf" (default) or "grpc"
+	// (OTEL_EXPORTER_OTLP_PROTOCOL).
+	Protocol string `toml:"protocol" json:"protocol,omitempty"`
+	// ServiceName is service.name (OTEL_SERVICE_NAME). Default "wasmcp".
+	ServiceName string `toml:"service_name" json:"service_name,omitempty"`
+	// Sampler is the trace sampler (OTEL_TRACES_SAMPLER) and SamplerArg
+	// its argument (OTEL_TRACES_SAMPLER_ARG). Default parentbased_always_on.
+	Sampler    string `toml:"sampler" json:"sampler,omitempty"`
+	SamplerArg string `toml:"sampler_arg" json:"sampler_arg,omitempty"`
+	// ScheduleDelay is the span batch export interval
+	// (OTEL_BSP_SCHEDULE_DELAY). Default 5s.
+	ScheduleDelay Duration `toml:"schedule_delay" json:"schedule_delay,omitempty"`
+	// ResourceAttributes are extra resource attributes
+	// (OTEL_RESOURCE_ATTRIBUTES, "k=v,k=v").
+	ResourceAttributes string `toml:"resource_attributes" json:"resource_attributes,omitempty"`
+	// UsageInMeta puts what each tool call cost in its result's _meta,
+	// under "io.wasmcp/usage". Default false.
+	UsageInMeta bool `toml:"usage_in_meta" json:"usage_in_meta,omitempty"`
+	// Audit logs one record per plugin call (plugin, tool, principal,
+	// outcome, duration); capability denials are always logged. Default
+	// false.
+	Audit bool `toml:"audit" json:"audit,omitempty"`
 }
 
 // MemoryKV is the kv_dir value that keeps plugin key-value data in memory.

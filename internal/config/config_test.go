@@ -285,6 +285,14 @@ func TestValidate(t *testing.T) {
 			c.Plugins = []Plugin{{Name: "ok_name-1", Path: "a.wasm", SHA256: strings.Repeat("ab", 32), Prefix: "p_",
 				Grants: Grants{HTTP: []string{"https://a.example/v1/"}, FS: []Mount{{Host: "/h", Guest: "/", Mode: "rw"}}}}}
 		}},
+		{name: "telemetry", mutate: func(c *Config) {
+			c.Server.LogFormat = "yaml"
+			c.Telemetry = Telemetry{Protocol: "http/json", Endpoint: "localhost:4318", ScheduleDelay: -1}
+		}, wantErr: []string{`server.log_format: "yaml"`, `telemetry.protocol: "http/json"`, `telemetry.endpoint: "localhost:4318"`, "telemetry.schedule_delay"}},
+		{name: "telemetry ok", mutate: func(c *Config) {
+			c.Server.LogFormat = "json"
+			c.Telemetry = Telemetry{Protocol: "grpc", Endpoint: "https://otel.example:4317", Metrics: ":9464", UsageInMeta: true}
+		}},
 		{name: "name too long", mutate: func(c *Config) {
 			c.Plugins = []Plugin{{Name: strings.Repeat("a", 65), Path: "a.wasm"}}
 		}, wantErr: []string{"name: \"" + strings.Repeat("a", 65)}},

@@ -37,6 +37,27 @@ func (c *Config) Validate() error {
 	default:
 		bad("server.log_level: %q is not one of debug, info, warn, error", c.Server.LogLevel)
 	}
+	switch c.Server.LogFormat {
+	case "", "text", "json":
+	default:
+		bad("server.log_format: %q is not one of text, json", c.Server.LogFormat)
+	}
+	switch c.Telemetry.Protocol {
+	case "", "http/protobuf", "grpc":
+	default:
+		bad("telemetry.protocol: %q is not one of http/protobuf, grpc", c.Telemetry.Protocol)
+	}
+	if c.Telemetry.ScheduleDelay < 0 {
+		bad("telemetry.schedule_delay: must not be negative")
+	}
+	for _, u := range []struct{ key, v string }{{"endpoint", c.Telemetry.Endpoint}, {"traces_endpoint", c.Telemetry.TracesEndpoint}} {
+		if u.v == "" {
+			continue
+		}
+		if pu, err := url.Parse(u.v); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+			bad("telemetry.%s: %q is not an http or https URL", u.key, u.v)
+		}
+	}
 	for i, d := range c.Server.PluginDirs {
 		if d == "" {
 			bad("server.plugin_dirs[%d]: must not be empty", i)

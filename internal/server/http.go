@@ -61,6 +61,14 @@ func (s *Server) httpOptions() *mcp.HTTPOptions {
 		}
 		o.Middleware = s.auth.Middleware(path, bindIdentity)
 	}
+	// The health endpoints come before access control.
+	inner := o.Middleware
+	o.Middleware = func(next http.Handler) http.Handler {
+		if inner != nil {
+			next = inner(next)
+		}
+		return s.withHealth(next)
+	}
 	return o
 }
 
