@@ -69,8 +69,11 @@ type Engine struct {
 	safeMu sync.Mutex
 	safe   wazero.Runtime // fallback with CloseOnContextDone, created on first use
 
-	sched   *scheduler   // nil when off
-	inGuest atomic.Int64 // calls between arm and disarm
+	sched     *scheduler      // nil when off
+	inGuest   atomic.Int64    // calls between arm and disarm
+	compiling sync.WaitGroup  // compilations running (see compileWithin)
+	done      context.Context // cancelled by Close
+	stop      context.CancelFunc
 
 	closed atomic.Bool
 	mu     sync.Mutex
@@ -82,6 +85,7 @@ type Engine struct {
 // version, so a server upgrade never loads stale native code.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}, sched: newScheduler(cfg)}
+	e.done, e.stop = context.WithCancel(context.Background())
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -209,6 +213,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	if e.closed.Swap(true) {
 		return nil
 	}
+	e.stop()
 	if e.sched != nil {
 		e.sched.close()
 	}
@@ -221,19 +226,20 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, m := range mods {
 		m.interrupt()
 	}
-	stopped := e.waitGuests(ctx)
+	stopped := e.waitGuests(ctx) && e.waitCompiles(ctx)
 	var errs []error
 	for _, m := range mods {
 		errs = append(errs, m.Close(ctx))
 	}
-	if stopped {
-		errs = append(errs, e.rt.Close(ctx))
-	} else {
-		// Closing the runtime would unmap the linear memory of a guest
-		// that is still running (see limitedMemory): leave it to the
-		// process's exit.
-		e.log.Warn("calls still in guest code after the engine closed; their runtime is left open", "calls", e.inGuest.Load())
+	if !stopped {
+		// Closing the runtimes would unmap the linear memory of a guest
+		// that is still running (see limitedMemory) or pull the store
+		// from under a compilation: leave them to the process's exit.
+		e.log.Warn("calls or compilations still running after the engine closed; its runtimes are left open",
+			"calls", e.inGuest.Load())
+		return errors.Join(errs...)
 	}
+	errs = append(errs, e.rt.Close(ctx))
 	e.safeMu.Lock()
 	if e.safe != nil {
 		errs = append(errs, e.safe.Close(ctx))
@@ -248,6 +254,26 @@ func (e *Engine) compileWorkers() int { return goruntime.NumCPU() }
 // closeWait bounds how long Close waits for interrupted calls: a call
 // blocked in a host function leaves guest code only when that returns.
 const closeWait = time.Second
+
+// waitCompiles waits for the compilations Close cancelled to return (they
+// stop at wazero's next function boundary), at most closeWait or until
+// ctx ends, and reports whether they all did.
+func (e *Engine) waitCompiles(ctx context.Context) bool {
+	ch := make(chan struct{})
+	go func() {
+		e.compiling.Wait()
+		close(ch)
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
 
 // waitGuests waits until no call is in instrumented guest code, at most
 // closeWait or until ctx ends, and reports whether none is.

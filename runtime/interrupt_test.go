@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -248,5 +250,34 @@ func TestCPUFixtures(t *testing.T) {
 	_, out, err = g.Call(context.Background(), []byte(`{"method":"sha256","params":3}`), nil)
 	if err != nil || !bytes.Equal(out, []byte(fmt.Sprintf(`"%x"`, sha256.Sum256([]byte{0, 31, 62})))) {
 		t.Errorf("sha256 3 = %s, %v", out, err)
+	}
+}
+
+// TestEngineCloseDuringCompile: closing the engine while a module
+// compiles cancels the compilation and waits for it, instead of closing
+// wazero's store under it (which panicked the process from the compile
+// goroutine).
+func TestEngineCloseDuringCompile(t *testing.T) {
+	wasm, err := os.ReadFile(filepath.Join("testdata", goPlugin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		e, err := NewEngine(context.Background(), Config{NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := make(chan error, 1)
+		go func() {
+			_, err := e.Compile(context.Background(), "go", wasm)
+			res <- err
+		}()
+		time.Sleep(time.Duration(20*(i+1)) * time.Millisecond)
+		if err := e.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if err := <-res; err != nil {
+			t.Logf("Compile after Close: %v", err)
+		}
 	}
 }

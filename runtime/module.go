@@ -141,11 +141,28 @@ func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte) (w
 	timeout := e.cfg.Modules.withDefaults().CompileTimeout
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// Engine.Close cancels the compilation and waits for it: wazero's
+	// store must not be closed under a running compilation (it panicked).
+	e.mu.Lock()
+	if e.closed.Load() {
+		e.mu.Unlock()
+		return nil, nil, -1, &Error{Kind: KindClosed, Message: "engine is closed"}
+	}
+	e.compiling.Add(1)
+	e.mu.Unlock()
+	stop := context.AfterFunc(e.done, cancel)
+	defer stop()
 	done := make(chan compiled, 1)
 	go func() {
+		defer e.compiling.Done()
 		var c compiled
+		defer func() {
+			if r := recover(); r != nil {
+				c = compiled{err: fmt.Errorf("compiler panicked: %v", r)}
+			}
+			done <- c
+		}()
 		c.rt, c.cm, c.maxMem, c.err = e.compile(experimental.WithCompilationWorkers(cctx, max(2, e.compileWorkers())), name, wasm)
-		done <- c
 	}()
 	select {
 	case c := <-done:
@@ -161,6 +178,9 @@ func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte) (w
 		}()
 		if err := ctx.Err(); err != nil {
 			return nil, nil, -1, err
+		}
+		if e.closed.Load() {
+			return nil, nil, -1, &Error{Kind: KindClosed, Message: "engine is closed"}
 		}
 	}
 	return nil, nil, -1, fmt.Errorf("compiling took longer than %v ([limits] compile_timeout)", timeout)
