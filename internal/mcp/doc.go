@@ -38,10 +38,16 @@
 //
 // Every bound has a default (Options, HTTPOptions): provider calls running
 // and waiting across the server (beyond them -32001, or HTTP 503 with
-// Retry-After before dispatch), stdio concurrency and line length, HTTP
-// body size and read time, header size and time, each write's time (a
-// client that stops reading loses its stream), open connections and
-// legacy sessions. Server.Shutdown and the end of RunHTTP's context stop
+// Retry-After before dispatch), their share per principal and rate per
+// principal (-32001, HTTP 429), the run slots one share key may hold
+// (SlotSharer: one plugin), stdio concurrency and line length, batch
+// length and response size, subscriptions per session and URI length,
+// notifications queued for a client that does not read (coalesced per
+// kind and URI, then dropped with a log line), SSE replay in events and
+// bytes, HTTP body size and read time, header size and time, each
+// write's time (a client that stops reading loses its stream), open
+// connections and legacy sessions. RunHTTP refuses requests framed by
+// both Content-Length and Transfer-Encoding. Server.Shutdown and the end of RunHTTP's context stop
 // taking requests, end long-lived streams, let the requests in flight
 // finish for a grace period and then cancel them.
 //

@@ -14,13 +14,14 @@ type listener struct {
 	id                        jsonrpc.ID
 	tools, prompts, resources bool
 	uris                      []string
-	ch                        chan []byte // queue drained by the listen loop
+	ch                        chan listenMsg // queue drained by the listen loop
 
 	// On stdio, notifications are written straight to the connection once
 	// the acknowledgement is out, so that a change made during a request
 	// is on the wire before that request's response.
-	mu     sync.Mutex
-	direct *call
+	mu      sync.Mutex
+	pending map[string]bool // keys queued in ch: a notification of a kind (or URI) waits once
+	direct  *call
 	acked  bool
 	ended  bool
 }
@@ -46,8 +47,9 @@ func (l *listener) wantsResource(uri string) bool {
 	return false
 }
 
-// deliver queues msg without blocking the notifier; when the stream is too
-// slow the notification is dropped (list_changed notifications coalesce).
+// deliver queues msg without blocking the notifier: a notification whose
+// key (kind, or URI) is already queued is not queued again, and when the
+// stream is too slow it is dropped.
 func (l *listener) deliver(key string, msg []byte) {
 	l.mu.Lock()
 	if l.direct != nil && l.acked && !l.ended {
@@ -66,11 +68,29 @@ func (l *listener) deliver(key string, msg []byte) {
 		l.mu.Unlock()
 		return
 	}
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if l.pending[key] {
+		return
+	}
 	select {
-	case l.ch <- msg:
+	case l.ch <- listenMsg{key, msg}:
+		l.pending[key] = true
 	default:
 	}
+}
+
+// listenMsg is a queued notification of a listen stream.
+type listenMsg struct {
+	key string
+	msg []byte
+}
+
+// take marks m no longer queued and returns its message.
+func (l *listener) take(m listenMsg) []byte {
+	l.mu.Lock()
+	delete(l.pending, m.key)
+	l.mu.Unlock()
+	return m.msg
 }
 
 // taggedNotification builds a listen-stream notification carrying the
@@ -103,7 +123,7 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	if ok && jsonrpc.Kind(filter) != 'o' && jsonrpc.Kind(filter) != 'z' {
 		return nil, invalidParams("subscriptions/listen: notifications must be an object")
 	}
-	l := &listener{id: cl.id, ch: make(chan []byte, 64)}
+	l := &listener{id: cl.id, ch: make(chan listenMsg, 64), pending: map[string]bool{}}
 	want := func(name string) bool {
 		v, ok := jsonrpc.Member(filter, name)
 		return ok && string(v) == "true"
@@ -188,8 +208,9 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	err := cl.sendLocked(jsonrpc.AppendNotification(nil, notifAcked, p))
 	for drained := false; err == nil && l.direct != nil && !drained; {
 		select {
-		case msg := <-l.ch:
-			err = cl.sendLocked(msg)
+		case m := <-l.ch:
+			delete(l.pending, m.key) // l.mu is held
+			err = cl.sendLocked(m.msg)
 		default:
 			drained = true
 		}
@@ -214,7 +235,8 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	}
 	for {
 		select {
-		case msg := <-l.ch:
+		case m := <-l.ch:
+			msg := l.take(m)
 			cl.mu.Lock()
 			err := cl.sendLocked(msg)
 			cl.mu.Unlock()

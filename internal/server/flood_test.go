@@ -1,10 +1,14 @@
 package server
 
 import (
+	"encoding/json"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
 // TestPluginSlotShare: a plugin whose instances spin takes at most its
@@ -59,4 +63,28 @@ instances = 4
 		t.Fatalf("the good call waited for %d spinning calls to end: they held every slot", n)
 	}
 	wg.Wait()
+}
+
+// TestSlotShareKeys: every kind of provider call is keyed by the plugin
+// that serves it (with its prefix), and what no plugin serves has no key.
+func TestSlotShareKeys(t *testing.T) {
+	srv := newTestServer(t, strings.Replace(kitchenConfig, `path = "kitchen.wasm"`, "path = \"kitchen.wasm\"\nprefix = \"k_\"", 1))
+	p := &provider{reg: srv.reg}
+	tests := []struct {
+		method, params, want string
+	}{
+		{"tools/call", `{"name":"k_echo","arguments":{"text":"x"}}`, "kitchen"},
+		{"tools/call", `{"name":"echo"}`, ""},
+		{"prompts/get", `{"name":"k_greet"}`, "kitchen"},
+		{"resources/read", `{"uri":"kitchen://static"}`, "kitchen"},
+		{"resources/read", `{"uri":"kitchen://item/42"}`, "kitchen"},
+		{"resources/read", `{"uri":"other://x"}`, ""},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"k_greet"},"argument":{"name":"a","value":""}}`, "kitchen"},
+		{"tools/list", `{}`, ""},
+	}
+	for _, tt := range tests {
+		if got := p.SlotShare(&mcp.Request{Method: tt.method, Params: json.RawMessage(tt.params)}); got != tt.want {
+			t.Errorf("%s %s: share %q, want %q", tt.method, tt.params, got, tt.want)
+		}
+	}
 }

@@ -13,14 +13,20 @@ import (
 // Each plugin's calls share the server's run slots ([limits]
 // plugin_concurrent): the engine asks SlotShare which plugin a call goes
 // to before it takes a slot. Tools, prompts (and their completions) and
-// static resources are found by name; a resources/read that only a
-// template matches has no share.
+// static resources are found by name, other resources by the plugins'
+// templates, in load order, as the registry finds them.
 
 // shareIndex maps the names a client calls to the plugin serving them,
 // for one set of loaded plugins.
 type shareIndex struct {
 	plugins []*plugins.Plugin
 	names   map[string]string // "t name", "p name", "r uri" -> plugin name
+	tmpls   []shareTemplate
+}
+
+type shareTemplate struct {
+	t      *plugins.URITemplate
+	plugin string
 }
 
 // SlotShare implements mcp.SlotSharer: the name of the plugin the call
@@ -43,7 +49,17 @@ func (p *provider) SlotShare(r *mcp.Request) string {
 	default:
 		return ""
 	}
-	return p.shareIndex().names[key]
+	ix := p.shareIndex()
+	if name, ok := ix.names[key]; ok || r.Method != "resources/read" {
+		return name
+	}
+	uri := key[2:]
+	for _, st := range ix.tmpls {
+		if _, ok := st.t.Match(uri); ok {
+			return st.plugin
+		}
+	}
+	return ""
 }
 
 func member(obj json.RawMessage, name string) string {
@@ -81,6 +97,11 @@ func (p *provider) shareIndex() *shareIndex {
 		}
 		for _, res := range m.Resources {
 			add("r "+member(res, "uri"), pl.Name())
+		}
+		for _, rt := range m.ResourceTemplates {
+			if t, err := plugins.ParseURITemplate(member(rt, "uriTemplate")); err == nil {
+				ix.tmpls = append(ix.tmpls, shareTemplate{t, pl.Name()})
+			}
 		}
 	}
 	p.shares.Store(ix)
