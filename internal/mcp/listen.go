@@ -22,8 +22,8 @@ type listener struct {
 	mu      sync.Mutex
 	pending map[string]bool // keys queued in ch: a notification of a kind (or URI) waits once
 	direct  *call
-	acked  bool
-	ended  bool
+	acked   bool
+	ended   bool
 }
 
 func (l *listener) wantsList(kind string) bool {
