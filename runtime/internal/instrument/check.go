@@ -9,10 +9,13 @@ package instrument
 type check struct {
 	prefix, suffix []byte
 	slow           []byte // the body of the slow path's function, size excluded
+	deep           []byte // the suffix of a deep loop's check (see deepCheck)
+	charge         []byte // the body of the charging function, size excluded
 }
 
-// newCheck returns the check for the given globals and slow-path function
-// index.
+// newCheck returns the check for the given globals; slowFn is the index
+// of the slow path's function and slowFn+1 that of the charging function
+// (see deepCheck).
 func newCheck(flag, fuel, yield, slowFn uint32) check {
 	p := appendU32([]byte{0x23}, fuel) // global.get $fuel
 	p = append(p, 0x41)                // i32.const <charge>
@@ -36,7 +39,27 @@ func newCheck(flag, fuel, yield, slowFn uint32) check {
 	b = appendU32(append(b, 0x23), flag)        // global.get $flag
 	b = append(b, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
 	b = append(b, 0x0b)                         // end of the function
-	return check{prefix: p, suffix: s, slow: b}
+	// The charging function, (param $charge i32): the check of deep loops.
+	cf := []byte{0x00}                        // no locals
+	cf = appendU32(append(cf, 0x23), fuel)    // global.get $fuel
+	cf = append(cf, 0x20, 0x00)               // local.get $charge
+	cf = append(cf, s...)                     // i32.sub, …, end
+	cf = append(cf, 0x0b)                     // end of the function
+	deep := appendU32([]byte{0x10}, slowFn+1) // call $charge
+	return check{prefix: p, suffix: s, slow: b, deep: deep, charge: cf}
+}
+
+// DeepLoops is the loop depth past which a loop's check is a call of the
+// charging function (i32.const <charge>, call $charge) instead of inline
+// code: inline, each check splits the loop into more blocks, and wazero's
+// compile time grows with the square of the blocks of nested loops, so
+// loops nested thousands deep took minutes to compile. A call per
+// iteration costs a few nanoseconds, in loops that deep only.
+const DeepLoops = 8
+
+// deepCheck returns the check of a loop nested deeper than DeepLoops.
+func (c check) deepCheck() check {
+	return check{prefix: []byte{0x41}, suffix: c.deep}
 }
 
 // local returns the check of a loop that counts down the i32 local idx

@@ -64,9 +64,10 @@ func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *In
 		return nil, fmt.Errorf("code section: %d bodies, the function section declares %d: %w", n, len(m.funcTypes), ErrMalformed)
 	}
 	count := n
-	if slow { // the slow path's function, after every body
-		count++
-		total += uint64(lenU32(count)-lenU32(n)) + uint64(lenU32(uint32(len(c.slow)))+len(c.slow))
+	if slow { // the slow path's and the charging functions, after every body
+		count += 2
+		total += uint64(lenU32(count)-lenU32(n)) + uint64(lenU32(uint32(len(c.slow)))+len(c.slow)) +
+			uint64(lenU32(uint32(len(c.charge)))+len(c.charge))
 	}
 	if total > math.MaxUint32 {
 		return nil, fmt.Errorf("instrumented code section too large: %w", ErrUnsupported)
@@ -81,6 +82,8 @@ func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *In
 	if slow {
 		out = appendU32(out, uint32(len(c.slow)))
 		out = append(out, c.slow...)
+		out = appendU32(out, uint32(len(c.charge)))
+		out = append(out, c.charge...)
 	}
 	return out, nil
 }
@@ -116,7 +119,7 @@ func (b *body) plan(points []point, c check) error {
 		}
 	} else if b.n > 1 {
 		for q := b.first + 1; q < b.first+b.n; q++ {
-			if !points[q].bulk && points[q].charge < Budget {
+			if !points[q].bulk && !points[q].deep && points[q].charge < Budget {
 				b.budget = true
 				b.loop = c.local(uint32(idx))
 				b.extra++
@@ -144,6 +147,9 @@ func (b *body) plan(points []point, c check) error {
 
 // check returns the check for points[q] (not a bulk one).
 func (b *body) check(q int, c check, points []point) check {
+	if points[q].deep {
+		return c.deepCheck()
+	}
 	if q > b.first && b.budget && points[q].charge < Budget {
 		return b.loop
 	}
@@ -181,6 +187,7 @@ type point struct {
 	charge int32
 	bulk   bool
 	shift  uint8
+	deep   bool // a loop nested deeper than DeepLoops
 }
 
 // frame is an open block, if or loop while scanning a body: the check
@@ -242,6 +249,7 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 	}
 	nlocals := uint32(locals)
 	var brTargets uint64 // br_table targets so far, summed (see Limits.BrTable)
+	loops := 0           // open loops
 	cur := len(points)   // the check paying for the code being scanned
 	points = append(points, point{at: i})
 	frames = append(frames, frame{scope: cur}) // the function's own block
@@ -263,6 +271,7 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 			f := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
 			if f.loop {
+				loops--
 				charge(i)
 				cur = bd.first // after the body's last end only malformed code follows
 				if len(frames) > 0 {
@@ -273,7 +282,8 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 			if i, err = m.blockType(b, i); err == nil {
 				charge(i)
 				cur = len(points)
-				points = append(points, point{at: i})
+				loops++
+				points = append(points, point{at: i, deep: loops > DeepLoops})
 				frames = append(frames, frame{scope: cur, loop: true})
 				if err := m.nesting(len(frames)-1, info); err != nil {
 					return nil, nil, err

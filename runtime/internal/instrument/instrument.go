@@ -269,11 +269,12 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 	if g >= math.MaxUint32-2 || m.definedGlobals >= math.MaxUint32-2 || m.exports > math.MaxUint32-4 {
 		return nil, info, fmt.Errorf("too many globals or exports: %w", ErrUnsupported)
 	}
-	if uint64(m.funcs()) >= math.MaxUint32-1 || m.types() >= math.MaxUint32-1 {
+	if uint64(m.funcs()) >= math.MaxUint32-2 || m.types() >= math.MaxUint32-2 {
 		return nil, info, fmt.Errorf("too many functions or types: %w", ErrUnsupported)
 	}
-	// The slow path's function goes after every function, of a new type
-	// () -> () after every type (no index moves), if there is code.
+	// The slow path's function and the charging function go after every
+	// function, of new types () -> () and (i32) -> () after every type
+	// (no index moves), if there is code.
 	slow := instrument && len(m.funcTypes) > 0
 	check := newCheck(uint32(g), uint32(g+1), uint32(g+2), m.funcs())
 	if instrument {
@@ -330,13 +331,13 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 				out = append(out, wasm[s.head:s.end]...)
 				break
 			}
-			out = appendVec(out, secType, payload, []byte{0x60, 0x00, 0x00})
+			out = appendVec(out, secType, payload, []byte{0x60, 0x00, 0x00, 0x60, 0x01, 0x7f, 0x00}, 2)
 		case secFunction:
 			if !slow {
 				out = append(out, wasm[s.head:s.end]...)
 				break
 			}
-			out = appendVec(out, secFunction, payload, appendU32(nil, m.types()))
+			out = appendVec(out, secFunction, payload, appendU32(appendU32(nil, m.types()), m.types()+1), 2)
 		case secGlobal:
 			if !instrument {
 				out = append(out, wasm[s.head:s.end]...)
@@ -800,13 +801,13 @@ func appendMemory(out, payload []byte) []byte {
 }
 
 // appendVec appends section id whose payload is a vector (read by scan),
-// with one more element, entry, at its end.
-func appendVec(out []byte, id byte, payload, entry []byte) []byte {
+// with k more elements, entries, at its end.
+func appendVec(out []byte, id byte, payload, entries []byte, k uint32) []byte {
 	n, i, _ := u32(payload, 0)
-	count := appendU32(nil, n+1)
+	count := appendU32(nil, n+k)
 	out = append(out, id)
-	out = appendU32(out, uint32(len(count)+len(payload)-i+len(entry)))
+	out = appendU32(out, uint32(len(count)+len(payload)-i+len(entries)))
 	out = append(out, count...)
 	out = append(out, payload[i:]...)
-	return append(out, entry...)
+	return append(out, entries...)
 }

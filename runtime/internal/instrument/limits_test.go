@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -130,5 +131,49 @@ func BenchmarkCompileNested(b *testing.B) {
 				_ = rt.Close(ctx)
 			}
 		})
+	}
+}
+
+// TestDeepLoops: loops nested deeper than DeepLoops are checked by a call
+// of the charging function, which still stops a spinning innermost loop
+// once the flag is set, and charges the fuel.
+func TestDeepLoops(t *testing.T) {
+	const depth = DeepLoops + 4
+	body := []byte{0}
+	for k := 0; k < depth; k++ {
+		body = append(body, 0x03, 0x40)
+	}
+	body = append(body, 0x0c, 0x00) // br 0: the innermost loop, forever
+	for k := 0; k < depth; k++ {
+		body = append(body, 0x0b)
+	}
+	body = append(body, 0x0b)
+	code := appendU32([]byte{1}, uint32(len(body)))
+	wasm := binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1),
+		sec(7, 1, 4, 's', 'p', 'i', 'n', 0, 0), sec(10, append(code, body...)...))
+	out, info, err := Instrument(wasm, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Loops != depth {
+		t.Errorf("info %+v", info)
+	}
+	c := newCheck(0, 1, 2, 1)
+	if n := strings.Count(string(out), string(c.deep)); n != depth-DeepLoops {
+		t.Errorf("%d deep checks, want %d", n, depth-DeepLoops)
+	}
+	mod := instantiate(t, newRuntime(t), out)
+	flag, fuel := globals(t, mod)
+	flag.Set(1)
+	fuel.Set(Refill)
+	done := make(chan outcome, 1)
+	go func() { done <- run(mod, call{fn: "spin"}) }()
+	select {
+	case got := <-done:
+		if !strings.Contains(got.err, "unreachable") {
+			t.Errorf("spin: %+v, want the flag's trap", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a deep loop was not stopped by the flag")
 	}
 }
