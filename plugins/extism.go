@@ -96,29 +96,69 @@ func (p *Plugin) ABI() string { return pluginABI(p.rt.module) }
 
 func (x *extismPool) has(export string) bool { return slices.Contains(x.exports, export) }
 
-// extismEnvelope is the part of a wasmcp/1 envelope the adapter reads.
+// extismEnvelope is the part of a wasmcp/1 envelope the adapter reads;
+// the raw members alias the envelope.
 type extismEnvelope struct {
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Context struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		ProgressToken   json.RawMessage `json:"progressToken"`
-		InputResponses  json.RawMessage `json:"inputResponses"`
-		RequestState    *string         `json:"requestState"`
-	} `json:"context"`
+	Method          string
+	Params          json.RawMessage
+	ProtocolVersion string
+	ProgressToken   json.RawMessage
+	InputResponses  json.RawMessage
+	RequestState    *string
+}
+
+// parseEnvelope reads an envelope the registry built (valid JSON) without
+// reflection.
+func parseEnvelope(b []byte) (*extismEnvelope, error) {
+	env := &extismEnvelope{}
+	if !jsonrpc.Valid(b) {
+		return nil, errors.New("not valid JSON")
+	}
+	it, ok := jsonrpc.NewObjectIter(b)
+	if !ok {
+		return nil, errors.New("not an object")
+	}
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		switch {
+		case jsonrpc.KeyIs(k, "method"):
+			env.Method, _ = jsonrpc.String(v)
+		case jsonrpc.KeyIs(k, "params"):
+			env.Params = v
+		case jsonrpc.KeyIs(k, "context"):
+			ci, ok := jsonrpc.NewObjectIter(v)
+			if !ok {
+				continue
+			}
+			for ck, cv, ok := ci.Next(); ok; ck, cv, ok = ci.Next() {
+				switch {
+				case jsonrpc.KeyIs(ck, "protocolVersion"):
+					env.ProtocolVersion, _ = jsonrpc.String(cv)
+				case jsonrpc.KeyIs(ck, "progressToken"):
+					env.ProgressToken = cv
+				case jsonrpc.KeyIs(ck, "inputResponses"):
+					env.InputResponses = cv
+				case jsonrpc.KeyIs(ck, "requestState"):
+					if st, ok := jsonrpc.String(cv); ok {
+						env.RequestState = &st
+					}
+				}
+			}
+		}
+	}
+	return env, nil
 }
 
 // Call runs one wasmcp/1 envelope on the Extism plugin.
 func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) (uint32, []byte, error) {
-	var env extismEnvelope
-	if err := json.Unmarshal(envelope, &env); err != nil {
+	env, err := parseEnvelope(envelope)
+	if err != nil {
 		return 0, nil, fmt.Errorf("extism adapter: bad envelope: %w", err)
 	}
 	if env.Method == abi.MethodDescribe {
 		return x.describe(ctx, h)
 	}
-	xh := &extismHost{Host: h, stateless: env.Context.ProtocolVersion >= statelessSince}
-	if err := xh.restore(env.Context.RequestState, env.Context.InputResponses); err != nil {
+	xh := &extismHost{Host: h, stateless: env.ProtocolVersion >= statelessSince}
+	if err := xh.restore(env.RequestState, env.InputResponses); err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}
 	var export string
@@ -130,7 +170,7 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 	switch {
 	case x.abi == ABIExtismV1 && env.Method == abi.MethodToolsCall:
 		export = "call"
-		input, _ = json.Marshal(map[string]json.RawMessage{"params": params})
+		input = append(append(append(make([]byte, 0, len(params)+12), `{"params":`...), params...), '}')
 	case x.abi == ABIExtismV1:
 		return abi.StatusError, rpcError(-32601, "an extism/v1 plugin serves tools only"), nil
 	default:
@@ -153,7 +193,7 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 			}
 			return abi.StatusError, rpcError(-32601, fmt.Sprintf("the plugin does not export %s", export)), nil
 		}
-		input = x.request(params, env.Context.ProgressToken)
+		input = x.request(params, env.ProgressToken)
 	}
 	status, out, err := x.CallExport(ctx, export, input, xh)
 	if xh.pending != nil {
@@ -175,18 +215,24 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 	return abi.StatusOK, fixContentTypes(out), nil
 }
 
-// request builds a v2 input: {"request": params, "context": {"id", "_meta"}}.
+// request builds a v2 input: {"request": params, "context": {"id",
+// "_meta"}}; nil params leave out "request" (the list exports).
 func (x *extismPool) request(params json.RawMessage, progressToken json.RawMessage) []byte {
-	meta := json.RawMessage("{}")
-	if len(progressToken) > 0 && string(progressToken) != "null" {
-		meta, _ = json.Marshal(map[string]json.RawMessage{"progressToken": progressToken})
-	}
-	in := map[string]any{"context": map[string]any{"id": x.ids.Add(1), "_meta": meta}}
+	b := make([]byte, 0, len(params)+len(progressToken)+64)
+	b = append(b, '{')
 	if params != nil {
-		in["request"] = params
+		b = append(b, `"request":`...)
+		b = append(b, params...)
+		b = append(b, ',')
 	}
-	b, _ := json.Marshal(in)
-	return b
+	b = append(b, `"context":{"id":`...)
+	b = strconv.AppendInt(b, x.ids.Add(1), 10)
+	b = append(b, `,"_meta":{`...)
+	if len(progressToken) > 0 && string(progressToken) != "null" {
+		b = append(b, `"progressToken":`...)
+		b = append(b, progressToken...)
+	}
+	return append(b, "}}}"...)
 }
 
 // describe builds a wasmcp/1 manifest from the plugin's lists.
