@@ -156,8 +156,11 @@ func (o *Options) withDefaults() Options {
 	case v.MaxCallsPerShare > v.MaxConcurrentCalls:
 		v.MaxCallsPerShare = v.MaxConcurrentCalls
 	}
-	if capacity := v.MaxConcurrentCalls + v.MaxWaitingCalls; v.PrincipalConcurrent <= 0 || v.PrincipalConcurrent > capacity {
+	switch capacity := v.MaxConcurrentCalls + v.MaxWaitingCalls; {
+	case v.PrincipalConcurrent <= 0:
 		v.PrincipalConcurrent = capacity - capacity/8
+	case v.PrincipalConcurrent > capacity:
+		v.PrincipalConcurrent = capacity // no share beyond the server's
 	}
 	if v.PrincipalRate < 0 {
 		v.PrincipalRate = 0

@@ -74,7 +74,7 @@ func (p *principals) admit(key string, now time.Time) *refusal {
 	if pr == nil {
 		if len(sh.m) >= max(sh.sweepAt, 256) {
 			p.sweepLocked(sh, now)
-			sh.sweepAt = 2 * len(sh.m)
+			sh.sweepAt = min(2*len(sh.m), maxPrincipalsPerShard+1)
 		}
 		pr = &principal{tokens: p.burst, last: now}
 		sh.m[key] = pr
@@ -120,10 +120,23 @@ func (p *principals) idle(pr *principal, now time.Time) bool {
 	return p.rate <= 0 || pr.tokens+now.Sub(pr.last).Seconds()*p.rate >= p.burst
 }
 
+// maxPrincipalsPerShard bounds what a shard remembers of principals
+// without calls: past it their buckets are forgotten even if not full
+// (such a principal may burst again), so that many clients cannot grow
+// the table without bound.
+const maxPrincipalsPerShard = 1024
+
 func (p *principals) sweepLocked(sh *principalShard, now time.Time) {
 	for k, pr := range sh.m {
 		if pr.n <= 0 && p.idle(pr, now) {
 			delete(sh.m, k)
+		}
+	}
+	if len(sh.m) > maxPrincipalsPerShard {
+		for k, pr := range sh.m {
+			if pr.n <= 0 {
+				delete(sh.m, k)
+			}
 		}
 	}
 }
