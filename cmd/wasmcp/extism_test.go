@@ -516,6 +516,10 @@ func TestExtismGrants(t *testing.T) {
 		fmt.Fprint(w, "hello from the site")
 	}))
 	defer site.Close()
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "note.txt"), []byte("mounted"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := writeConfig(t, fmt.Sprintf(`[[plugins]]
 name = "v1"
 path = %q
@@ -523,13 +527,14 @@ prefix = "ex_"
 [plugins.grants]
 http = [%q]
 config = { greeting = "hi there" }
+fs = [{ host = %q, guest = "/data", mode = "ro" }]
 [[plugins]]
 name = "v2"
 path = %q
 [plugins.grants]
 elicitation = true
 roots = true
-`, extismFixture(t, "go_v1.wasm"), site.URL+"/", extismFixture(t, "go_v2.wasm")))
+`, extismFixture(t, "go_v1.wasm"), site.URL+"/", data, extismFixture(t, "go_v2.wasm")))
 
 	t.Run("legacy stdio", func(t *testing.T) {
 		c := newStdioClient(t, "--config", cfg)
@@ -550,6 +555,12 @@ roots = true
 		}
 		if got := tool("ex_fetch", map[string]any{"url": site.URL + "/page"}); got != "status 200: hello from the site" {
 			t.Errorf("granted fetch = %q", got)
+		}
+		if got := tool("ex_read", map[string]any{"path": "/data/note.txt"}); got != "mounted" {
+			t.Errorf("read from the fs mount = %q", got)
+		}
+		if got := tool("ex_read", map[string]any{"path": "/etc/passwd"}); !strings.HasPrefix(got, "error: ") {
+			t.Errorf("read outside the mounts = %q", got)
 		}
 		if got := tool("ask", nil); got != "accept blue" {
 			t.Errorf("ask = %q", got)

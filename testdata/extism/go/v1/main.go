@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	pdk "github.com/extism/go-pdk"
 )
@@ -41,6 +42,7 @@ func describe() int32 {
 		{"fetch", "Fetches a URL with http_request.", obj(map[string]any{"url": str}, "url")},
 		{"config", "Reads a config key.", obj(map[string]any{"key": str}, "key")},
 		{"count", "Counts its calls in a var.", obj(nil)},
+		{"read", "Reads a file (WASI).", obj(map[string]any{"path": str}, "path")},
 	}
 	if err := pdk.OutputJSON(map[string]any{"tools": tools}); err != nil {
 		pdk.SetError(err)
@@ -98,6 +100,12 @@ func call() int32 {
 			return text("unset")
 		}
 		return text(v)
+	case "read":
+		b, err := os.ReadFile(args["path"])
+		if err != nil {
+			return text("error: " + err.Error())
+		}
+		return text(string(b))
 	case "count":
 		n := pdk.GetVarInt("count") + 1
 		pdk.SetVarInt("count", n)
