@@ -102,6 +102,7 @@ type extismEnvelope struct {
 	Method          string
 	Params          json.RawMessage
 	ProtocolVersion string
+	ClientCaps      json.RawMessage
 	ProgressToken   json.RawMessage
 	InputResponses  json.RawMessage
 	RequestState    *string
@@ -133,6 +134,8 @@ func parseEnvelope(b []byte) (*extismEnvelope, error) {
 				switch {
 				case jsonrpc.KeyIs(ck, "protocolVersion"):
 					env.ProtocolVersion, _ = jsonrpc.String(cv)
+				case jsonrpc.KeyIs(ck, "clientCapabilities"):
+					env.ClientCaps = cv
 				case jsonrpc.KeyIs(ck, "progressToken"):
 					env.ProgressToken = cv
 				case jsonrpc.KeyIs(ck, "inputResponses"):
@@ -157,7 +160,7 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 	if env.Method == abi.MethodDescribe {
 		return x.describe(ctx, h)
 	}
-	xh := &extismHost{Host: h, stateless: env.ProtocolVersion >= statelessSince}
+	xh := &extismHost{Host: h, stateless: env.ProtocolVersion >= statelessSince, caps: env.ClientCaps}
 	if err := xh.restore(env.RequestState, env.InputResponses); err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}
@@ -413,6 +416,7 @@ func untypedContent(result []byte) bool {
 type extismHost struct {
 	runtime.Host
 	stateless bool
+	caps      json.RawMessage // the client's capabilities
 
 	answers   []extismAnswer // of earlier rounds, in order
 	responses map[string]json.RawMessage
@@ -497,6 +501,10 @@ func (xh *extismHost) Call(ctx context.Context, method string, params []byte) ([
 }
 
 // blocking performs (or replays) the call's next blocking client request.
+// On a 2026-07-28 request whose client declared the capability, a request
+// the connection cannot carry stops the guest (pending); a client without
+// the capability gets abi.ErrUnsupported back in the guest, as on a
+// legacy session.
 func (xh *extismHost) blocking(ctx context.Context, method string, params []byte) ([]byte, int32) {
 	i := xh.n
 	xh.n++
@@ -512,7 +520,8 @@ func (xh *extismHost) blocking(ctx context.Context, method string, params []byte
 		return r, 0
 	}
 	res, errno := xh.Host.Call(ctx, method, params)
-	if errno == abi.ErrUnsupported && xh.stateless && len(xh.answers) < maxExtismRounds {
+	if errno == abi.ErrUnsupported && xh.stateless && len(xh.answers) < maxExtismRounds &&
+		missingCapabilities(xh.caps, map[string]inputRequest{"": {Method: method}}) == nil {
 		xh.pending = &extismPending{key: key, method: method, params: append(json.RawMessage(nil), params...)}
 		return nil, abi.ErrCanceled // stops the guest
 	}

@@ -64,6 +64,8 @@ func TestExtismHostMapping(t *testing.T) {
 // TestExtismReplay: on a 2026-07-28 request, a blocking request the client
 // cannot be asked stops the guest and becomes input_required; the retry
 // replays the answers in order.
+var elicitCaps = json.RawMessage(`{"elicitation":{}}`)
+
 func TestExtismReplay(t *testing.T) {
 	ctx := context.Background()
 	unsupported := &recHost{reply: map[string]struct {
@@ -72,7 +74,7 @@ func TestExtismReplay(t *testing.T) {
 	}{abi.HostElicit: {"", abi.ErrUnsupported}}}
 
 	// Round 1: the first request is pending.
-	xh := &extismHost{Host: unsupported, stateless: true}
+	xh := &extismHost{Host: unsupported, stateless: true, caps: elicitCaps}
 	if _, errno := xh.Call(ctx, "create_elicitation", []byte(`{"message":"one"}`)); errno != abi.ErrCanceled || xh.pending == nil {
 		t.Fatalf("round 1: errno %d, pending %v", errno, xh.pending)
 	}
@@ -89,7 +91,7 @@ func TestExtismReplay(t *testing.T) {
 
 	// Round 2: r0 answered; the second request is pending, the state
 	// carries the first answer.
-	xh = &extismHost{Host: unsupported, stateless: true}
+	xh = &extismHost{Host: unsupported, stateless: true, caps: elicitCaps}
 	if err := xh.restore(&ir.RequestState, json.RawMessage(`{"r0":{"action":"accept"}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestExtismReplay(t *testing.T) {
 	_ = json.Unmarshal(xh.inputRequired(), &ir)
 
 	// Round 3: both answered from state and responses; the host is never asked.
-	xh = &extismHost{Host: unsupported, stateless: true}
+	xh = &extismHost{Host: unsupported, stateless: true, caps: elicitCaps}
 	if err := xh.restore(&ir.RequestState, json.RawMessage(`{"r1":{"action":"decline"}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +117,15 @@ func TestExtismReplay(t *testing.T) {
 		t.Fatalf("host asked %d times, want 2 (once per new request)", len(unsupported.calls))
 	}
 	// A replay whose method differs fails the request.
-	xh = &extismHost{Host: unsupported, stateless: true}
+	xh = &extismHost{Host: unsupported, stateless: true, caps: elicitCaps}
 	_ = xh.restore(&ir.RequestState, nil)
 	if _, errno := xh.Call(ctx, "list_roots", nil); errno != abi.ErrFailed {
 		t.Fatalf("mismatched replay errno %d", errno)
+	}
+	// Nor is one whose client cannot elicit.
+	xh = &extismHost{Host: unsupported, stateless: true, caps: json.RawMessage(`{"sampling":{}}`)}
+	if _, errno := xh.Call(ctx, "create_elicitation", []byte(`{}`)); errno != abi.ErrUnsupported || xh.pending != nil {
+		t.Fatalf("no capability: errno %d pending %v", errno, xh.pending)
 	}
 	// A legacy request is never turned into input_required.
 	xh = &extismHost{Host: unsupported}
@@ -165,7 +172,7 @@ func FuzzExtismAdapter(f *testing.F) {
 	f.Add(`x`, `[]`, `{"messages":[{"content":{"text":1}}]}`)
 	f.Add(``, `null`, `{"ref":{"type":"ref/prompt"}}`)
 	f.Fuzz(func(t *testing.T, state, responses, result string) {
-		xh := &extismHost{Host: &recHost{}, stateless: true}
+		xh := &extismHost{Host: &recHost{}, stateless: true, caps: elicitCaps}
 		if xh.restore(&state, json.RawMessage(responses)) == nil {
 			for i := 0; i < 3; i++ {
 				xh.Call(context.Background(), "create_elicitation", []byte(`{}`))

@@ -606,6 +606,16 @@ roots = true
 		if got, _ := resultText(t, res); got != "accept red" {
 			t.Fatalf("ask after the answer = %q", got)
 		}
+		// A client that cannot elicit: the plugin's request is refused in
+		// the guest, which answers for itself.
+		noCaps := &httpClient2026{t: t, url: c.url, caps: map[string]any{}}
+		res, e, _ = noCaps.call("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if got, isErr := resultText(t, res); !isErr || got != "elicitation refused" {
+			t.Fatalf("ask without the capability = %q %v", got, isErr)
+		}
 		// A tampered requestState is refused.
 		_, e, _ = c.call("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{},
 			"inputResponses": map[string]any{key: map[string]any{"action": "accept"}}, "requestState": ir.RequestState + "x"})
