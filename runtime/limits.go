@@ -28,9 +28,10 @@ type ModuleLimits struct {
 	TableElements uint32
 	// ModuleSize bounds the module's size in bytes (max_module_size).
 	ModuleSize uint64
-	// Functions bounds the functions, imported and defined
-	// (max_functions): about 400 bytes of host memory each, and
-	// compile time.
+	// Functions bounds the functions, imported and defined, and the
+	// types and the exports, each (max_functions): about 400 bytes of
+	// host memory per function, and compile time; 200 per type or
+	// export (500,000 types in 1.5 MB cost 90 MiB of heap).
 	Functions uint32
 	// FunctionSize bounds one function body, in bytes
 	// (max_function_size).

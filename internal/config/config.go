@@ -220,8 +220,8 @@ type Limits struct {
 	MaxTableElements int `toml:"max_table_elements" json:"max_table_elements,omitempty"`
 	// MaxModuleSize bounds a module's size. Default 32MiB.
 	MaxModuleSize Size `toml:"max_module_size" json:"max_module_size,omitempty"`
-	// MaxFunctions bounds a module's functions, imported and defined.
-	// Default 100000.
+	// MaxFunctions bounds a module's functions, imported and defined,
+	// and its types and its exports, each. Default 100000.
 	MaxFunctions int `toml:"max_functions" json:"max_functions,omitempty"`
 	// MaxFunctionSize bounds one function body. Default 1MiB.
 	MaxFunctionSize Size `toml:"max_function_size" json:"max_function_size,omitempty"`

@@ -132,6 +132,10 @@ const (
 	// Refill is the fuel of one period between exits to Go, in bytes of
 	// original code.
 	Refill = 1 << 16
+	// MaxNameSection bounds the name section kept: a larger one is
+	// dropped (it only names functions in stack traces, and wazero
+	// decodes every entry, tens of bytes of heap each).
+	MaxNameSection = 1 << 20
 	// Budget is how many bytes of loop code a function runs on its local
 	// budget before charging the fuel again.
 	Budget = 1 << 10
@@ -319,7 +323,7 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 		payload := wasm[s.start:s.end]
 		switch s.id {
 		case secCustom:
-			if name, _ := customName(payload); strings.HasPrefix(name, ".debug_") {
+			if name, _ := customName(payload); strings.HasPrefix(name, ".debug_") || name == "name" && len(payload) > MaxNameSection {
 				info.Dropped++
 			} else {
 				out = append(out, wasm[s.head:s.end]...)

@@ -19,7 +19,8 @@ type Limits struct {
 	// ModuleSize (max_module_size) bounds the module's size in bytes.
 	ModuleSize uint64
 	// Functions (max_functions) bounds the functions, imported and
-	// defined.
+	// defined, and the types and the exports, each (wazero keeps about
+	// 200 bytes of heap for each type or export, and each takes 3 bytes).
 	Functions uint32
 	// FunctionSize (max_function_size) bounds the size of one function
 	// body in bytes.
@@ -124,8 +125,13 @@ func (m *module) appendTable(out, payload []byte, lim Limits) []byte {
 }
 
 // checkCounts checks the module-wide counts against lim (the code is
-// checked as it is decoded, see scanBody).
+// checked as it is decoded, see scanBody). Imports count as what they
+// import; more than one memory (multiple memories, outside
+// api.CoreFeaturesV2) is unsupported, whatever the limits.
 func (m *module) checkCounts(lim Limits) error {
+	if m.memories > 1 {
+		return fmt.Errorf("%d memories: %w", m.memories, ErrUnsupported)
+	}
 	for _, c := range []struct {
 		what string
 		v    uint64
@@ -133,6 +139,8 @@ func (m *module) checkCounts(lim Limits) error {
 		key  string
 	}{
 		{"functions", uint64(m.importFuncs) + uint64(len(m.funcTypes)), lim.Functions, "max_functions"},
+		{"types", uint64(len(m.params)), lim.Functions, "max_functions"},
+		{"exports", uint64(m.exports), lim.Functions, "max_functions"},
 		{"globals", uint64(m.importGlobals) + uint64(m.definedGlobals), lim.Globals, "max_globals"},
 		{"data and element segments", uint64(m.elems) + uint64(m.datas), lim.Segments, "max_segments"},
 	} {

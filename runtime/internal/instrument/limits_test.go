@@ -49,6 +49,8 @@ func TestModuleLimits(t *testing.T) {
 	}{
 		{"module size", withBody(0, 0x0b), func(v uint32) Limits { return Limits{ModuleSize: uint64(v)} }, uint64(len(withBody(0, 0x0b))), "max_module_size"},
 		{"functions", threeFuncs, func(v uint32) Limits { return Limits{Functions: v} }, 3, "max_functions"},
+		{"types", binModule(sec(1, 3, 0x60, 0, 0, 0x60, 0, 0, 0x60, 0, 0), sec(5, 1, 0, 1)), func(v uint32) Limits { return Limits{Functions: v} }, 3, "max_functions"},
+		{"exports", binModule(sec(5, 1, 0, 1), sec(7, 3, 1, 'a', 2, 0, 1, 'b', 2, 0, 1, 'c', 2, 0)), func(v uint32) Limits { return Limits{Functions: v} }, 3, "max_functions"},
 		{"function size", withBody(1, 2, 0x7f, 0x01, 0x0b), func(v uint32) Limits { return Limits{FunctionSize: v} }, 5, "max_function_size"},
 		{"locals", withBody(2, 2, 0x7f, 3, 0x7e, 0x0b), func(v uint32) Limits { return Limits{Locals: v} }, 5, "max_locals"},
 		{"nesting", nestedLoops(3, 2), func(v uint32) Limits { return Limits{Nesting: v} }, 3, "max_nesting"},
@@ -175,5 +177,24 @@ func TestDeepLoops(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("a deep loop was not stopped by the flag")
+	}
+}
+
+// TestNameSectionBound: a name section over MaxNameSection is dropped;
+// smaller ones are kept; and a second memory is unsupported.
+func TestNameSectionBound(t *testing.T) {
+	for _, size := range []int{16, MaxNameSection + 1} {
+		in := binModule(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(5, 1, 0, 1), sec(10, 1, 2, 0, 0x0b), custom("name", make([]byte, size)...))
+		out, info, err := Instrument(in, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := strings.Contains(string(out), "\x04name"); kept != (size <= MaxNameSection) || info.Dropped != map[bool]int{true: 0, false: 1}[kept] {
+			t.Errorf("name section of %d bytes: kept %v, info %+v", size, kept, info)
+		}
+	}
+	two := binModule(sec(2, 1, 1, 'a', 1, 'b', 2, 0, 1), sec(5, 1, 0, 1))
+	if _, _, err := Instrument(two, Limits{}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "2 memories") {
+		t.Errorf("two memories: %v", err)
 	}
 }
