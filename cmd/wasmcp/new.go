@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/wasmcp/wasmcp/internal/scaffold"
@@ -15,7 +14,7 @@ func cmdNew(args []string) error {
 	fs := flag.NewFlagSet("new", flag.ContinueOnError)
 	lang := fs.String("lang", "", "language: "+strings.Join(scaffold.Languages(), ", "))
 	dir := fs.String("dir", "", "project directory (default ./NAME)")
-	sdk := fs.String("sdk", "", "wasmcp checkout whose SDKs the project uses (default: found from the current directory or the executable)")
+	sdk := fs.String("sdk", "", "wasmcp checkout whose SDK files the project uses instead of the ones built into wasmcp (a Go project's go.mod then points at it)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -30,34 +29,9 @@ func cmdNew(args []string) error {
 	if *dir == "" {
 		*dir = name
 	}
-	root := *sdk
-	if root == "" {
-		root = findSDK()
-		if root == "" {
-			return usagef("new: cannot find a wasmcp checkout for the SDKs; run from one or pass --sdk DIR")
-		}
-	}
-	root, err = filepath.Abs(root)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := scaffold.Write(*dir, *lang, name, scaffold.Options{SDKRoot: root}); err != nil {
+	if err := scaffold.Write(*dir, *lang, name, scaffold.Options{SDKRoot: *sdk}); err != nil {
 		return usageError{fmt.Errorf("new: %w", err)}
 	}
 	fmt.Fprintf(os.Stderr, "wasmcp: created %s (%s); build it with: cd %s && ./build.sh\n", *dir, *lang, *dir)
 	return nil
-}
-
-func findSDK() string {
-	if wd, err := os.Getwd(); err == nil {
-		if r, err := scaffold.FindSDKRoot(wd); err == nil {
-			return r
-		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		if r, err := scaffold.FindSDKRoot(filepath.Dir(exe)); err == nil {
-			return r
-		}
-	}
-	return ""
 }

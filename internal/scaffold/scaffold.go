@@ -4,10 +4,13 @@
 // test.sh (builds, then checks that the module exports wasmcp_call) and a
 // README.
 //
-// The project finds its SDK through Options.SDKRoot, the root of a wasmcp
-// checkout: Go projects get a go.mod that replaces github.com/wasmcp/wasmcp
-// with it; C, Rust and AssemblyScript projects get a copy of the SDK's
-// source files, so they build on their own afterwards.
+// The SDK comes from the copy embedded in the binary (wasmcp.SDK), so a
+// project builds on its own, without a wasmcp checkout: C, Rust and
+// AssemblyScript projects get a copy of the SDK's source files; Go
+// projects get the Go SDK vendored in wasmcp-sdk/ (a module named
+// github.com/wasmcp/wasmcp that go.mod replaces the import with, so no
+// module is fetched). With Options.SDKRoot, the files come from that
+// checkout instead, and a Go project's go.mod points at the checkout.
 package scaffold
 
 import (
@@ -19,9 +22,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
 	"strings"
 	"text/template"
+
+	"github.com/wasmcp/wasmcp"
 )
 
 //go:embed templates
@@ -29,8 +33,10 @@ var templates embed.FS
 
 // Options configure Write.
 type Options struct {
-	// SDKRoot is the absolute path of a wasmcp checkout (the directory of
-	// its go.mod). Required; FindSDKRoot can locate it.
+	// SDKRoot, when set, is a wasmcp checkout (the directory of its
+	// go.mod) whose SDK files the project uses instead of the embedded
+	// ones; a Go project's go.mod then replaces github.com/wasmcp/wasmcp
+	// with it. FindSDKRoot can locate one.
 	SDKRoot string
 }
 
@@ -39,9 +45,10 @@ type language struct {
 	title string
 	// files maps template names (under templates/) to project paths.
 	files map[string]string
-	// sdk lists SDK files (relative to SDKRoot) copied into the project,
-	// mapped to project paths.
-	sdk   map[string]string
+	// sdk lists SDK files (paths in the wasmcp module) copied into the
+	// project, mapped to project paths.
+	sdk map[string]string
+	// notes is a template (the data of Write) for the README.
 	notes string
 }
 
@@ -49,8 +56,12 @@ var languages = map[string]language{
 	"go": {
 		title: "Go",
 		files: map[string]string{"go/main.go.tmpl": "main.go", "go/go.mod.tmpl": "go.mod", "go/build.sh.tmpl": "build.sh"},
-		notes: "Needs Go 1.24 or later. `go.mod` points `github.com/wasmcp/wasmcp` at the wasmcp\n" +
-			"checkout the project was created from; change the `replace` line if it moves.\n" +
+		notes: "Needs Go {{.GoVersion}} or later. " +
+			"{{if .Vendored}}The SDK is vendored in `" + goVendorDir + "/` (the Go SDK and the\n" +
+			"wasmcp packages it imports), which `go.mod` replaces `github.com/wasmcp/wasmcp`\n" +
+			"with, so the build needs no wasmcp checkout and downloads no module.\n" +
+			"{{else}}`go.mod` points `github.com/wasmcp/wasmcp` at the wasmcp\n" +
+			"checkout the project was created from; change the `replace` line if it moves.\n{{end}}" +
 			"See `go doc github.com/wasmcp/wasmcp/sdk/go` for the SDK.",
 	},
 	"c": {
@@ -63,11 +74,15 @@ var languages = map[string]language{
 	},
 	"rust": {
 		title: "Rust",
-		files: map[string]string{"rust/lib.rs.tmpl": "lib.rs", "rust/build.sh.tmpl": "build.sh"},
+		files: map[string]string{"rust/lib.rs.tmpl": "lib.rs", "rust/build.sh.tmpl": "build.sh", "rust/Cargo.toml.tmpl": "Cargo.toml"},
 		sdk:   map[string]string{"sdk/rust/wasmcp.rs": "wasmcp.rs", "sdk/rust/README.md": "SDK.md"},
-		notes: "Needs rustc with the wasm32-wasi standard library (Debian: `apt-get install rustc\n" +
-			"libstd-rust-dev-wasm32`; no cargo or crates). The SDK is the copied `wasmcp.rs`,\n" +
-			"included as a module; its API is in `SDK.md`.",
+		notes: "Needs rustc with the WASI standard library: `wasm32-wasip1` (Rust 1.78 and later;\n" +
+			"rustup: `rustup target add wasm32-wasip1`) or `wasm32-wasi` (older Rust; Debian:\n" +
+			"`apt-get install rustc libstd-rust-dev-wasm32`). `build.sh` uses no cargo or\n" +
+			"crates and picks the target the rustc at hand has; with cargo,\n" +
+			"`cargo build --release --target wasm32-wasip1` builds the same crate from\n" +
+			"`Cargo.toml` (no dependencies) into `target/wasm32-wasip1/release/{{.Name}}.wasm`.\n" +
+			"The SDK is the copied `wasmcp.rs`, included as a module; its API is in `SDK.md`.",
 	},
 	"assemblyscript": {
 		title: "AssemblyScript",
@@ -104,15 +119,21 @@ func Write(dir, lang, name string, opts Options) error {
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("scaffold: invalid plugin name %q: use lowercase letters, digits, '-' and '_', starting with a letter, at most 64", name)
 	}
-	if opts.SDKRoot == "" {
-		return errors.New("scaffold: Options.SDKRoot is required (the wasmcp checkout; see FindSDKRoot)")
+	var sdk fs.FS = wasmcp.SDK
+	root := ""
+	if opts.SDKRoot != "" {
+		var err error
+		if root, err = filepath.Abs(opts.SDKRoot); err != nil {
+			return fmt.Errorf("scaffold: %w", err)
+		}
+		if !isSDKRoot(root) {
+			return fmt.Errorf("scaffold: %s is not a wasmcp checkout (no go.mod for github.com/wasmcp/wasmcp)", root)
+		}
+		sdk = os.DirFS(root)
 	}
-	root, err := filepath.Abs(opts.SDKRoot)
+	goVer, err := goVersion(sdk)
 	if err != nil {
 		return fmt.Errorf("scaffold: %w", err)
-	}
-	if !isSDKRoot(root) {
-		return fmt.Errorf("scaffold: %s is not a wasmcp checkout (no go.mod for github.com/wasmcp/wasmcp)", root)
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("scaffold: %s exists and is not empty", dir)
@@ -120,13 +141,19 @@ func Write(dir, lang, name string, opts Options) error {
 		return fmt.Errorf("scaffold: %w", err)
 	}
 
-	data := map[string]string{
+	data := map[string]any{
 		"Name":      name,
 		"SDKRoot":   root,
-		"GoVersion": goVersion(),
+		"Vendored":  root == "",
+		"VendorDir": goVendorDir,
+		"GoVersion": goVer,
 		"LangTitle": l.title,
-		"LangNotes": l.notes,
 	}
+	notes, err := execute(lang+" notes", l.notes, data)
+	if err != nil {
+		return fmt.Errorf("scaffold: %w", err)
+	}
+	data["LangNotes"] = string(notes)
 	files := map[string][]byte{}
 	render := func(tmplName, path string) error {
 		src, err := templates.ReadFile("templates/" + tmplName)
@@ -156,11 +183,16 @@ func Write(dir, lang, name string, opts Options) error {
 		return fmt.Errorf("scaffold: %w", err)
 	}
 	for src, dst := range l.sdk {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(src)))
+		b, err := fs.ReadFile(sdk, src)
 		if err != nil {
 			return fmt.Errorf("scaffold: copying the SDK: %w", err)
 		}
 		files[dst] = b
+	}
+	if lang == "go" && root == "" {
+		if err := vendorGo(files, goVer); err != nil {
+			return fmt.Errorf("scaffold: vendoring the Go SDK: %w", err)
+		}
 	}
 
 	for p, b := range files {
@@ -191,19 +223,52 @@ func execute(name, src string, data any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// goVersion is the go directive of generated go.mod files: the language
-// version of the Go toolchain that built this program (e.g. 1.26), which
-// is at least what the wasmcp module itself requires.
-func goVersion() string {
-	v := strings.TrimPrefix(goruntime.Version(), "go")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) >= 2 && parts[0] != "" {
-		if i := strings.IndexFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
-			parts[1] = parts[1][:i]
+// goVendorDir is where a Go project gets its vendored copy of the SDK.
+const goVendorDir = "wasmcp-sdk"
+
+// vendorGo adds to files every non-test .go file of the embedded SDK (the
+// Go SDK and the wasmcp packages it imports) under goVendorDir, with a
+// go.mod that names the module github.com/wasmcp/wasmcp and requires
+// nothing.
+func vendorGo(files map[string][]byte, goVer string) error {
+	n := 0
+	err := fs.WalkDir(wasmcp.SDK, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || !strings.Contains(p, "/") {
+			return err
 		}
-		return parts[0] + "." + parts[1]
+		b, err := fs.ReadFile(wasmcp.SDK, p)
+		if err != nil {
+			return err
+		}
+		files[goVendorDir+"/"+p] = b
+		n++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return "1.26"
+	if n == 0 {
+		return errors.New("no Go files embedded")
+	}
+	files[goVendorDir+"/go.mod"] = []byte("// The part of github.com/wasmcp/wasmcp that a Go plugin builds with,\n" +
+		"// vendored by `wasmcp new`.\nmodule github.com/wasmcp/wasmcp\n\ngo " + goVer + "\n")
+	return nil
+}
+
+// goVersion is the go directive of the wasmcp module's go.mod in sdk (e.g.
+// 1.26.8): the Go version the SDK needs, and the go directive of the
+// generated go.mod.
+func goVersion(sdk fs.FS) (string, error) {
+	b, err := fs.ReadFile(sdk, "go.mod")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "go" {
+			return f[1], nil
+		}
+	}
+	return "", errors.New("go.mod has no go directive")
 }
 
 // isSDKRoot reports whether dir holds the go.mod of github.com/wasmcp/wasmcp.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -32,7 +34,6 @@ func TestWriteRefuses(t *testing.T) {
 		{"cobol", "x", Options{SDKRoot: root}, "unknown language"},
 		{"c", "Bad Name", Options{SDKRoot: root}, "invalid plugin name"},
 		{"c", "1abc", Options{SDKRoot: root}, "invalid plugin name"},
-		{"c", "ok", Options{}, "SDKRoot is required"},
 		{"c", "ok", Options{SDKRoot: dir}, "not a wasmcp checkout"},
 	} {
 		err := Write(filepath.Join(dir, "p"), c.lang, c.name, c.opts)
@@ -86,11 +87,14 @@ func missingLibrary(lang string) string {
 	return ""
 }
 
-// TestScaffoldBuildsAndRuns writes each language's project, runs its
-// test.sh (build + export check), then loads the .wasm and calls greet.
+// TestScaffoldBuildsAndRuns writes a project from the checkout's SDK
+// (Options.SDKRoot), runs its test.sh (build + export check), then loads
+// the .wasm and calls greet. Projects from the embedded SDK, in every
+// language, are built and called by cmd/wasmcp's TestNewOutsideCheckout;
+// this covers --sdk, with the two quick languages.
 func TestScaffoldBuildsAndRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds four plugins")
+		t.Skip("builds two plugins")
 	}
 	root := sdkRoot(t)
 	engine, err := runtime.NewEngine(context.Background(), runtime.Config{NoCache: true})
@@ -99,7 +103,7 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = engine.Close(context.Background()) })
 
-	for _, lang := range Languages() {
+	for _, lang := range []string{"c", "go"} {
 		t.Run(lang, func(t *testing.T) {
 			for _, tool := range toolchain[lang] {
 				if _, err := exec.LookPath(tool); err != nil {
@@ -112,9 +116,6 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "hello-"+lang)
 			if err := Write(dir, lang, "hello", Options{SDKRoot: root}); err != nil {
 				t.Fatal(err)
-			}
-			if lang == "assemblyscript" {
-				linkNodeModules(t, root, dir)
 			}
 			cmd := exec.Command("./test.sh")
 			cmd.Dir = dir
@@ -159,17 +160,68 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 	}
 }
 
-// linkNodeModules points the project's node_modules at the repository's
-// npm cache (.cache/npm, filled by scripts/build-sdk-examples.sh) when it
-// exists, so the test does not download the packages again.
-func linkNodeModules(t *testing.T, root, dir string) {
-	t.Helper()
-	cache := filepath.Join(root, ".cache", "npm", "node_modules")
-	if _, err := os.Stat(filepath.Join(cache, ".bin", "asc")); err != nil {
-		return // build.sh runs npm install
+// TestEmbeddedGoSDK: the Go files embedded for vendoring (wasmcp.SDK) are
+// exactly the packages the Go SDK's wasip1 build depends on in this
+// module, so a vendored project builds and carries nothing else.
+func TestEmbeddedGoSDK(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "github.com/wasmcp/wasmcp/sdk/go")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
 	}
-	if err := os.Symlink(cache, filepath.Join(dir, "node_modules")); err != nil {
+	var want []string
+	for _, p := range strings.Fields(string(out)) {
+		if rel, ok := strings.CutPrefix(p, "github.com/wasmcp/wasmcp/"); ok {
+			want = append(want, rel)
+		}
+	}
+	files := map[string][]byte{}
+	if err := vendorGo(files, "1.0"); err != nil {
 		t.Fatal(err)
+	}
+	dirs := map[string]bool{}
+	for p := range files {
+		if d, ok := strings.CutPrefix(path.Dir(p), goVendorDir+"/"); ok {
+			dirs[d] = true
+		}
+	}
+	var got []string
+	for d := range dirs {
+		got = append(got, d)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("vendored Go packages %v, want the SDK's dependencies %v (fix the go:embed lines of sdk.go)", got, want)
+	}
+	if _, ok := files[goVendorDir+"/sdk/go/args_test.go"]; ok {
+		t.Error("test files are vendored")
+	}
+}
+
+// TestWriteGoVendored: a Go project from the embedded SDK replaces the
+// module with its vendored copy, not with a path of this machine, and its
+// README states the go.mod's Go version.
+func TestWriteGoVendored(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := Write(dir, "go", "p", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(gomod), "=> ./"+goVendorDir+"\n") {
+		t.Errorf("go.mod:\n%s", gomod)
+	}
+	ver, err := goVersion(os.DirFS(sdkRoot(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+	if !strings.Contains(string(readme), "Needs Go "+ver+" or later") || !strings.Contains(string(gomod), "go "+ver+"\n") {
+		t.Errorf("want Go %s in README and go.mod:\n%s\n%s", ver, readme, gomod)
+	}
+	if _, err := os.Stat(filepath.Join(dir, goVendorDir, "sdk", "go", "plugin.go")); err != nil {
+		t.Error(err)
 	}
 }
 
