@@ -7,8 +7,9 @@
 //
 // Beyond plain TOML, string values may refer to the environment as
 // ${NAME} or ${NAME:-default} (the default applies when NAME is unset or
-// empty; "$$" is a literal "$"), sizes are written "64MiB", "512KiB",
-// "4MB" or as a plain number of bytes, durations as "5s" or "250ms", and
+// empty; "$$" is a literal "$"), sizes are written "64MiB", "512KiB" or as
+// a plain number of bytes ("4MB" is refused as ambiguous), durations as
+// "5s" or "250ms", and
 // relative paths are resolved against the directory of the file.
 //
 //	[server]

@@ -12,9 +12,10 @@ import (
 )
 
 // Size is an amount of bytes. In the file it is a plain integer (bytes) or
-// a string with a unit: B, KB, MB, GB, TB (powers of 1000) or KiB, MiB,
-// GiB, TiB (powers of 1024), case-insensitive, with optional space between
-// number and unit ("64MiB", "4 MB", "1024"). The string may use ${NAME}
+// a string with a binary unit: B, KiB, MiB, GiB or TiB (powers of 1024),
+// case-insensitive, with optional space between number and unit ("64MiB",
+// "4 KiB", "1024"). KB, MB, GB and TB are refused: they mean powers of 1000
+// to some readers and of 1024 to others. The string may use ${NAME}
 // environment references.
 type Size uint64
 
@@ -23,8 +24,14 @@ var sizeUnits = []struct {
 	mult uint64
 }{
 	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
 	{"b", 1},
+}
+
+// ambiguousUnits are the decimal-looking units a Size refuses, with the
+// binary unit to write instead.
+var ambiguousUnits = map[string]string{
+	"kb": "KiB", "mb": "MiB", "gb": "GiB", "tb": "TiB",
+	"k": "KiB", "m": "MiB", "g": "GiB", "t": "TiB",
 }
 
 // ParseSize parses a size as written in the configuration file, without
@@ -58,7 +65,10 @@ func ParseSize(s string) (Size, error) {
 			return Size(lo), nil
 		}
 	}
-	return 0, fmt.Errorf("invalid size %q: unknown unit %q (use B, KB, MB, GB, KiB, MiB or GiB)", s, t[i:])
+	if bin, ok := ambiguousUnits[unit]; ok {
+		return 0, fmt.Errorf("invalid size %q: %q is ambiguous (powers of 1000 or of 1024?); write %q (powers of 1024) or a number of bytes", s, strings.TrimSpace(t[i:]), t[:i]+bin)
+	}
+	return 0, fmt.Errorf("invalid size %q: unknown unit %q (use B, KiB, MiB, GiB or TiB)", s, t[i:])
 }
 
 // String formats s with the largest binary unit that divides it exactly,
