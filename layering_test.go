@@ -65,6 +65,9 @@ func TestLayering(t *testing.T) {
 		"github.com/BurntSushi/toml": {mod + "/internal/config"},
 		"golang.org/x/sys":           {mod + "/runtime"},
 		"github.com/santhosh-tekuri/jsonschema/v6": {mod + "/internal/schema"},
+		"github.com/google/go-containerregistry":   {mod + "/internal/fetch"},
+		"github.com/sigstore/sigstore-go":          {mod + "/internal/verify"},
+		"github.com/sigstore/sigstore":             {mod + "/internal/verify"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")

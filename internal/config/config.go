@@ -22,6 +22,10 @@ type Config struct {
 	// Telemetry is the [telemetry] table: traces, metrics, per-call usage.
 	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
 	Plugins   []Plugin  `toml:"plugins" json:"plugins"`
+	// File is the configuration file [Load] read (absolute); empty when
+	// the configuration did not come from a file. wasmcp.lock lives
+	// beside it.
+	File string `toml:"-" json:"-"`
 }
 
 // Server is the [server] table.
@@ -274,8 +278,23 @@ type Plugin struct {
 	// ^[A-Za-z0-9_-]{1,64}$ and be unique. Required.
 	Name string `toml:"name" json:"name"`
 	// Path is the .wasm file, resolved against the configuration file's
-	// directory. Required.
+	// directory. Exactly one of Path and URL is required.
 	Path string `toml:"path" json:"path"`
+	// URL fetches the plugin instead: "oci://HOST[:PORT]/REPO:TAG",
+	// "oci://HOST[:PORT]/REPO@sha256:HEX" or "https://HOST/PATH.wasm",
+	// into a content-addressed cache under [server] cache_dir.
+	URL string `toml:"url" json:"url,omitempty"`
+	// Verify, when present, requires a valid cosign signature of the
+	// plugin (oci:// URLs only), checked on every load.
+	Verify *Verify `toml:"verify" json:"verify,omitempty"`
+	// Refresh, when positive and [server] watch is on, re-resolves the
+	// URL's tag that often and loads the version it moved to, verified
+	// like the first. Zero never re-resolves.
+	Refresh Duration `toml:"refresh" json:"refresh,omitempty"`
+	// Required makes a URL plugin that cannot be fetched, verified or
+	// loaded stop the server from starting; by default such a plugin is
+	// reported, retried with backoff, and the others are served.
+	Required bool `toml:"required" json:"required,omitempty"`
 	// SHA256 optionally pins the file's SHA-256 (64 hex digits, stored in
 	// lower case); a mismatch refuses to load the plugin.
 	SHA256 string `toml:"sha256" json:"sha256,omitempty"`
@@ -298,6 +317,25 @@ type Plugin struct {
 	Scopes []string `toml:"scopes" json:"scopes,omitempty"`
 	// Grants is what the operator allows the plugin; nothing by default.
 	Grants Grants `toml:"grants" json:"grants"`
+}
+
+// Verify is a [plugins.verify] table: whose signature a URL plugin must
+// carry. Either Key (a cosign public key) or keyless: Identity or
+// IdentityRegexp, Issuer and TrustedRoot.
+type Verify struct {
+	// Key is a cosign public key (PEM), resolved against the
+	// configuration file's directory.
+	Key string `toml:"key" json:"key,omitempty"`
+	// Identity is the exact certificate identity (SAN) of a keyless
+	// signature; IdentityRegexp a regular expression it must match.
+	Identity       string `toml:"identity" json:"identity,omitempty"`
+	IdentityRegexp string `toml:"identity_regexp" json:"identity_regexp,omitempty"`
+	// Issuer is the OIDC issuer the keyless certificate must name.
+	Issuer string `toml:"issuer" json:"issuer,omitempty"`
+	// TrustedRoot is a Sigstore trusted_root.json, resolved against the
+	// configuration file's directory; keyless verification is offline
+	// against it.
+	TrustedRoot string `toml:"trusted_root" json:"trusted_root,omitempty"`
 }
 
 // Grants is a [plugins.grants] table. The zero value grants nothing.
@@ -383,6 +421,7 @@ func Load(path string) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	c.File = abs
 	return c, nil
 }
 
@@ -478,6 +517,10 @@ func (c *Config) normalize(dir string) {
 	for i := range c.Plugins {
 		p := &c.Plugins[i]
 		p.Path = resolve(p.Path)
+		if p.Verify != nil {
+			p.Verify.Key = resolve(p.Verify.Key)
+			p.Verify.TrustedRoot = resolve(p.Verify.TrustedRoot)
+		}
 		p.SHA256 = strings.ToLower(p.SHA256)
 		for j := range p.Grants.FS {
 			m := &p.Grants.FS[j]

@@ -305,7 +305,7 @@ func TestValidate(t *testing.T) {
 		}, wantErr: []string{
 			"limits: timeout: must be positive",
 			"limits: instances: must be positive",
-			`plugins[0] ("a"): path: required`,
+			`plugins[0] ("a"): path or url: required`,
 			`plugins[1] ("a"): name: duplicate of plugins[0]`,
 			`plugins[1] ("a"): grants.fs[1].guest: "/g" is already mounted by fs[0]`,
 		}},
@@ -368,6 +368,38 @@ func TestValidate(t *testing.T) {
 			c.Limits.MaxManifestItems = -1
 			c.Limits.MaxManifestBytes = 100 << 20
 		}, wantErr: []string{"limits.max_manifest_items: must not be negative", "limits.max_manifest_bytes: 100MiB is not between 1KiB and 64MiB"}},
+		{name: "url plugins", mutate: func(c *Config) {
+			c.Plugins = []Plugin{
+				{Name: "a", URL: "oci://ghcr.io/acme/time:1.2", Refresh: Duration(10 * time.Minute), Required: true, Verify: &Verify{Key: "/k/cosign.pub"}},
+				{Name: "b", URL: "oci://localhost:5000/time@sha256:" + strings.Repeat("ab", 32), Verify: &Verify{IdentityRegexp: "^https://github.com/acme/", Issuer: "https://token.actions.githubusercontent.com", TrustedRoot: "/r.json"}},
+				{Name: "c", URL: "https://example.com/p.wasm", SHA256: strings.Repeat("ab", 32)},
+			}
+		}},
+		{name: "url problems", mutate: func(c *Config) {
+			c.Plugins = []Plugin{
+				{Name: "a", Path: "a.wasm", URL: "oci://h/r:1"},
+				{Name: "b", URL: "oci://h/r"},
+				{Name: "c", URL: "http://h/p.wasm"},
+				{Name: "d", URL: "https://h/p.wasm", Verify: &Verify{Key: "k"}},
+				{Name: "e", Path: "e.wasm", Required: true, Refresh: Duration(time.Minute)},
+				{Name: "f", URL: "oci://h/r:1", Verify: &Verify{Key: "k", Issuer: "i"}},
+				{Name: "g", URL: "oci://h/r:1", Verify: &Verify{Identity: "x", IdentityRegexp: "("}},
+				{Name: "h", URL: "oci://h/r:1", Verify: &Verify{}},
+			}
+		}, wantErr: []string{
+			`plugins[0] ("a"): path and url: give one, not both`,
+			`plugins[1] ("b"): url: "oci://h/r": want oci://HOST`,
+			`plugins[2] ("c"): url: "http://h/p.wasm": scheme must be oci:// or https://`,
+			`plugins[3] ("d"): verify: signatures are looked up in OCI registries`,
+			`plugins[4] ("e"): refresh: needs url`,
+			`plugins[4] ("e"): required: needs url`,
+			`plugins[5] ("f"): verify: key and keyless`,
+			`plugins[6] ("g"): verify: give one of identity and identity_regexp`,
+			`plugins[6] ("g"): verify.identity_regexp: error parsing regexp`,
+			`plugins[6] ("g"): verify.issuer: required`,
+			`plugins[6] ("g"): verify.trusted_root: required`,
+			`plugins[7] ("h"): verify: key, or identity`,
+		}},
 		{name: "memory bounds", mutate: func(c *Config) {
 			c.Limits.Memory = maxMemory + 1
 		}, wantErr: []string{"more than a wasm32 module can address"}},
@@ -419,7 +451,7 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[[plugins]]\nname = \"a\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path); err == nil || err.Error() != `plugins[0] ("a"): path: required` {
+	if _, err := Load(path); err == nil || err.Error() != `plugins[0] ("a"): path or url: required` {
 		t.Errorf("Load of an invalid file = %v, want the validation error alone", err)
 	}
 	if _, err := Load(filepath.Join(dir, "missing.toml")); err == nil || !os.IsNotExist(unwrapAll(err)) {

@@ -181,9 +181,17 @@ func (c *Config) Validate() error {
 		} else {
 			seen[p.Name] = i
 		}
-		if p.Path == "" {
-			bad("%s: path: required", where)
+		switch {
+		case p.Path == "" && p.URL == "":
+			bad("%s: path or url: required", where)
+		case p.Path != "" && p.URL != "":
+			bad("%s: path and url: give one, not both", where)
+		case p.URL != "":
+			if err := checkPluginURL(p.URL); err != nil {
+				bad("%s: url: %w", where, err)
+			}
 		}
+		errs = append(errs, checkSource(where, p)...)
 		if p.SHA256 != "" && !hexPattern.MatchString(p.SHA256) {
 			bad("%s: sha256: must be 64 hex digits, got %d characters", where, len(p.SHA256))
 		}
@@ -339,6 +347,79 @@ func checkModuleLimits(l Limits) []error {
 	}
 	if l.CompileTimeout < 0 {
 		errs = append(errs, errors.New("limits.compile_timeout: must not be negative"))
+	}
+	return errs
+}
+
+// checkPluginURL checks the shape of a plugin url; the fetcher parses it
+// fully (and reports a bad one naming the plugin).
+func checkPluginURL(s string) error {
+	switch {
+	case strings.HasPrefix(s, "oci://"):
+		rest := strings.TrimPrefix(s, "oci://")
+		slash := strings.IndexByte(rest, '/')
+		if slash <= 0 || !strings.ContainsAny(rest[slash:], ":@") {
+			return fmt.Errorf("%q: want oci://HOST[:PORT]/REPO:TAG or oci://HOST[:PORT]/REPO@sha256:HEX", s)
+		}
+	case strings.HasPrefix(s, "https://"):
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" || u.User != nil {
+			return fmt.Errorf("%q: want https://HOST/PATH without user info", s)
+		}
+	default:
+		return fmt.Errorf("%q: scheme must be oci:// or https://", s)
+	}
+	return nil
+}
+
+// checkSource checks the keys that only mean something for url plugins.
+func checkSource(where string, p *Plugin) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+": "+format, args...)) }
+	if p.URL == "" {
+		if p.Verify != nil {
+			bad("verify: needs url")
+		}
+		if p.Refresh != 0 {
+			bad("refresh: needs url")
+		}
+		if p.Required {
+			bad("required: needs url (path plugins are always required)")
+		}
+		return errs
+	}
+	if p.Refresh < 0 {
+		bad("refresh: must not be negative")
+	}
+	v := p.Verify
+	if v == nil {
+		return errs
+	}
+	if !strings.HasPrefix(p.URL, "oci://") {
+		bad("verify: signatures are looked up in OCI registries; needs an oci:// url")
+	}
+	keyless := v.Identity != "" || v.IdentityRegexp != "" || v.Issuer != "" || v.TrustedRoot != ""
+	switch {
+	case v.Key != "" && keyless:
+		bad("verify: key and keyless (identity, identity_regexp, issuer, trusted_root): give one")
+	case v.Key != "":
+	case !keyless:
+		bad("verify: key, or identity or identity_regexp with issuer and trusted_root: required")
+	default:
+		if (v.Identity == "") == (v.IdentityRegexp == "") {
+			bad("verify: give one of identity and identity_regexp")
+		}
+		if v.IdentityRegexp != "" {
+			if _, err := regexp.Compile(v.IdentityRegexp); err != nil {
+				bad("verify.identity_regexp: %w", err)
+			}
+		}
+		if v.Issuer == "" {
+			bad("verify.issuer: required for keyless verification")
+		}
+		if v.TrustedRoot == "" {
+			bad("verify.trusted_root: required for keyless verification (it is offline)")
+		}
 	}
 	return errs
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
@@ -42,6 +44,15 @@ type Options struct {
 	// and are served, with list_changed, as each is ready; see
 	// Server.Loading.
 	LoadWait time.Duration
+	// RootCAs are the roots trusted when fetching url plugins over HTTPS;
+	// nil means the system roots (SSL_CERT_FILE is honoured).
+	RootCAs *x509.CertPool
+	// Progress, when set, receives progress lines of url plugin downloads
+	// that take more than a second (cmd/wasmcp passes stderr).
+	Progress io.Writer
+	// RetryTick is how often failed url plugins are checked for a retry
+	// (their backoff starts at 1s); default 1s.
+	RetryTick time.Duration
 }
 
 // defaultLoadWait is the default of Options.LoadWait.
@@ -63,6 +74,8 @@ type Server struct {
 	// when it has returned.
 	stopLoad context.CancelFunc
 	loaded   chan struct{}
+	// src resolves the url plugins; nil when there are none.
+	src *urlSources
 }
 
 // New builds a Server from cfg and loads its plugins, in parallel, waiting
@@ -146,7 +159,16 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxURIBytes:         int(cfg.Limits.MaxURI),
 		NotifyQueueBytes:    int(cfg.Limits.NotifyQueue),
 	})
-	specs, err := Specs(cfg)
+	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if s.src != nil {
+		if err := s.src.resolveAll(ctx); err != nil {
+			return nil, err
+		}
+	}
+	specs, err := specsWith(cfg, s.src)
 	if err != nil {
 		return nil, err
 	}
@@ -155,14 +177,30 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	}
 	watchCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan struct{})
+	var bg sync.WaitGroup
 	if cfg.Server.Watch {
-		go func() {
-			defer close(s.done)
-			s.reg.Watch(watchCtx, opts.WatchInterval, func() ([]plugins.Spec, error) { return Specs(cfg) })
-		}()
-	} else {
-		close(s.done)
+		bg.Go(func() {
+			s.reg.Watch(watchCtx, opts.WatchInterval, func() ([]plugins.Spec, error) { return specsWith(cfg, s.src) })
+		})
 	}
+	if s.src != nil {
+		tick := opts.RetryTick
+		if tick <= 0 {
+			tick = time.Second
+		}
+		bg.Go(func() {
+			s.src.run(watchCtx, tick, func() {
+				specs, err := specsWith(cfg, s.src)
+				if err == nil {
+					err = s.reg.Reload(watchCtx, specs)
+				}
+				if err != nil {
+					log.Error("reload after a url plugin change finished with errors", "error", err)
+				}
+			})
+		})
+	}
+	go func() { bg.Wait(); close(s.done) }()
 	return s, nil
 }
 
@@ -205,13 +243,20 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 	var fatal []error
 	for _, e := range unjoin(err) {
 		var le *plugins.LoadError
-		if errors.As(e, &le) && s.cfg.Plugin(le.Spec.Name) == nil {
+		if errors.As(e, &le) && !s.mustLoad(le.Spec.Name) {
 			s.log.Error("skipping plugin", "error", e)
 			continue
 		}
 		fatal = append(fatal, e)
 	}
 	return errors.Join(fatal...)
+}
+
+// mustLoad reports whether a failure to load plugin name stops the
+// server: [[plugins]] entries with a path, and url ones marked required.
+func (s *Server) mustLoad(name string) bool {
+	p := s.cfg.Plugin(name)
+	return p != nil && (p.URL == "" || p.Required)
 }
 
 // Loading returns the plugin files still loading (in the background after

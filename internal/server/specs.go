@@ -16,12 +16,25 @@ import (
 
 // Specs turns a configuration into plugin specs: every [[plugins]] entry,
 // then every *.wasm file of the plugin directories (sorted by name) that is
-// not already an entry, with the default limits and no grants.
-func Specs(cfg *config.Config) ([]plugins.Spec, error) {
+// not already an entry, with the default limits and no grants. Url
+// plugins are left out: the server resolves them first (see sources.go).
+func Specs(cfg *config.Config) ([]plugins.Spec, error) { return specsWith(cfg, nil) }
+
+// specsWith is Specs with the url plugins src has resolved, each pinned to
+// its wasm's SHA-256.
+func specsWith(cfg *config.Config, src *urlSources) ([]plugins.Spec, error) {
 	var specs []plugins.Spec
 	seen := map[string]bool{}
 	for i := range cfg.Plugins {
 		p := &cfg.Plugins[i]
+		if p.URL != "" {
+			if r, ok := src.lookup(p.Name); ok {
+				s := specFor(cfg, p, r.Path)
+				s.SHA256 = r.SHA256
+				specs = append(specs, s)
+			}
+			continue
+		}
 		abs, err := filepath.Abs(p.Path)
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", p.Name, err)

@@ -1,0 +1,387 @@
+package fetch
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// Options configures a [Fetcher]. Zero fields are the documented defaults.
+type Options struct {
+	// Dir is the cache directory; required. Blobs are kept under
+	// Dir/blobs/sha256/HEX, named by the SHA-256 of their content.
+	Dir string
+	// MaxManifest bounds a manifest, index or signature document.
+	// Default 4MiB.
+	MaxManifest int64
+	// MaxBlob bounds a downloaded wasm file or image layer (compressed
+	// and decompressed). Default 256MiB.
+	MaxBlob int64
+	// Timeout bounds one Fetch, Resolve, Signatures or Push, from the
+	// first request to the last byte. Default 2m.
+	Timeout time.Duration
+	// RootCAs are the roots trusted for HTTPS; nil means the system roots
+	// (SSL_CERT_FILE and SSL_CERT_DIR are honoured).
+	RootCAs *x509.CertPool
+	// Progress, when set, receives a line every second or so while a
+	// download is running for more than a second.
+	Progress io.Writer
+}
+
+// Defaults of [Options].
+const (
+	DefaultMaxManifest = 4 << 20
+	DefaultMaxBlob     = 256 << 20
+	DefaultTimeout     = 2 * time.Minute
+)
+
+// Media types read and written.
+const (
+	MediaWasm          = "application/wasm"
+	MediaWasmConfig    = "application/vnd.wasm.config.v0+json"
+	MediaHyperMCP      = "application/vnd.hyper-mcp.plugin.v2"
+	MediaBundle        = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	MediaSimpleSigning = "application/vnd.dev.cosign.simplesigning.v1+json"
+	mediaOCIManifest   = "application/vnd.oci.image.manifest.v1+json"
+	mediaOCIIndex      = "application/vnd.oci.image.index.v1+json"
+	mediaDockerList    = "application/vnd.docker.distribution.manifest.list.v2+json"
+	mediaDockerV2      = "application/vnd.docker.distribution.manifest.v2+json"
+)
+
+// Errors callers branch on; each is wrapped with the detail.
+var (
+	// ErrDigest means bytes did not match the digest that named them.
+	ErrDigest = errors.New("digest mismatch")
+	// ErrTooLarge means a document or blob was over its limit.
+	ErrTooLarge = errors.New("too large")
+	// ErrNotFound means the registry or server has no such manifest,
+	// tag or file.
+	ErrNotFound = errors.New("not found")
+	// ErrLayout means the manifest holds no wasm in a known layout.
+	ErrLayout = errors.New("no wasm in a known layout")
+	// ErrInsecure means a request would have left HTTPS for a host
+	// that is not loopback, or a redirect went to a private address.
+	ErrInsecure = errors.New("refused insecure transport")
+)
+
+// Fetcher downloads plugins into its cache. It is safe for concurrent use.
+type Fetcher struct {
+	opts Options
+	base http.RoundTripper
+
+	mu    sync.Mutex
+	trans map[string]http.RoundTripper // authenticated transports by host|scope
+}
+
+// New returns a Fetcher caching under opts.Dir.
+func New(opts Options) (*Fetcher, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("fetch: no cache directory")
+	}
+	if opts.MaxManifest <= 0 {
+		opts.MaxManifest = DefaultMaxManifest
+	}
+	if opts.MaxBlob <= 0 {
+		opts.MaxBlob = DefaultMaxBlob
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "blobs", "sha256"), 0o700); err != nil {
+		return nil, fmt.Errorf("fetch: cache: %w", err)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = http.ProxyFromEnvironment
+	t.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
+	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = 10 * time.Second
+	t.ResponseHeaderTimeout = 30 * time.Second
+	return &Fetcher{opts: opts, base: guard{t}, trans: map[string]http.RoundTripper{}}, nil
+}
+
+// guard refuses plain HTTP to anything but loopback, wherever the request
+// comes from (a redirect, a token realm, go-containerregistry's ping
+// falling back to http for private addresses).
+type guard struct{ inner http.RoundTripper }
+
+func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "https" && !(req.URL.Scheme == "http" && loopback(req.URL.Host)) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("%w: plain %s to %s (only loopback hosts are spoken to without TLS)", ErrInsecure, req.URL.Scheme, req.URL.Host)
+	}
+	return g.inner.RoundTrip(req)
+}
+
+// client returns an HTTP client over rt that refuses redirects to plain
+// HTTP or to private and loopback addresses the first request did not
+// name.
+func (f *Fetcher) client(rt http.RoundTripper) *http.Client {
+	return &http.Client{Transport: rt, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("more than 5 redirects")
+		}
+		orig := via[0].URL
+		if req.URL.Scheme != "https" && !(loopback(orig.Host) && loopback(req.URL.Host)) {
+			return fmt.Errorf("%w: redirect from %s to plain %s://%s", ErrInsecure, orig.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if !strings.EqualFold(req.URL.Hostname(), orig.Hostname()) && private(req.Context(), req.URL.Hostname()) && !private(req.Context(), orig.Hostname()) {
+			return fmt.Errorf("%w: redirect from %s to private address %s", ErrInsecure, orig.Host, req.URL.Host)
+		}
+		return nil
+	}}
+}
+
+// private reports whether host is, or resolves to, a loopback, private,
+// link-local or unspecified address.
+func private(ctx context.Context, host string) bool {
+	isPrivate := func(ip net.IP) bool {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return isPrivate(ip)
+	}
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return true // unresolvable: treat as private, refuse
+	}
+	for _, a := range addrs {
+		if isPrivate(a.IP) {
+			return true
+		}
+	}
+	return false
+}
+
+// transport returns the authenticated transport for a registry and
+// repository, with credentials from the Docker configuration.
+func (f *Fetcher) transport(ctx context.Context, r Ref, push bool) (http.RoundTripper, error) {
+	action := transport.PullScope
+	if push {
+		action = transport.PushScope
+	}
+	key := r.Host + "|" + r.Repo + "|" + action
+	f.mu.Lock()
+	rt, ok := f.trans[key]
+	f.mu.Unlock()
+	if ok {
+		return rt, nil
+	}
+	var opts []name.Option
+	if loopback(r.Host) {
+		opts = append(opts, name.Insecure)
+	}
+	reg, err := name.NewRegistry(r.Host, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %w", r.Host, err)
+	}
+	auth, err := authn.DefaultKeychain.Resolve(reg)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: docker credentials: %w", r.Host, redact(err))
+	}
+	repo := reg.Repo(r.Repo)
+	rt, err = transport.NewWithContext(ctx, reg, auth, f.base, []string{repo.Scope(action)})
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %w", r.Host, redact(err))
+	}
+	f.mu.Lock()
+	f.trans[key] = rt
+	f.mu.Unlock()
+	return rt, nil
+}
+
+// redact drops an error's text past what can carry a credential: the
+// transport's errors quote registry responses, never the credentials
+// sent, but a token endpoint may echo them back.
+func redact(err error) error {
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return fmt.Errorf("registry answered %d %s", te.StatusCode, http.StatusText(te.StatusCode))
+	}
+	return err
+}
+
+// scheme is the URL scheme for host: http on loopback, else https.
+func scheme(host string) string {
+	if loopback(host) {
+		return "http"
+	}
+	return "https"
+}
+
+// get performs a GET of u with accept and returns the response (status
+// 200) or an error naming the status.
+func (f *Fetcher) get(ctx context.Context, rt http.RoundTripper, u string, accept ...string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(accept) > 0 {
+		req.Header.Set("Accept", strings.Join(accept, ", "))
+	}
+	resp, err := f.client(rt).Do(req)
+	if err != nil {
+		return nil, unwrapURL(err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp, nil
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, fmt.Errorf("%w (404)", ErrNotFound)
+	}
+	return nil, fmt.Errorf("server answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// unwrapURL turns *url.Error (which repeats the URL, possibly with a
+// query string) into its cause with the method and host.
+func unwrapURL(err error) error {
+	var ue interface {
+		Unwrap() error
+		Timeout() bool
+	}
+	if errors.As(err, &ue) {
+		if ue.Timeout() {
+			return fmt.Errorf("timed out: %w", ue.Unwrap())
+		}
+		return ue.Unwrap()
+	}
+	return err
+}
+
+// readLimited reads all of r, refusing more than limit bytes.
+func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, unwrapURL(err))
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrTooLarge, what, limit)
+	}
+	return b, nil
+}
+
+// digestOf returns "sha256:HEX" of b.
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// blobPath is where the cache keeps the blob of digest ("sha256:HEX").
+func (f *Fetcher) blobPath(digest string) string {
+	return filepath.Join(f.opts.Dir, "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
+}
+
+// cached returns the cached bytes of digest when present and intact.
+func (f *Fetcher) cached(digest string, limit int64) ([]byte, bool) {
+	fh, err := os.Open(f.blobPath(digest))
+	if err != nil {
+		return nil, false
+	}
+	defer fh.Close()
+	b, err := readLimited(fh, limit, "cached blob")
+	if err != nil || digestOf(b) != digest {
+		return nil, false
+	}
+	return b, true
+}
+
+// store writes b into the cache under its digest.
+func (f *Fetcher) store(b []byte) (string, error) {
+	d := digestOf(b)
+	return d, f.storeStream(d, func(w io.Writer) error { _, err := w.Write(b); return err })
+}
+
+// storeStream writes a blob whose digest is known in advance through a
+// temporary file, checking the digest before renaming it into place.
+func (f *Fetcher) storeStream(digest string, write func(io.Writer) error) error {
+	dst := f.blobPath(digest)
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	if err := write(io.MultiWriter(tmp, h)); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != digest {
+		return fmt.Errorf("%w: got %s, want %s", ErrDigest, got, digest)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return nil
+}
+
+// Named returns a path of a's wasm file that is its own for plugin name
+// (Dir/named/NAME/SHA256.wasm, a hard link, else a copy): the plugin
+// registry tells plugins apart by path, and two plugins may share bytes.
+func (f *Fetcher) Named(name string, a *Artifact) (string, error) {
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return "", fmt.Errorf("fetch: bad plugin name %q", name)
+	}
+	dst := filepath.Join(f.opts.Dir, "named", name, a.SHA256+".wasm")
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	if err := os.Link(a.Path, dst); err == nil || errors.Is(err, os.ErrExist) {
+		return dst, nil
+	}
+	err := f.storeCopy(a.Path, dst)
+	if err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+func (f *Fetcher) storeCopy(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return os.Rename(tmp.Name(), dst)
+}

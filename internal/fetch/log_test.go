@@ -1,0 +1,8 @@
+package fetch
+
+import (
+	"io"
+	"log"
+)
+
+func nopLogger() *log.Logger { return log.New(io.Discard, "", 0) }

@@ -1,0 +1,371 @@
+package fetch
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+)
+
+// Artifact is a plugin in the cache.
+type Artifact struct {
+	// Ref is what was fetched.
+	Ref Ref
+	// Digest is what signatures and locks name: the manifest digest of
+	// an OCI reference (the index's when the tag names an index), or
+	// "sha256:HEX" of the file of an HTTPS URL.
+	Digest string
+	// SHA256 is the hex SHA-256 of the wasm file.
+	SHA256 string
+	// Path is the cached wasm file.
+	Path string
+	// Annotations are the manifest's annotations (OCI only).
+	Annotations map[string]string
+	// Cached is true when nothing was downloaded.
+	Cached bool
+}
+
+// descriptor is an OCI content descriptor.
+type descriptor struct {
+	MediaType    string            `json:"mediaType"`
+	Digest       string            `json:"digest"`
+	Size         int64             `json:"size"`
+	ArtifactType string            `json:"artifactType,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	Platform     *struct {
+		OS           string `json:"os"`
+		Architecture string `json:"architecture"`
+	} `json:"platform,omitempty"`
+}
+
+// manifest is an OCI image manifest or index (or their Docker v2
+// equivalents).
+type manifest struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	MediaType     string            `json:"mediaType,omitempty"`
+	ArtifactType  string            `json:"artifactType,omitempty"`
+	Config        descriptor        `json:"config"`
+	Layers        []descriptor      `json:"layers,omitempty"`
+	Manifests     []descriptor      `json:"manifests,omitempty"`
+	Subject       *descriptor       `json:"subject,omitempty"`
+	Annotations   map[string]string `json:"annotations,omitempty"`
+}
+
+var manifestAccept = []string{mediaOCIManifest, mediaOCIIndex, mediaDockerV2, mediaDockerList}
+
+func (f *Fetcher) registryURL(r Ref, kind, ref string) string {
+	return scheme(r.Host) + "://" + r.Host + "/v2/" + r.Repo + "/" + kind + "/" + ref
+}
+
+// Resolve returns the manifest digest a reference names: its digest, or
+// what its tag points to now (one request; the manifest is cached).
+func (f *Fetcher) Resolve(ctx context.Context, r Ref) (string, error) {
+	if !r.OCI {
+		return "", fmt.Errorf("%s: only oci:// references have tags to resolve", r)
+	}
+	if r.Digest != "" {
+		return r.Digest, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	_, d, err := f.manifest(ctx, r, r.Tag, "")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", r, err)
+	}
+	return d, nil
+}
+
+// manifest returns the manifest of ref (a tag, or a digest when want is
+// set) from the cache or the registry, checking its digest.
+func (f *Fetcher) manifest(ctx context.Context, r Ref, ref, want string) (*manifest, string, error) {
+	var raw []byte
+	if want != "" {
+		raw, _ = f.cached(want, f.opts.MaxManifest)
+	}
+	if raw == nil {
+		rt, err := f.transport(ctx, r, false)
+		if err != nil {
+			return nil, "", err
+		}
+		resp, err := f.get(ctx, rt, f.registryURL(r, "manifests", ref), manifestAccept...)
+		if err != nil {
+			return nil, "", fmt.Errorf("manifest %s: %w", ref, err)
+		}
+		raw, err = readLimited(resp.Body, f.opts.MaxManifest, "manifest")
+		resp.Body.Close()
+		if err != nil {
+			return nil, "", err
+		}
+		got := digestOf(raw)
+		if want == "" && strings.HasPrefix(ref, "sha256:") {
+			want = ref
+		}
+		if hdr := resp.Header.Get("Docker-Content-Digest"); want == "" && hdr != "" && hdr != got {
+			return nil, "", fmt.Errorf("%w: manifest %s is %s, registry says %s", ErrDigest, ref, got, hdr)
+		}
+		if want != "" && got != want {
+			return nil, "", fmt.Errorf("%w: manifest %s has digest %s", ErrDigest, want, got)
+		}
+		if _, err := f.store(raw); err != nil {
+			return nil, "", err
+		}
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, "", fmt.Errorf("manifest: %w", err)
+	}
+	return &m, digestOf(raw), nil
+}
+
+// Fetch brings the wasm of r into the cache and returns it. A digest
+// reference whose manifest and wasm are cached needs no network.
+func (f *Fetcher) Fetch(ctx context.Context, r Ref) (*Artifact, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	var a *Artifact
+	var err error
+	if r.OCI {
+		a, err = f.fetchOCI(ctx, r)
+	} else {
+		a, err = f.fetchHTTPS(ctx, r, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	return a, nil
+}
+
+func (f *Fetcher) fetchOCI(ctx context.Context, r Ref) (*Artifact, error) {
+	ref := r.Tag
+	if r.Digest != "" {
+		ref = r.Digest
+	}
+	m, top, err := f.manifest(ctx, r, ref, r.Digest)
+	if err != nil {
+		return nil, err
+	}
+	a := &Artifact{Ref: r, Digest: top, Annotations: m.Annotations, Cached: true}
+	if len(m.Manifests) > 0 || m.MediaType == mediaOCIIndex || m.MediaType == mediaDockerList {
+		child, err := pickChild(m)
+		if err != nil {
+			return nil, err
+		}
+		m, _, err = f.manifest(ctx, r, child.Digest, child.Digest)
+		if err != nil {
+			return nil, err
+		}
+		if a.Annotations == nil {
+			a.Annotations = m.Annotations
+		}
+	}
+	wasm, err := f.wasmOf(ctx, r, m, a)
+	if err != nil {
+		return nil, err
+	}
+	a.SHA256 = strings.TrimPrefix(wasm, "sha256:")
+	a.Path = f.blobPath(wasm)
+	return a, nil
+}
+
+// pickChild chooses the manifest of an index: the wasm platform's, else
+// the only one.
+func pickChild(m *manifest) (descriptor, error) {
+	var wasm []descriptor
+	for _, d := range m.Manifests {
+		if d.Platform != nil && (d.Platform.Architecture == "wasm" || strings.HasPrefix(d.Platform.OS, "wasi")) {
+			wasm = append(wasm, d)
+		}
+	}
+	switch {
+	case len(wasm) == 1:
+		return wasm[0], nil
+	case len(m.Manifests) == 1:
+		return m.Manifests[0], nil
+	}
+	return descriptor{}, fmt.Errorf("%w: index of %d manifests, none (or several) for platform wasm", ErrLayout, len(m.Manifests))
+}
+
+// wasmOf returns the digest of the cached wasm file of m, downloading it
+// when needed. Layouts: one application/wasm layer (CNCF, hyper-mcp v2),
+// or image layers whose filesystem holds /plugin.wasm (hyper-mcp).
+func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (string, error) {
+	var wasm []descriptor
+	var tars []descriptor
+	var types []string
+	for _, l := range m.Layers {
+		switch mt := l.MediaType; {
+		case mt == MediaWasm:
+			wasm = append(wasm, l)
+		case strings.Contains(mt, "image.layer") || strings.Contains(mt, "image.rootfs"):
+			tars = append(tars, l)
+		default:
+			types = append(types, mt)
+		}
+	}
+	switch {
+	case len(wasm) == 1:
+		l := wasm[0]
+		if l.Size > f.opts.MaxBlob {
+			return "", fmt.Errorf("%w: wasm layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
+		}
+		if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
+			a.Cached = false
+			if err := f.downloadBlob(ctx, r, l); err != nil {
+				return "", err
+			}
+		}
+		return l.Digest, nil
+	case len(wasm) > 1:
+		return "", fmt.Errorf("%w: %d application/wasm layers, want one", ErrLayout, len(wasm))
+	case len(tars) > 0:
+		// The last layer holding plugin.wasm wins, as in the image's
+		// filesystem.
+		for i := len(tars) - 1; i >= 0; i-- {
+			d, err := f.pluginFromLayer(ctx, r, tars[i], a)
+			if err != nil {
+				return "", err
+			}
+			if d != "" {
+				return d, nil
+			}
+		}
+		return "", fmt.Errorf("%w: image has no /plugin.wasm", ErrLayout)
+	}
+	return "", fmt.Errorf("%w: want one %s layer or an image with /plugin.wasm; layers are %v (config %s)", ErrLayout, MediaWasm, types, m.Config.MediaType)
+}
+
+// downloadBlob streams blob l into the cache, checking size and digest.
+func (f *Fetcher) downloadBlob(ctx context.Context, r Ref, l descriptor) error {
+	if !digestPattern.MatchString(l.Digest) {
+		return fmt.Errorf("layer digest %q is not sha256", l.Digest)
+	}
+	rt, err := f.transport(ctx, r, false)
+	if err != nil {
+		return err
+	}
+	resp, err := f.get(ctx, rt, f.registryURL(r, "blobs", l.Digest))
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", l.Digest, err)
+	}
+	defer resp.Body.Close()
+	return f.storeStream(l.Digest, func(w io.Writer) error {
+		return f.copyLimited(w, resp.Body, "blob "+l.Digest, r.String())
+	})
+}
+
+// copyLimited copies r to w, refusing more than MaxBlob bytes, with
+// progress lines when it takes long.
+func (f *Fetcher) copyLimited(w io.Writer, r io.Reader, what, label string) error {
+	if f.opts.Progress != nil {
+		r = newProgress(r, f.opts.Progress, label)
+	}
+	n, err := io.Copy(w, io.LimitReader(r, f.opts.MaxBlob+1))
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", what, unwrapURL(err))
+	}
+	if n > f.opts.MaxBlob {
+		return fmt.Errorf("%w: %s is over %d bytes", ErrTooLarge, what, f.opts.MaxBlob)
+	}
+	return nil
+}
+
+// pluginFromLayer returns the digest of plugin.wasm in image layer l
+// ("" when the layer has none), caching the layer and the extracted file.
+func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *Artifact) (string, error) {
+	if l.Size > f.opts.MaxBlob {
+		return "", fmt.Errorf("%w: layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
+	}
+	if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
+		a.Cached = false
+		if err := f.downloadBlob(ctx, r, l); err != nil {
+			return "", err
+		}
+	}
+	fh, err := os.Open(f.blobPath(l.Digest))
+	if err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	defer fh.Close()
+	var rd io.Reader = fh
+	if strings.HasSuffix(l.MediaType, "gzip") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return "", fmt.Errorf("layer %s: %w", l.Digest, err)
+		}
+		defer zr.Close()
+		rd = zr
+	}
+	tr := tar.NewReader(io.LimitReader(rd, f.opts.MaxBlob+1))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("layer %s: %w", l.Digest, err)
+		}
+		if path.Clean("/"+h.Name) != "/plugin.wasm" || h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if h.Size > f.opts.MaxBlob {
+			return "", fmt.Errorf("%w: /plugin.wasm is %d bytes, limit %d", ErrTooLarge, h.Size, f.opts.MaxBlob)
+		}
+		b, err := readLimited(tr, f.opts.MaxBlob, "/plugin.wasm")
+		if err != nil {
+			return "", err
+		}
+		return f.store(b)
+	}
+}
+
+// fetchHTTPS downloads an HTTPS URL into the cache; with pin (hex) set
+// and the file cached, without network.
+func (f *Fetcher) fetchHTTPS(ctx context.Context, r Ref, pin string) (*Artifact, error) {
+	if pin != "" {
+		if _, err := os.Stat(f.blobPath("sha256:" + pin)); err == nil {
+			return &Artifact{Ref: r, Digest: "sha256:" + pin, SHA256: pin, Path: f.blobPath("sha256:" + pin), Cached: true}, nil
+		}
+	}
+	resp, err := f.get(ctx, f.base, r.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if err := f.copyLimited(&buf, resp.Body, "file", r.String()); err != nil {
+		return nil, err
+	}
+	d := digestOf(buf.Bytes())
+	if pin != "" && d != "sha256:"+pin {
+		return nil, fmt.Errorf("%w: file has %s, pinned sha256:%s", ErrDigest, d, pin)
+	}
+	if _, err := f.store(buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return &Artifact{Ref: r, Digest: d, SHA256: strings.TrimPrefix(d, "sha256:"), Path: f.blobPath(d)}, nil
+}
+
+// FetchPinned is Fetch for an HTTPS URL whose SHA-256 (hex) is known: a
+// cached file needs no network, and a download that differs is refused.
+func (f *Fetcher) FetchPinned(ctx context.Context, r Ref, sha256hex string) (*Artifact, error) {
+	if r.OCI {
+		return f.Fetch(ctx, r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	a, err := f.fetchHTTPS(ctx, r, sha256hex)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	return a, nil
+}
+
+var _ = http.StatusOK

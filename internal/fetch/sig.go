@@ -1,0 +1,210 @@
+package fetch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Signature is one piece of signature material found beside an image,
+// for package verify to check. Exactly one of Bundle and Payload is set.
+type Signature struct {
+	// Source says where it was found: "referrer" (OCI 1.1 referrers, a
+	// Sigstore bundle, as cosign v3 stores them) or "tag" (the
+	// sha256-HEX.sig tag, cosign v2's simple signing).
+	Source string `json:"source"`
+	// Bundle is a Sigstore bundle (JSON).
+	Bundle []byte `json:"bundle,omitempty"`
+	// Payload is the simple-signing payload the signature is over, and
+	// Signature its base64 signature; Certificate and Chain are PEM
+	// (keyless), RekorBundle cosign's transparency-log bundle (JSON).
+	Payload     []byte `json:"payload,omitempty"`
+	Signature   string `json:"signature,omitempty"`
+	Certificate string `json:"certificate,omitempty"`
+	Chain       string `json:"chain,omitempty"`
+	RekorBundle string `json:"rekor_bundle,omitempty"`
+}
+
+// cosign's annotations on a simple-signing layer.
+const (
+	annSignature   = "dev.cosignproject.cosign/signature"
+	annCertificate = "dev.sigstore.cosign/certificate"
+	annChain       = "dev.sigstore.cosign/chain"
+	annBundle      = "dev.sigstore.cosign/bundle"
+	maxSignatures  = 16
+)
+
+func (f *Fetcher) sigPath(digest string) string {
+	return filepath.Join(f.opts.Dir, "signatures", strings.TrimPrefix(digest, "sha256:")+".json")
+}
+
+// Signatures returns the signature material stored for digest in r's
+// repository: its OCI 1.1 referrers holding a Sigstore bundle and the
+// sha256-HEX.sig tag. What it finds is cached; with cached set, the
+// cached material is returned without network when there is some. An
+// empty result with a nil error means the image is unsigned.
+func (f *Fetcher) Signatures(ctx context.Context, r Ref, digest string, cached bool) ([]Signature, error) {
+	if !r.OCI {
+		return nil, fmt.Errorf("%s: signatures are only looked up in OCI registries", r)
+	}
+	if cached {
+		if sigs, ok := f.cachedSignatures(digest); ok {
+			return sigs, nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+	sigs, err := f.lookupSignatures(ctx, r, digest)
+	if err != nil {
+		if old, ok := f.cachedSignatures(digest); ok {
+			return old, nil
+		}
+		return nil, fmt.Errorf("%s: signatures: %w", r, err)
+	}
+	if b, err := json.Marshal(sigs); err == nil {
+		_ = os.MkdirAll(filepath.Dir(f.sigPath(digest)), 0o700)
+		tmp := f.sigPath(digest) + ".tmp"
+		if os.WriteFile(tmp, b, 0o600) == nil {
+			_ = os.Rename(tmp, f.sigPath(digest))
+		}
+	}
+	return sigs, nil
+}
+
+func (f *Fetcher) cachedSignatures(digest string) ([]Signature, bool) {
+	b, err := os.ReadFile(f.sigPath(digest))
+	if err != nil {
+		return nil, false
+	}
+	var sigs []Signature
+	if json.Unmarshal(b, &sigs) != nil || len(sigs) == 0 {
+		return nil, false
+	}
+	return sigs, true
+}
+
+func (f *Fetcher) lookupSignatures(ctx context.Context, r Ref, digest string) ([]Signature, error) {
+	var sigs []Signature
+	refs, err := f.referrers(ctx, r, digest)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range refs {
+		if len(sigs) >= maxSignatures {
+			break
+		}
+		if d.ArtifactType != MediaBundle && d.MediaType != mediaOCIManifest {
+			continue
+		}
+		m, _, err := f.manifest(ctx, r, d.Digest, d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("referrer %s: %w", d.Digest, err)
+		}
+		// A referrer is only one if its manifest says so: listings (and
+		// the tag-schema fallback index) are not trusted for it.
+		if m.Subject == nil || m.Subject.Digest != digest {
+			continue
+		}
+		if m.ArtifactType != MediaBundle && m.Config.MediaType != MediaBundle {
+			continue
+		}
+		for _, l := range m.Layers {
+			if l.MediaType != MediaBundle {
+				continue
+			}
+			b, err := f.smallBlob(ctx, r, l)
+			if err != nil {
+				return nil, fmt.Errorf("referrer %s: %w", d.Digest, err)
+			}
+			sigs = append(sigs, Signature{Source: "referrer", Bundle: b})
+		}
+	}
+	m, _, err := f.manifest(ctx, r, strings.Replace(digest, ":", "-", 1)+".sig", "")
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("signature tag: %w", err)
+	default:
+		for _, l := range m.Layers {
+			if l.MediaType != MediaSimpleSigning || len(sigs) >= maxSignatures {
+				continue
+			}
+			b, err := f.smallBlob(ctx, r, l)
+			if err != nil {
+				return nil, fmt.Errorf("signature tag: %w", err)
+			}
+			sigs = append(sigs, Signature{Source: "tag", Payload: b,
+				Signature: l.Annotations[annSignature], Certificate: l.Annotations[annCertificate],
+				Chain: l.Annotations[annChain], RekorBundle: l.Annotations[annBundle]})
+		}
+	}
+	return sigs, nil
+}
+
+// referrers lists the manifests whose subject is digest: the referrers
+// API, else the referrers tag schema (sha256-HEX).
+func (f *Fetcher) referrers(ctx context.Context, r Ref, digest string) ([]descriptor, error) {
+	rt, err := f.transport(ctx, r, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.get(ctx, rt, f.registryURL(r, "referrers", digest), mediaOCIIndex)
+	var raw []byte
+	switch {
+	case errors.Is(err, ErrNotFound):
+		m, _, err := f.manifest(ctx, r, strings.Replace(digest, ":", "-", 1), "")
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("referrers tag: %w", err)
+		}
+		return m.Manifests, nil
+	case err != nil:
+		return nil, fmt.Errorf("referrers: %w", err)
+	}
+	raw, err = readLimited(resp.Body, f.opts.MaxManifest, "referrers")
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var idx manifest
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return nil, fmt.Errorf("referrers: %w", err)
+	}
+	return idx.Manifests, nil
+}
+
+// smallBlob returns a blob of at most MaxManifest bytes, cached.
+func (f *Fetcher) smallBlob(ctx context.Context, r Ref, l descriptor) ([]byte, error) {
+	if !digestPattern.MatchString(l.Digest) {
+		return nil, fmt.Errorf("blob digest %q is not sha256", l.Digest)
+	}
+	if b, ok := f.cached(l.Digest, f.opts.MaxManifest); ok {
+		return b, nil
+	}
+	rt, err := f.transport(ctx, r, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.get(ctx, rt, f.registryURL(r, "blobs", l.Digest))
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", l.Digest, err)
+	}
+	b, err := readLimited(resp.Body, f.opts.MaxManifest, "blob "+l.Digest)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if got := digestOf(b); got != l.Digest {
+		return nil, fmt.Errorf("%w: blob %s has digest %s", ErrDigest, l.Digest, got)
+	}
+	if _, err := f.store(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/internal/fetch"
+)
+
+// urlEnv is a real registry and HTTPS server on loopback holding the good
+// plugin of the hostile corpus.
+type urlEnv struct {
+	host    string // registry host:port
+	wasm    []byte
+	digest  string // manifest digest of good:1
+	https   string // base URL of the HTTPS server
+	roots   *x509.CertPool
+	down    atomic.Bool // the registry answers 503
+	fetcher *fetch.Fetcher
+}
+
+func newURLEnv(t *testing.T) *urlEnv {
+	t.Helper()
+	wasm, err := os.ReadFile("../../testdata/hostile/good.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &urlEnv{wasm: wasm}
+	reg := registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	e.host = strings.TrimPrefix(srv.URL, "http://")
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/good.wasm" {
+			w.Write(wasm)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(tls.Close)
+	e.https = tls.URL
+	e.roots = tls.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	e.fetcher, err = fetch.New(fetch.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.digest = e.push(t, "good:1", wasm)
+	return e
+}
+
+func (e *urlEnv) push(t *testing.T, repoTag string, wasm []byte) string {
+	t.Helper()
+	r, err := fetch.ParseRef("oci://" + e.host + "/" + repoTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.fetcher.Push(context.Background(), r, wasm, map[string]string{"org.opencontainers.image.title": "good"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// urlLogs collects a server's log lines.
+type urlLogs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *urlLogs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *urlLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// start builds a server from toml (with {{host}}, {{digest}}, {{https}}
+// replaced) in dir, its cache under dir.
+func (e *urlEnv) start(t *testing.T, dir, toml string) (*Server, *urlLogs, error) {
+	t.Helper()
+	good, _ := filepath.Abs("../../testdata/hostile/good.wasm")
+	toml = strings.NewReplacer("{{host}}", e.host, "{{digest}}", e.digest, "{{https}}", e.https, "{{good}}", good).Replace(toml)
+	if err := os.WriteFile(filepath.Join(dir, "wasmcp.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(filepath.Join(dir, "wasmcp.toml"))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	logs := &urlLogs{}
+	srv, err := New(context.Background(), cfg, Options{Version: "test", RootCAs: e.roots, RetryTick: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err == nil {
+		t.Cleanup(func() { srv.Close(context.Background()) })
+	}
+	return srv, logs, err
+}
+
+const urlHeader = `
+[server]
+kv_dir = ":memory:"
+cache_dir = "cache"
+`
+
+func echo(t *testing.T, srv *Server, tool string) error {
+	t.Helper()
+	res, err := srv.CallTool(context.Background(), tool, json.RawMessage(`{"text":"hi"}`))
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(res), `"hi"`) {
+		return fmt.Errorf("%s answered %s", tool, res)
+	}
+	return nil
+}
+
+// TestURLPlugins: url plugins by tag, by digest and over HTTPS serve
+// beside a local one; a url plugin that cannot be fetched is reported
+// and the others still serve.
+func TestURLPlugins(t *testing.T) {
+	e := newURLEnv(t)
+	dir := t.TempDir()
+	srv, logs, err := e.start(t, dir, urlHeader+`
+[[plugins]]
+name = "local"
+path = "{{good}}"
+prefix = "l_"
+[[plugins]]
+name = "bytag"
+url = "oci://{{host}}/good:1"
+prefix = "t_"
+[[plugins]]
+name = "bydigest"
+url = "oci://{{host}}/good@{{digest}}"
+prefix = "d_"
+[[plugins]]
+name = "web"
+url = "{{https}}/good.wasm"
+prefix = "w_"
+[[plugins]]
+name = "missing"
+url = "oci://{{host}}/good:404"
+prefix = "m_"
+[[plugins]]
+name = "badpin"
+url = "oci://{{host}}/good:1"
+sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
+prefix = "p_"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"l_echo", "t_echo", "d_echo", "w_echo"} {
+		if err := echo(t, srv, tool); err != nil {
+			t.Errorf("%s: %v", tool, err)
+		}
+	}
+	for _, tool := range []string{"m_echo", "p_echo"} {
+		if err := echo(t, srv, tool); err == nil {
+			t.Errorf("%s is served", tool)
+		}
+	}
+	out := logs.String()
+	t.Log(out)
+	for _, want := range []string{`plugin \"missing\"`, "not found", `plugin \"badpin\"`, "digest mismatch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestURLRequired: a required url plugin that cannot be fetched stops
+// the server from starting, naming it.
+func TestURLRequired(t *testing.T) {
+	e := newURLEnv(t)
+	_, _, err := e.start(t, t.TempDir(), urlHeader+`
+[[plugins]]
+name = "must"
+url = "oci://{{host}}/good:404"
+required = true
+`)
+	if err == nil || !strings.Contains(err.Error(), `plugin "must"`) {
+		t.Fatalf("New = %v, want the required plugin's error", err)
+	}
+}
+
+// TestURLRetry: a url plugin whose registry is down at start is served
+// once the registry is back, without a restart.
+func TestURLRetry(t *testing.T) {
+	e := newURLEnv(t)
+	e.down.Store(true)
+	srv, _, err := e.start(t, t.TempDir(), urlHeader+`
+[[plugins]]
+name = "later"
+url = "oci://{{host}}/good:1"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if echo(t, srv, "echo") == nil {
+		t.Fatal("served while the registry is down")
+	}
+	e.down.Store(false)
+	deadline := time.Now().Add(30 * time.Second)
+	for echo(t, srv, "echo") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("not served 30s after the registry came back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
