@@ -20,8 +20,10 @@ import (
 // This file runs Extism plugins: modules that import extism:host/env. The
 // Extism kernel is native Go (package runtime/internal/extism): its memory
 // is a Go arena the guest reaches only through the kernel functions, never
-// part of the guest's linear memory, bounded by Limits.Memory (separately
-// from the linear memory), and reset at every call; vars live as long as
+// part of the guest's linear memory, and reset at every call. It may grow
+// to what the linear memory leaves of Limits.Memory at the time (the
+// linear memory may still grow to Limits.Memory after it, so an instance
+// holds at most twice the limit); vars live as long as
 // the instance and are bounded to extism.DefaultMaxVarBytes. A hostile
 // handle gets 0 or a no-op (see package extism).
 //
@@ -164,8 +166,26 @@ func sortedKeys[V any](m map[string]V) []string {
 // extismState is the Extism side of an instance's call state.
 type extismState struct {
 	k       extism.Kernel
+	limit   uint64 // Limits.Memory, shared by the kernel and the linear memory
 	status  int32  // of the last http_request
 	headers []byte // of the last http_request, JSON
+}
+
+// allocKernel is kernelOf for a function that allocates: the kernel may
+// use what the linear memory leaves of Limits.Memory, so the two together
+// stay within the plugin's memory limit when the kernel grows.
+func allocKernel(ctx context.Context, m api.Module) (*callState, *extism.Kernel) {
+	st, k := kernelOf(ctx)
+	if k != nil {
+		used := uint64(0)
+		if m != nil {
+			if mem := m.Memory(); mem != nil {
+				used = uint64(mem.Size())
+			}
+		}
+		k.Limit = st.ext.limit - min(used, st.ext.limit)
+	}
+	return st, k
 }
 
 // kernelOf returns the kernel of the instance running ctx's call, or nil
@@ -178,8 +198,8 @@ func kernelOf(ctx context.Context) (*callState, *extism.Kernel) {
 	return st, &st.ext.k
 }
 
-func extAlloc(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
+func extAlloc(ctx context.Context, m api.Module, s []uint64) {
+	_, k := allocKernel(ctx, m)
 	if k == nil {
 		s[0] = 0
 		return
@@ -260,8 +280,8 @@ func extInputLoadU64(ctx context.Context, _ api.Module, s []uint64) {
 }
 
 // extInputOffset returns a block holding a copy of the input.
-func extInputOffset(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
+func extInputOffset(ctx context.Context, m api.Module, s []uint64) {
+	_, k := allocKernel(ctx, m)
 	if k == nil {
 		s[0] = 0
 		return
@@ -292,8 +312,8 @@ func extErrorSet(ctx context.Context, _ api.Module, s []uint64) {
 	}
 }
 
-func extErrorGet(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
+func extErrorGet(ctx context.Context, m api.Module, s []uint64) {
+	_, k := allocKernel(ctx, m)
 	s[0] = 0
 	if k == nil {
 		return
@@ -303,8 +323,8 @@ func extErrorGet(ctx context.Context, _ api.Module, s []uint64) {
 	}
 }
 
-func extVarGet(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
+func extVarGet(ctx context.Context, m api.Module, s []uint64) {
+	_, k := allocKernel(ctx, m)
 	h := s[0]
 	s[0] = 0
 	if k == nil {
@@ -367,8 +387,8 @@ func hostCall(ctx context.Context, st *callState, method string, v any) ([]byte,
 	return st.host.Call(ctx, method, params)
 }
 
-func extConfigGet(ctx context.Context, _ api.Module, s []uint64) {
-	st, k := kernelOf(ctx)
+func extConfigGet(ctx context.Context, m api.Module, s []uint64) {
+	st, k := allocKernel(ctx, m)
 	h := s[0]
 	s[0] = 0
 	if k == nil {
@@ -400,8 +420,8 @@ type extismRequest struct {
 	Headers map[string]string `json:"headers"`
 }
 
-func extHTTPRequest(ctx context.Context, _ api.Module, s []uint64) {
-	st, k := kernelOf(ctx)
+func extHTTPRequest(ctx context.Context, m api.Module, s []uint64) {
+	st, k := allocKernel(ctx, m)
 	if k == nil {
 		s[0] = 0
 		return
@@ -481,8 +501,8 @@ func extHTTPStatus(ctx context.Context, _ api.Module, s []uint64) {
 	}
 }
 
-func extHTTPHeaders(ctx context.Context, _ api.Module, s []uint64) {
-	st, k := kernelOf(ctx)
+func extHTTPHeaders(ctx context.Context, m api.Module, s []uint64) {
+	st, k := allocKernel(ctx, m)
 	s[0] = 0
 	if k != nil && st.ext.headers != nil {
 		s[0] = k.AllocBytes(st.ext.headers)
@@ -493,8 +513,8 @@ func extHTTPHeaders(ctx context.Context, _ api.Module, s []uint64) {
 // JSON of its handle or "{}").
 func userFunc(name string, result bool) api.GoModuleFunc {
 	param := ExtismUserFunctions[name].Param
-	return func(ctx context.Context, _ api.Module, s []uint64) {
-		st, k := kernelOf(ctx)
+	return func(ctx context.Context, m api.Module, s []uint64) {
+		st, k := allocKernel(ctx, m)
 		var res []byte
 		var errno int32 = abi.ErrDenied
 		if k != nil && st.host != nil {
@@ -578,7 +598,7 @@ func (p *Pool) entry(mod api.Module, st *callState) entryFunc {
 	if p.m.mode != Extism {
 		return mod.ExportedFunction(abi.ExportCall)
 	}
-	st.ext = &extismState{k: extism.Kernel{Limit: p.lim.Memory}}
+	st.ext = &extismState{k: extism.Kernel{Limit: p.lim.Memory}, limit: p.lim.Memory}
 	return &extismEntry{mod: mod, st: st, fns: map[string]api.Function{}}
 }
 

@@ -130,8 +130,8 @@ func TestExtismCalls(t *testing.T) {
 	}
 }
 
-// TestExtismKernelBounded: the kernel arena stops at Limits.Memory and
-// vars at their bound.
+// TestExtismKernelBounded: the kernel arena stops at what the linear
+// memory leaves of Limits.Memory, and vars at their bound.
 func TestExtismKernelBounded(t *testing.T) {
 	p := extismPool(t, Limits{Memory: 8 << 20})
 	status, out, err := p.CallExport(context.Background(), "fill", nil, &fakeHost{})
@@ -140,6 +140,13 @@ func TestExtismKernelBounded(t *testing.T) {
 	}
 	if n := binary.LittleEndian.Uint64(out); n == 0 || n > 8 {
 		t.Fatalf("fill allocated %d MiB blocks under an 8 MiB limit", n)
+	}
+	status, out, err = p.CallExport(context.Background(), "growfill", nil, &fakeHost{})
+	if err != nil || status != abi.StatusOK || len(out) != 8 {
+		t.Fatalf("growfill = %d %q %v", status, out, err)
+	}
+	if n := binary.LittleEndian.Uint64(out); n == 0 || n > 3 {
+		t.Fatalf("after a 4 MiB linear memory, the kernel took %d MiB blocks of an 8 MiB limit", n)
 	}
 	status, out, err = p.CallExport(context.Background(), "vars", nil, &fakeHost{})
 	if err != nil || status != abi.StatusOK || len(out) != 8 {
@@ -189,7 +196,7 @@ func FuzzExtismHostFunctions(f *testing.F) {
 			abi.HostConfigGet: {result: []byte(`{"value":"v"}`)},
 			abi.HostHTTPFetch: {result: []byte(`{"status":200,"headers":{"a":"b"},"body":"hi"}`)},
 		}}}
-		st.ext = &extismState{k: extism.Kernel{Limit: 1 << 16, MaxVarBytes: 1 << 10}}
+		st.ext = &extismState{k: extism.Kernel{Limit: 1 << 16, MaxVarBytes: 1 << 10}, limit: 1 << 16}
 		st.ext.k.Reset([]byte("the input"))
 		ctx := &callCtx{Context: context.Background(), st: st}
 		var last uint64

@@ -84,7 +84,7 @@
     (i32.const 3))
 
   ;; fill: allocate 1 MiB blocks until the kernel says no; output the count.
-  (func (export "fill") (result i32)
+  (func $fill (export "fill") (result i32)
     (local $n i64) (local $b i64)
     (block $done
       (loop $again
@@ -97,6 +97,12 @@
     (call $store_u64 (local.get $b) (local.get $n))
     (call $output_set (local.get $b) (i64.const 8))
     (i32.const 0))
+
+  ;; growfill: grow the linear memory by 4 MiB, then fill as fill does:
+  ;; the kernel gets only what the linear memory leaves of the limit.
+  (func (export "growfill") (result i32)
+    (if (i32.lt_s (memory.grow (i32.const 64)) (i32.const 0)) (then (return (i32.const 8))))
+    (call $fill))
 
   ;; vars: set 64 KiB vars under distinct one-byte keys until the bound
   ;; stops them; output how many landed.
