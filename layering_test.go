@@ -68,6 +68,8 @@ func TestLayering(t *testing.T) {
 		"github.com/google/go-containerregistry":   {mod + "/internal/fetch"},
 		"github.com/sigstore/sigstore-go":          {mod + "/internal/verify"},
 		"github.com/sigstore/sigstore":             {mod + "/internal/verify"},
+		"go.opentelemetry.io":                      {mod + "/internal/telemetry"},
+		"github.com/prometheus":                    {mod + "/internal/telemetry"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")

@@ -40,6 +40,11 @@ type HTTPPolicy struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// TLSClientConfig is the TLS configuration (nil: system roots).
 	TLSClientConfig *tls.Config
+	// WrapTransport, when set, wraps each plugin's transport (telemetry:
+	// a client span and traceparent per request). The wrapper sees
+	// every request and redirect hop the grants allowed; it must not
+	// change where a request goes.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (p HTTPPolicy) withDefaults() HTTPPolicy {
@@ -95,8 +100,12 @@ func newFetcher(specs []string, p HTTPPolicy) (*fetcher, error) {
 		TLSHandshakeTimeout:    10 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
+	var rt http.RoundTripper = tr
+	if f.policy.WrapTransport != nil {
+		rt = f.policy.WrapTransport(tr)
+	}
 	f.client = &http.Client{
-		Transport:     tr,
+		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return f, nil

@@ -403,7 +403,16 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 	}()
 	for round := 1; ; round++ {
 		*bufp = buildEnvelope(*bufp, method, params, &ec)
-		status, out, err := pl.pool.Call(ctx, *bufp, host)
+		var status uint32
+		var out []byte
+		var err error
+		if hook := callHookFrom(ctx); hook != nil {
+			cctx, h := hook.CallStart(ctx, pl.name, method, target, host)
+			status, out, err = pl.pool.Call(cctx, *bufp, h)
+			hook.CallEnd(cctx, err)
+		} else {
+			status, out, err = pl.pool.Call(ctx, *bufp, host)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
 		}

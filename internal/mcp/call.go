@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -59,8 +60,9 @@ type call struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	out    sink
-	minLog int32  // 2026-07-28: level from _meta, -1 when absent
-	extra  []byte // members checkResult adds to the result (resultType...)
+	header http.Header // the HTTP request's header (Observer); nil on stdio
+	minLog int32       // 2026-07-28: level from _meta, -1 when absent
+	extra  []byte      // members checkResult adds to the result (resultType...)
 
 	// keepAlive is the interval of keep-alives on long-lived requests
 	// (subscriptions/listen over HTTP); 0 disables them.

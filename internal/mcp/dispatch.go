@@ -23,6 +23,9 @@ func methodNotFound(method string) *jsonrpc.Error {
 func (s *Server) invoke(cl *call) (res []byte, err error) {
 	s.active.Add(1)
 	defer s.active.Add(-1)
+	if ri := s.observeStart(cl); ri != nil {
+		defer func() { s.opts.Observer.RequestEnd(cl.ctx, ri, res, err) }()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic while serving a request", "method", cl.req.Method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))

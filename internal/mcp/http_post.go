@@ -101,6 +101,7 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	}
 	ds := &directSink{w: w, rc: http.NewResponseController(w)}
 	cl := s.newModernCall(r.Context(), m, mi, ds)
+	cl.header = r.Header
 	id := identityFrom(r.Context())
 	cl.req.Principal, cl.req.Scopes = id.Principal, id.Scopes
 	cl.keepAlive = h.opts.KeepAlive
@@ -189,6 +190,7 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 	}
 	st := ss.newStream()
 	cl := ss.c.newLegacyCall(m, mi, st)
+	cl.header = r.Header
 	cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
 	if !ss.c.track(cl) {
 		cl.cancel()
@@ -321,6 +323,7 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 			var mi metaInfo
 			scanMeta(m.Params, &mi)
 			cl := ss.c.newLegacyCall(&m, &mi, ss.standalone)
+			cl.header = r.Header
 			cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
 			if !ss.c.track(cl) {
 				cl.cancel()

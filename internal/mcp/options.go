@@ -108,6 +108,10 @@ type Options struct {
 	// bounded by HTTPOptions.ReplayBytes, and coalesce them the same
 	// way.) Default 1 MiB.
 	NotifyQueueBytes int
+
+	// Observer, when set, is told of every request the engine runs
+	// (telemetry). Default none.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {

@@ -85,12 +85,16 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// MetricsHandler serves the metrics listener: /healthz and /readyz.
+// MetricsHandler serves the metrics listener: /healthz, /readyz and, when
+// [telemetry] metrics is set, /metrics.
 func (s *Server) MetricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	health := s.HealthHandler()
 	mux.Handle(healthzPath, health)
 	mux.Handle(readyzPath, health)
+	if s.tel != nil {
+		mux.Handle("/metrics", s.tel.MetricsHandler())
+	}
 	return mux
 }
 

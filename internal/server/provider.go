@@ -9,6 +9,7 @@ import (
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/telemetry"
 	"github.com/wasmcp/wasmcp/plugins"
 	"github.com/wasmcp/wasmcp/runtime"
 )
@@ -17,7 +18,8 @@ import (
 type provider struct {
 	reg    *plugins.Registry
 	log    *slog.Logger
-	shares shareCache // see share.go
+	shares shareCache           // see share.go
+	tel    *telemetry.Telemetry // nil: telemetry off
 }
 
 var _ mcp.Provider = (*provider)(nil)
@@ -83,6 +85,17 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		Restricted:         r.Principal != "",
 		Scopes:             r.Scopes,
 		Caller:             caller{r},
+	}
+	if p.tel != nil {
+		out, err := call(p.withTelemetry(ctx, slotHook{r}), &req)
+		recordOutcome(ctx, err)
+		if err != nil {
+			out, err = mapError(ctx, p.log, r, err)
+		}
+		if err == nil && r.Method == "tools/call" {
+			out = p.tel.AddUsage(ctx, out)
+		}
+		return out, err
 	}
 	out, err := call(runtime.WithQueueHook(ctx, slotHook{r}), &req)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/auth"
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/telemetry"
 	"github.com/wasmcp/wasmcp/plugins"
 	"github.com/wasmcp/wasmcp/runtime"
 )
@@ -55,6 +56,9 @@ type Options struct {
 	RetryTick time.Duration
 }
 
+// shutdownFlush bounds the export of the last spans in Close.
+const shutdownFlush = 5 * time.Second
+
 // defaultLoadWait is the default of Options.LoadWait.
 const defaultLoadWait = 30 * time.Second
 
@@ -67,7 +71,8 @@ type Server struct {
 	kv     *hostapi.KVStore
 	reg    *plugins.Registry
 	mcp    *mcp.Server
-	auth   *auth.Authenticator // HTTP access control; nil when [auth] is off
+	tel    *telemetry.Telemetry // nil: telemetry off
+	auth   *auth.Authenticator  // HTTP access control; nil when [auth] is off
 	stop   context.CancelFunc
 	done   chan struct{}
 	// stopLoad cancels the plugin load started by New; loaded is closed
@@ -114,6 +119,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if version == "" {
 		version = opts.Version
 	}
+	s.tel, err = telemetry.New(ctx, s.telemetryConfig(version))
+	if err != nil {
+		return nil, err
+	}
+	if s.tel.Tracing() {
+		opts.HTTP.WrapTransport = s.tel.WrapTransport
+	}
 	s.reg, err = plugins.NewRegistry(plugins.Options{
 		Engine: s.engine,
 		KV:     s.kv,
@@ -141,7 +153,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, err
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log}, &mcp.Options{
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel}, &mcp.Options{
+		Observer:            s.tel.Observer(),
 		Name:                cfg.Server.Name,
 		Version:             version,
 		Instructions:        cfg.Server.Instructions,
@@ -334,6 +347,12 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.engine != nil {
 		errs = append(errs, s.engine.Close(ctx))
+	}
+	if s.tel != nil {
+		// Flush the spans, at most shutdownFlush.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownFlush)
+		errs = append(errs, s.tel.Shutdown(fctx))
+		cancel()
 	}
 	if s.kv != nil {
 		errs = append(errs, s.kv.Close())

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/telemetry"
+	"github.com/wasmcp/wasmcp/plugins"
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+// telemetryConfig maps [telemetry] to telemetry.Config.
+func (s *Server) telemetryConfig(version string) telemetry.Config {
+	t := &s.cfg.Telemetry
+	return telemetry.Config{
+		Metrics:            t.Metrics != "",
+		Endpoint:           t.Endpoint,
+		TracesEndpoint:     t.TracesEndpoint,
+		Protocol:           t.Protocol,
+		ServiceName:        t.ServiceName,
+		ServiceVersion:     version,
+		Sampler:            t.Sampler,
+		SamplerArg:         t.SamplerArg,
+		ScheduleDelay:      time.Duration(t.ScheduleDelay),
+		ResourceAttributes: t.ResourceAttributes,
+		UsageInMeta:        t.UsageInMeta,
+		Audit:              t.Audit,
+		Logger:             s.log,
+		Plugins:            s.pluginStats,
+	}
+}
+
+// pluginStats is what the metrics report of each live plugin's pool.
+func (s *Server) pluginStats() []telemetry.PluginStats {
+	if s.reg == nil {
+		return nil
+	}
+	ps := s.reg.Plugins()
+	out := make([]telemetry.PluginStats, 0, len(ps))
+	for _, p := range ps {
+		st := p.Stats()
+		out = append(out, telemetry.PluginStats{Name: p.Name(), Idle: st.Idle, Busy: st.Busy, Waiting: st.Waiting,
+			Created: st.Created, Discarded: st.Discarded, Recycled: st.Recycled, Expired: st.Expired})
+	}
+	return out
+}
+
+// withTelemetry returns the context of a plugin call with the telemetry
+// hooks: the queue wait timed, the plugin call observed.
+func (p *provider) withTelemetry(ctx context.Context, hook runtime.QueueHook) context.Context {
+	ctx = runtime.WithQueueHook(ctx, telemetry.QueueHook(ctx, hook))
+	return plugins.WithCallHook(ctx, p.tel.CallHook())
+}
+
+// recordOutcome tells the telemetry of ctx how the plugin call ended (see
+// mapError for the same classification as the client sees it).
+func recordOutcome(ctx context.Context, err error) {
+	if err == nil {
+		return // ok or tool_error: the result says
+	}
+	var (
+		rtErr  *runtime.Error
+		inErr  *plugins.InputRequestError
+		argErr *plugins.ArgumentsError
+		outErr *plugins.OutputError
+	)
+	o := telemetry.OutcomeError
+	switch {
+	case errors.As(err, &inErr):
+		o = telemetry.OutcomeDenied
+		telemetry.Denied(ctx, "input_request", inErr.Method)
+	case errors.As(err, &argErr), errors.As(err, &outErr):
+		o = telemetry.OutcomeToolError
+	case errors.As(err, &rtErr):
+		switch rtErr.Kind {
+		case runtime.KindDeadline:
+			o = telemetry.OutcomeTimeout
+		case runtime.KindCanceled:
+			o = telemetry.OutcomeCancelled
+		case runtime.KindMemory:
+			o = telemetry.OutcomeMemory
+		case runtime.KindOutput:
+			o = telemetry.OutcomeOutput
+		case runtime.KindBusy:
+			o = telemetry.OutcomeBusy
+		case runtime.KindTrap, runtime.KindExit, runtime.KindStatus, runtime.KindBadModule:
+			o = telemetry.OutcomeTrap
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		o = telemetry.OutcomeCancelled
+	}
+	telemetry.SetOutcome(ctx, o)
+}

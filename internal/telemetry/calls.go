@@ -1,0 +1,236 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/plugins"
+	"github.com/wasmcp/wasmcp/runtime"
+)
+
+// CallHook returns the plugins.CallHook of t (nil when t is nil): the
+// child span of each plugin call, its host calls counted and its
+// capability denials audited.
+func (t *Telemetry) CallHook() plugins.CallHook {
+	if t == nil {
+		return nil
+	}
+	return callHook{t}
+}
+
+type callHook struct{ t *Telemetry }
+
+type callSpanKey struct{}
+
+// callInfo is one plugin call in flight.
+type callInfo struct {
+	span   trace.Span
+	start  time.Time
+	wait0  time.Duration // the request's queue wait before the call
+	method string
+}
+
+// CallStart implements plugins.CallHook.
+func (h callHook) CallStart(ctx context.Context, plugin, method, target string, host runtime.Host) (context.Context, runtime.Host) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return ctx, host
+	}
+	st.plugin = plugin
+	st.calls++
+	ci := &callInfo{start: time.Now(), wait0: st.queueWait, method: method}
+	if h.t.tracer != nil {
+		ctx, ci.span = h.t.tracer.Start(ctx, "plugin "+plugin, trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String("wasmcp.plugin.name", plugin), attribute.String("wasmcp.plugin.method", method),
+				attribute.Int("wasmcp.plugin.round", st.calls)))
+	}
+	return context.WithValue(ctx, callSpanKey{}, ci), &countingHost{h: host, t: h.t, st: st, target: target}
+}
+
+// CallEnd implements plugins.CallHook.
+func (h callHook) CallEnd(ctx context.Context, err error) {
+	st := stateFrom(ctx)
+	ci, _ := ctx.Value(callSpanKey{}).(*callInfo)
+	if st == nil || ci == nil {
+		return
+	}
+	wait := st.queueWait - ci.wait0
+	st.runTime += time.Since(ci.start) - wait
+	if ci.span == nil {
+		return
+	}
+	ci.span.SetAttributes(attribute.Float64("wasmcp.queue.wait_seconds", wait.Seconds()),
+		attribute.Float64("wasmcp.run.seconds", (time.Since(ci.start)-wait).Seconds()),
+		attribute.Int("wasmcp.host_calls", st.hostCalls))
+	if err != nil {
+		ci.span.SetStatus(codes.Error, kindOf(err))
+		ci.span.SetAttributes(attribute.String("error.type", kindOf(err)))
+	}
+	ci.span.End()
+}
+
+// kindOf names a runtime failure.
+func kindOf(err error) string {
+	if re, ok := asRuntimeError(err); ok {
+		return re.Kind.String()
+	}
+	return "_OTHER"
+}
+
+func asRuntimeError(err error) (*runtime.Error, bool) {
+	for err != nil {
+		if re, ok := err.(*runtime.Error); ok {
+			return re, true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return nil, false
+		}
+		err = u.Unwrap()
+	}
+	return nil, false
+}
+
+// countingHost counts a call's host calls, its http/fetch traffic and
+// its capability denials (each audited).
+type countingHost struct {
+	h      runtime.Host
+	t      *Telemetry
+	st     *reqState
+	target string
+}
+
+func (c *countingHost) Log(ctx context.Context, level int32, msg []byte) { c.h.Log(ctx, level, msg) }
+
+func (c *countingHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	res, errno := c.h.Call(ctx, method, params)
+	st := c.st
+	st.hostCalls++
+	if method == abi.HostHTTPFetch {
+		st.httpReqs++
+		st.httpSent += int64(len(params))
+		st.httpRecv += int64(len(res))
+	}
+	if errno == abi.ErrDenied {
+		st.denials++
+		detail := ""
+		switch method {
+		case abi.HostHTTPFetch:
+			detail = stringMember(params, "url")
+		case abi.HostConfigGet:
+			detail = stringMember(params, "key")
+		}
+		c.t.denied(st, method, detail)
+	}
+	return res, errno
+}
+
+// Denied records a capability denial found outside the host calls (an
+// input request the grants refuse) for the request of ctx: an audit
+// record and the denials counter. kind names the capability.
+func Denied(ctx context.Context, kind, detail string) {
+	if st := stateFrom(ctx); st != nil && st.t != nil {
+		st.denials++
+		st.t.denied(st, kind, detail)
+	}
+}
+
+// denied records a capability denial of the call behind st: an audit
+// record (the plugin, what it asked for, the caller) and the denials
+// counter.
+func (t *Telemetry) denied(st *reqState, kind, detail string) {
+	args := []any{"audit", "denial", "plugin", st.plugin, "capability", kind, "method", st.ri.Request.Method,
+		"target", st.target + st.uri, "principal", principal(st.ri.Request)}
+	if detail != "" {
+		args = append(args, "detail", detail)
+	}
+	t.log.Warn("capability denied", args...)
+	if t.metrics != nil {
+		t.metrics.denial(st.plugin, kind)
+	}
+}
+
+// QueueHook wraps h so that the request of ctx accounts the time its
+// plugin call waits in the instance queue; it returns h itself outside an
+// observed request.
+func QueueHook(ctx context.Context, h runtime.QueueHook) runtime.QueueHook {
+	st := stateFrom(ctx)
+	if st == nil {
+		return h
+	}
+	return &timedQueueHook{h: h, st: st}
+}
+
+type timedQueueHook struct {
+	h  runtime.QueueHook
+	st *reqState
+}
+
+func (q *timedQueueHook) Waiting() {
+	q.st.queued = true
+	q.st.waitStart = time.Now()
+	q.h.Waiting()
+}
+
+func (q *timedQueueHook) Resume(ctx context.Context) error {
+	q.st.queueWait += time.Since(q.st.waitStart)
+	return q.h.Resume(ctx)
+}
+
+// WrapTransport wraps rt (a plugin's http/fetch transport) with a CLIENT
+// span per request and the traceparent header injected; rt itself when
+// tracing is off.
+func (t *Telemetry) WrapTransport(rt http.RoundTripper) http.RoundTripper {
+	if t == nil || t.tracer == nil {
+		return rt
+	}
+	return &tracingTransport{rt: rt, t: t}
+}
+
+type tracingTransport struct {
+	rt http.RoundTripper
+	t  *Telemetry
+}
+
+func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return tt.rt.RoundTrip(req) // not within a traced request
+	}
+	u := *req.URL
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	attrs := []attribute.KeyValue{
+		attribute.String("http.request.method", req.Method),
+		attribute.String("url.full", u.String()),
+		attribute.String("server.address", req.URL.Hostname()),
+	}
+	if p := req.URL.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil {
+			attrs = append(attrs, attribute.Int("server.port", n))
+		}
+	}
+	ctx, span := tt.t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	defer span.End()
+	out := req.Clone(ctx)
+	tt.t.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
+	resp, err := tt.rt.RoundTrip(out)
+	if err != nil {
+		span.SetStatus(codes.Error, "request failed")
+		span.SetAttributes(attribute.String("error.type", "_OTHER"))
+		return nil, err
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 400 {
+		span.SetStatus(codes.Error, "")
+		span.SetAttributes(attribute.String("error.type", strconv.Itoa(resp.StatusCode)))
+	}
+	return resp, nil
+}

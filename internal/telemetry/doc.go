@@ -1,0 +1,15 @@
+// Package telemetry is wasmcp's observability: OpenTelemetry traces over
+// OTLP (one SERVER span per MCP request, per the OpenTelemetry MCP
+// semantic conventions, a child span per plugin call and a CLIENT span per
+// host-performed http/fetch), Prometheus metrics (the semconv
+// mcp_server_operation_duration_seconds histogram and per-plugin series),
+// per-call usage in tool results' _meta, and the audit log. It is the only
+// package that imports the OpenTelemetry and Prometheus modules.
+//
+// The composition root builds a Telemetry with New and wires it:
+// Observer into the MCP engine (mcp.Options.Observer), CallHook into the
+// contexts of plugin calls (plugins.WithCallHook), WrapTransport into
+// http/fetch (hostapi.HTTPPolicy.WrapTransport), MetricsHandler on the
+// metrics listener; Shutdown flushes the spans. With everything off, New
+// returns nil and nothing is wired: the call path pays nothing.
+package telemetry

@@ -1,0 +1,170 @@
+package telemetry
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// methods are the MCP methods the histogram names; any other method is
+// "other", so that a client cannot make up series.
+var methods = map[string]bool{
+	"ping": true, "tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
+	"resources/read": true, "resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true,
+	"prompts/get": true, "completion/complete": true, "logging/setLevel": true, "server/discover": true,
+	"subscriptions/listen": true,
+}
+
+// metrics are the Prometheus series of one Telemetry, in a registry of
+// their own.
+type metrics struct {
+	reg        *prometheus.Registry
+	opDuration *prometheus.HistogramVec
+	calls      *prometheus.CounterVec
+	queueWait  *prometheus.CounterVec
+	queued     *prometheus.CounterVec
+	runTime    *prometheus.CounterVec
+	hostCalls  *prometheus.CounterVec
+	denials    *prometheus.CounterVec
+	httpReqs   *prometheus.CounterVec
+	httpBytes  *prometheus.CounterVec
+
+	// per plugin, the children of the vectors without outcome or kind
+	// (a map lookup instead of a label hash on every call).
+	mu      sync.Mutex
+	plugins map[string]*pluginSeries
+}
+
+type pluginSeries struct {
+	queueWait, queued, runTime, hostCalls, httpReqs, httpSent, httpRecv prometheus.Counter
+	outcomes                                                            map[string]prometheus.Counter
+}
+
+func newMetrics(stats func() []PluginStats) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry(), plugins: map[string]*pluginSeries{}}
+	m.opDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcp_server_operation_duration_seconds",
+		Help:    "MCP request duration as seen by the server (OpenTelemetry mcp.server.operation.duration).",
+		Buckets: []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300},
+	}, []string{"mcp_method_name", "gen_ai_tool_name", "error_type"})
+	plugin := []string{"plugin"}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_calls_total",
+		Help: "MCP requests served by a plugin, by outcome (ok, tool_error, timeout, trap, memory, output_cap, busy, denied, cancelled, error)."},
+		[]string{"plugin", "outcome"})
+	m.queueWait = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_queue_wait_seconds_total",
+		Help: "Time calls waited for a free instance of the plugin."}, plugin)
+	m.queued = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_queued_calls_total",
+		Help: "Calls that had to wait for a free instance of the plugin."}, plugin)
+	m.runTime = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_run_seconds_total",
+		Help: "Wall time of the plugin's calls once they had an instance (instantiation, guest code and host calls)."}, plugin)
+	m.hostCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_host_calls_total",
+		Help: "Host calls (the call import) the plugin made."}, plugin)
+	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_denials_total",
+		Help: "Capabilities the plugin asked for and its grants refused, by kind (the host method, or input_request)."},
+		[]string{"plugin", "kind"})
+	m.httpReqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_http_requests_total",
+		Help: "http/fetch calls the plugin made."}, plugin)
+	m.httpBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_http_bytes_total",
+		Help: "Bytes of the plugin's http/fetch calls as the plugin sent and received them (JSON, body included)."},
+		[]string{"plugin", "direction"})
+	m.reg.MustRegister(m.opDuration, m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if stats != nil {
+		m.reg.MustRegister(&poolCollector{stats: stats})
+	}
+	return m
+}
+
+// series returns the per-plugin counters of name.
+func (m *metrics) series(name string) *pluginSeries {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.plugins[name]
+	if s == nil {
+		s = &pluginSeries{
+			queueWait: m.queueWait.WithLabelValues(name), queued: m.queued.WithLabelValues(name),
+			runTime: m.runTime.WithLabelValues(name), hostCalls: m.hostCalls.WithLabelValues(name),
+			httpReqs: m.httpReqs.WithLabelValues(name), httpSent: m.httpBytes.WithLabelValues(name, "sent"),
+			httpRecv: m.httpBytes.WithLabelValues(name, "received"), outcomes: map[string]prometheus.Counter{},
+		}
+		m.plugins[name] = s
+	}
+	return s
+}
+
+func (m *metrics) operation(method, tool, errType string, d time.Duration) {
+	if !methods[method] {
+		method = "other"
+	}
+	m.opDuration.WithLabelValues(method, tool, errType).Observe(d.Seconds())
+}
+
+// call records one request a plugin served.
+func (m *metrics) call(plugin, outcome string, st *reqState) {
+	s := m.series(plugin)
+	m.mu.Lock()
+	c := s.outcomes[outcome]
+	if c == nil {
+		c = m.calls.WithLabelValues(plugin, outcome)
+		s.outcomes[outcome] = c
+	}
+	m.mu.Unlock()
+	c.Inc()
+	if st.queued {
+		s.queued.Inc()
+		s.queueWait.Add(st.queueWait.Seconds())
+	}
+	s.runTime.Add(st.runTime.Seconds())
+	if st.hostCalls > 0 {
+		s.hostCalls.Add(float64(st.hostCalls))
+	}
+	if st.httpReqs > 0 {
+		s.httpReqs.Add(float64(st.httpReqs))
+		s.httpSent.Add(float64(st.httpSent))
+		s.httpRecv.Add(float64(st.httpRecv))
+	}
+}
+
+func (m *metrics) denial(plugin, kind string) { m.denials.WithLabelValues(plugin, kind).Inc() }
+
+// MetricsHandler serves the Prometheus text format of t's metrics; 404
+// when metrics are off.
+func (t *Telemetry) MetricsHandler() http.Handler {
+	if t == nil || t.metrics == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(t.metrics.reg, promhttp.HandlerOpts{})
+}
+
+// poolCollector reports the live plugins' instance pools at each scrape.
+type poolCollector struct{ stats func() []PluginStats }
+
+var (
+	descInstances = prometheus.NewDesc("wasmcp_plugin_instances", "Live instances of the plugin: idle (pooled) or busy (running a call).", []string{"plugin", "state"}, nil)
+	descQueue     = prometheus.NewDesc("wasmcp_plugin_queue_depth", "Calls waiting for a free instance of the plugin.", []string{"plugin"}, nil)
+	descCreated   = prometheus.NewDesc("wasmcp_plugin_instances_created_total", "Instances of the plugin created.", []string{"plugin"}, nil)
+	descClosed    = prometheus.NewDesc("wasmcp_plugin_instances_closed_total", "Instances of the plugin closed, by reason: discarded (after a failure), recycled (memory grown), expired (idle).", []string{"plugin", "reason"}, nil)
+)
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descInstances
+	ch <- descQueue
+	ch <- descCreated
+	ch <- descClosed
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.stats() {
+		ch <- prometheus.MustNewConstMetric(descInstances, prometheus.GaugeValue, float64(p.Idle), p.Name, "idle")
+		ch <- prometheus.MustNewConstMetric(descInstances, prometheus.GaugeValue, float64(p.Busy), p.Name, "busy")
+		ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(p.Waiting), p.Name)
+		ch <- prometheus.MustNewConstMetric(descCreated, prometheus.CounterValue, float64(p.Created), p.Name)
+		ch <- prometheus.MustNewConstMetric(descClosed, prometheus.CounterValue, float64(p.Discarded), p.Name, "discarded")
+		ch <- prometheus.MustNewConstMetric(descClosed, prometheus.CounterValue, float64(p.Recycled), p.Name, "recycled")
+		ch <- prometheus.MustNewConstMetric(descClosed, prometheus.CounterValue, float64(p.Expired), p.Name, "expired")
+	}
+}

@@ -1,0 +1,102 @@
+package telemetry_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestMetrics: /metrics counts what the calls did. The semconv histogram
+// has one observation per tools/call, labelled by tool and error type;
+// the per-plugin outcome counters say ok, timeout and denied; the pool
+// gauges name each plugin; a made-up tool name creates no series.
+func TestMetrics(t *testing.T) {
+	noOTEL(t)
+	w := newWeb(t)
+	srv, logs := newServer(t, testConfig(w, `metrics = "127.0.0.1:0"
+audit = true`))
+	base := serveMetrics(t, srv)
+	c := startStdio(t, srv)
+	c.initialize()
+
+	const echoes = 5
+	for i := range echoes {
+		if got := text(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}, nil))); got != "x" {
+			t.Fatalf("echo %d: %q", i, got)
+		}
+	}
+	for range 2 {
+		if got := text(t, c.call("tools/call", tool("spin", nil, nil))); !strings.Contains(got, "-32001") {
+			t.Fatalf("spin: %q, want a timeout", got)
+		}
+	}
+	if got := text(t, c.call("tools/call", tool("fetch", map[string]any{"url": "http://elsewhere.test/"}, nil))); !strings.Contains(got, "errno") {
+		t.Fatalf("denied fetch: %q", got)
+	}
+	if got := text(t, c.call("tools/call", tool("fetch", map[string]any{"url": "http://public.test:" + w.port + "/"}, nil))); !strings.Contains(got, "status 200") {
+		t.Fatalf("granted fetch: %q", got)
+	}
+	c.call("tools/call", tool("no-such-tool-"+strings.Repeat("z", 20), nil, nil))
+	c.call("tools/list", map[string]any{})
+
+	body := get(t, base+"/metrics")
+	tests := []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mcp_server_operation_duration_seconds_count", []string{`mcp_method_name="tools/call"`, `gen_ai_tool_name="echo"`, `error_type=""`}, echoes},
+		{"mcp_server_operation_duration_seconds_count", []string{`mcp_method_name="tools/call"`, `gen_ai_tool_name="spin"`, `error_type="timeout"`}, 2},
+		{"mcp_server_operation_duration_seconds_count", []string{`mcp_method_name="tools/call"`, `gen_ai_tool_name="fetch"`}, 2},
+		{"mcp_server_operation_duration_seconds_count", []string{`mcp_method_name="tools/call"`, `gen_ai_tool_name=""`, `error_type="-32602"`}, 1},
+		{"mcp_server_operation_duration_seconds_count", []string{`mcp_method_name="tools/call"`}, echoes + 2 + 2 + 1},
+		{"mcp_server_operation_duration_seconds_count", []string{`mcp_method_name="tools/list"`}, 1},
+		{"wasmcp_plugin_calls_total", []string{`plugin="good"`, `outcome="ok"`}, echoes},
+		{"wasmcp_plugin_calls_total", []string{`plugin="runaway"`, `outcome="timeout"`}, 2},
+		{"wasmcp_plugin_calls_total", []string{`plugin="fetch"`, `outcome="denied"`}, 1},
+		{"wasmcp_plugin_calls_total", []string{`plugin="fetch"`, `outcome="ok"`}, 1},
+		{"wasmcp_plugin_denials_total", []string{`plugin="fetch"`, `kind="http/fetch"`}, 1},
+		{"wasmcp_plugin_http_requests_total", []string{`plugin="fetch"`}, 2},
+		{"wasmcp_plugin_host_calls_total", []string{`plugin="fetch"`}, 2},
+		{"wasmcp_plugin_instances", []string{`plugin="good"`, `state="busy"`}, 0},
+		{"wasmcp_plugin_queue_depth", []string{`plugin="runaway"`}, 0},
+	}
+	for _, tt := range tests {
+		got, ok := scrape(t, body, tt.name, tt.labels...)
+		if !ok || got != tt.want {
+			t.Errorf("%s{%s} = %v (found %v), want %v", tt.name, strings.Join(tt.labels, ","), got, ok, tt.want)
+			for _, l := range strings.Split(body, "\n") {
+				if strings.HasPrefix(l, tt.name) {
+					t.Log(l)
+				}
+			}
+		}
+	}
+	if n, _ := scrape(t, body, "wasmcp_plugin_instances_created_total", `plugin="good"`); n < 1 {
+		t.Errorf("good created %v instances", n)
+	}
+	if strings.Contains(body, "no-such-tool") {
+		t.Error("a made-up tool name became a label")
+	}
+
+	// The audit log: one record per denial and, with audit on, per call.
+	var denials, calls int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		switch rec["audit"] {
+		case "denial":
+			denials++
+			if rec["plugin"] != "fetch" || rec["capability"] != "http/fetch" || rec["detail"] != "http://elsewhere.test/" || rec["target"] != "fetch" {
+				t.Errorf("denial record: %v", rec)
+			}
+		case "call":
+			calls++
+		}
+	}
+	if denials != 1 || calls != echoes+2+2 {
+		t.Errorf("audit: %d denial and %d call records, want 1 and %d", denials, calls, echoes+4)
+	}
+}

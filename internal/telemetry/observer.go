@@ -1,0 +1,263 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/mcp"
+)
+
+// Outcomes of a plugin call, the values of the outcome label and, for
+// failures, of error.type. Outcome values are set by the composition root
+// (SetOutcome), which knows the error types.
+const (
+	OutcomeOK        = "ok"
+	OutcomeToolError = "tool_error" // a tool result with isError
+	OutcomeTimeout   = "timeout"
+	OutcomeTrap      = "trap" // trap, exit, bad status or module
+	OutcomeMemory    = "memory"
+	OutcomeOutput    = "output_cap"
+	OutcomeBusy      = "busy"
+	OutcomeDenied    = "denied" // a grant refused something the call asked for
+	OutcomeCancelled = "cancelled"
+	OutcomeError     = "error" // any other failure (invalid result, plugin error...)
+)
+
+// Observer returns the mcp.Observer of t (nil when t is nil).
+func (t *Telemetry) Observer() mcp.Observer {
+	if t == nil {
+		return nil
+	}
+	return t
+}
+
+// reqState is what one request accumulates; it rides in the context the
+// provider gets. Its fields are written by the request's own goroutine
+// (the provider, the plugin call and its host calls run on it).
+type reqState struct {
+	t      *Telemetry
+	ri     *mcp.RequestInfo
+	span   trace.Span // nil without tracing
+	target string     // tool or prompt name
+	uri    string     // resources/read
+
+	plugin    string // the plugin that served it, once known
+	outcome   string
+	queued    bool
+	waitStart time.Time
+	queueWait time.Duration
+	runTime   time.Duration // plugin calls, queue wait excluded
+	calls     int
+	hostCalls int
+	denials   int
+	httpReqs  int
+	httpSent  int64
+	httpRecv  int64
+}
+
+type stateKey struct{}
+
+func stateFrom(ctx context.Context) *reqState {
+	st, _ := ctx.Value(stateKey{}).(*reqState)
+	return st
+}
+
+// RequestStart implements mcp.Observer: it starts the SERVER span, its
+// parent from params._meta (traceparent, tracestate, baggage: SEP-414)
+// else from the HTTP traceparent header.
+func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) context.Context {
+	r := ri.Request
+	st := &reqState{t: t, ri: ri}
+	switch r.Method {
+	case "tools/call", "prompts/get":
+		st.target = stringMember(r.Params, "name")
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		st.uri = stringMember(r.Params, "uri")
+	}
+	if t.tracer != nil {
+		ctx = t.extract(ctx, r.Params, ri.Header)
+		name := r.Method
+		if st.target != "" {
+			name += " " + st.target
+		}
+		attrs := make([]attribute.KeyValue, 0, 8)
+		attrs = append(attrs,
+			attribute.String("mcp.method.name", r.Method),
+			attribute.String("jsonrpc.request.id", ri.ID),
+			attribute.String("network.transport", ri.Transport))
+		if r.ProtocolVersion != "" {
+			attrs = append(attrs, attribute.String("mcp.protocol.version", r.ProtocolVersion))
+		}
+		if !r.Stateless && r.SessionID != "" {
+			attrs = append(attrs, attribute.String("mcp.session.id", r.SessionID))
+		}
+		switch r.Method {
+		case "tools/call":
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", st.target), attribute.String("gen_ai.operation.name", "execute_tool"))
+		case "prompts/get":
+			attrs = append(attrs, attribute.String("gen_ai.prompt.name", st.target))
+		}
+		if st.uri != "" {
+			attrs = append(attrs, attribute.String("mcp.resource.uri", st.uri))
+		}
+		ctx, st.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...),
+			trace.WithTimestamp(ri.Start))
+	}
+	return context.WithValue(ctx, stateKey{}, st)
+}
+
+// extract returns ctx with the remote parent of the request: from
+// params._meta when it has a traceparent, else from header.
+func (t *Telemetry) extract(ctx context.Context, params json.RawMessage, header http.Header) context.Context {
+	if meta, ok := jsonrpc.Member(params, "_meta"); ok && jsonrpc.Kind(meta) == 'o' {
+		if tp := stringMember(meta, "traceparent"); tp != "" {
+			c := propagation.MapCarrier{"traceparent": tp}
+			if v := stringMember(meta, "tracestate"); v != "" {
+				c["tracestate"] = v
+			}
+			if v := stringMember(meta, "baggage"); v != "" {
+				c["baggage"] = v
+			}
+			return t.prop.Extract(ctx, c)
+		}
+	}
+	if header != nil && header.Get("traceparent") != "" {
+		return t.prop.Extract(ctx, propagation.HeaderCarrier(header))
+	}
+	return ctx
+}
+
+// RequestEnd implements mcp.Observer: it ends the span and records the
+// operation duration and the plugin call's outcome.
+func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result []byte, err error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return
+	}
+	dur := time.Since(ri.Start)
+	outcome := ""
+	if st.plugin != "" { // a plugin ran: its outcome (set, or from the result)
+		outcome = st.outcome
+	}
+	if st.plugin != "" && outcome == "" {
+		outcome = OutcomeOK
+		if err != nil {
+			outcome = OutcomeError
+		} else if isToolError(result) {
+			outcome = OutcomeToolError
+		}
+	}
+	if st.denials > 0 && (outcome == OutcomeOK || outcome == OutcomeToolError) {
+		outcome = OutcomeDenied
+	}
+	errType := errorType(err, result, outcome)
+	if st.span != nil {
+		if errType != "" {
+			st.span.SetAttributes(attribute.String("error.type", errType))
+			st.span.SetStatus(codes.Error, errType)
+		}
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			st.span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(je.Code)))
+		}
+		st.span.End()
+	}
+	if m := t.metrics; m != nil {
+		tool := ""
+		if st.plugin != "" && ri.Request.Method == "tools/call" {
+			tool = st.target // known tools only: a client cannot make up series
+		}
+		m.operation(ri.Request.Method, tool, errType, dur)
+		if st.plugin != "" {
+			m.call(st.plugin, outcome, st)
+		}
+	}
+	if t.cfg.Audit && st.plugin != "" {
+		t.log.Info("call", "audit", "call", "plugin", st.plugin, "method", ri.Request.Method, "target", st.target+st.uri,
+			"principal", principal(ri.Request), "outcome", outcome, "duration_ms", dur.Milliseconds())
+	}
+}
+
+// principal names the caller for the audit log: the authenticated
+// principal, else the legacy session.
+func principal(r *mcp.Request) string {
+	if r.Principal != "" {
+		return r.Principal
+	}
+	if r.SessionID != "" {
+		return "session:" + r.SessionID
+	}
+	return ""
+}
+
+// errorType is the error.type of a request: the outcome of a failed
+// plugin call, tool_error for a tool result with isError, else the
+// JSON-RPC error code; "" on success.
+func errorType(err error, result []byte, outcome string) string {
+	switch outcome {
+	case "", OutcomeOK, OutcomeDenied:
+	case OutcomeToolError:
+		return outcome
+	default:
+		if err != nil || isToolError(result) {
+			return outcome
+		}
+	}
+	if err != nil {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			return strconv.Itoa(je.Code)
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return OutcomeCancelled
+		}
+		return "_OTHER"
+	}
+	if isToolError(result) {
+		return OutcomeToolError
+	}
+	return ""
+}
+
+// isToolError reports whether result is a tool result with isError true.
+func isToolError(result []byte) bool {
+	v, ok := jsonrpc.Member(result, "isError")
+	return ok && string(v) == "true"
+}
+
+// stringMember returns the string member name of the JSON object obj, or
+// "".
+func stringMember(obj []byte, name string) string {
+	v, ok := jsonrpc.Member(obj, name)
+	if !ok || jsonrpc.Kind(v) != 's' {
+		return ""
+	}
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && !bytes.ContainsAny(v[1:n-1], "\\\"") {
+		return string(v[1 : n-1])
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// SetOutcome records the outcome of the plugin call behind the request of
+// ctx (the composition root classifies its error); it does nothing
+// outside an observed request.
+func SetOutcome(ctx context.Context, outcome string) {
+	if st := stateFrom(ctx); st != nil {
+		st.outcome = outcome
+	}
+}
