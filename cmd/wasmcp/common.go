@@ -17,14 +17,49 @@ import (
 // buildVersion is set with -ldflags "-X main.buildVersion=v1.2.3".
 var buildVersion string
 
+// version is what `wasmcp version` prints and serverInfo.version says:
+// buildVersion, else what the build info knows (see versionOf).
 func version() string {
 	if buildVersion != "" {
 		return buildVersion
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi)
+}
+
+// versionOf is the version of a binary with build info bi: the module
+// version (a tag, or the pseudo-version Go derives from the VCS, with
+// +dirty for uncommitted changes), else "dev" followed by the VCS
+// revision (+rev, with .dirty when modified) when the build recorded one,
+// else "dev" (e.g. a build with -buildvcs=false).
+func versionOf(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "dev"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	v := "dev+" + rev
+	if modified {
+		v += ".dirty"
+	}
+	return v
 }
 
 // multiFlag is a repeatable string flag.
@@ -41,12 +76,13 @@ type configFlags struct {
 
 func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.file, "config", "", "configuration file (default ./wasmcp.toml if present)")
-	fs.Var(&c.plugins, "plugins", "directory of plugins to load (repeatable)")
+	fs.Var(&c.plugins, "plugins", "directory of plugins, or one .wasm file, to load (repeatable)")
 }
 
 // load reads the configuration: --config, else ./wasmcp.toml when it
 // exists and no --plugins was given, else the defaults; --plugins
-// directories are added.
+// directories are added, and a --plugins FILE.wasm becomes a [[plugins]]
+// entry named after the file, with the default limits and no grants.
 func (c *configFlags) load() (*config.Config, error) {
 	file := c.file
 	if file == "" && len(c.plugins) == 0 {
@@ -67,16 +103,45 @@ func (c *configFlags) load() (*config.Config, error) {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-			return nil, usagef("--plugins %s: not a directory", d)
+		fi, err := os.Stat(abs)
+		switch {
+		case err != nil:
+			return nil, usagef("--plugins %s: %w", d, errors.Unwrap(err))
+		case fi.Mode().IsRegular() && strings.HasSuffix(abs, ".wasm"):
+			cfg.Plugins = append(cfg.Plugins, config.Plugin{Name: pluginName(abs), Path: abs})
+		case !fi.IsDir():
+			return nil, usagef("--plugins %s: neither a directory nor a .wasm file", d)
+		default:
+			cfg.Server.PluginDirs = append(cfg.Server.PluginDirs, abs)
 		}
-		cfg.Server.PluginDirs = append(cfg.Server.PluginDirs, abs)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, usageError{fmt.Errorf("config: %w", err)}
 	}
 	return cfg, nil
 }
+
+// pluginName is the [[plugins]] name of a plugin given as --plugins FILE:
+// the file name without .wasm, with characters a name cannot have
+// replaced by '_'.
+func pluginName(path string) string {
+	n := []byte(strings.TrimSuffix(filepath.Base(path), ".wasm"))
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	for i, c := range n {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			n[i] = '_'
+		}
+	}
+	if len(n) == 0 {
+		return "plugin"
+	}
+	return string(n)
+}
+
+// errHelp is returned for -h and --help once the usage is printed: exit 0.
+var errHelp = errors.New("help requested")
 
 // newLogger is the server's log on stderr: text or, with [server]
 // log_format = "json", one JSON object a line.
@@ -97,17 +162,17 @@ func newLogger(level, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, o))
 }
 
-// parseFlags parses args with fs; -h prints usage. Flags may come after
-// positional arguments.
+// parseFlags parses args with fs; -h and --help print the usage on stdout
+// and return errHelp. Flags may come after positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(os.Stderr)
+				fs.SetOutput(os.Stdout)
 				fs.Usage()
-				return nil, usagef("help requested")
+				return nil, errHelp
 			}
 			return nil, usageError{err}
 		}

@@ -45,7 +45,7 @@ func main() {
 	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Args[1:])
 	stop()
-	if err != nil {
+	if err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "wasmcp:", err)
 		var ue usageError
 		if errors.As(err, &ue) {

@@ -73,7 +73,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
 		{"bad flag", []string{"serve", "--nope"}, 2, "flag provided but not defined"},
 		{"missing config", []string{"serve", "--config", "does-not-exist.toml"}, 2, "does-not-exist.toml"},
-		{"plugins not a dir", []string{"call", "--plugins", "README.md", "x"}, 2, "not a directory"},
+		{"plugins not a dir", []string{"call", "--plugins", "README.md", "x"}, 2, "neither a directory nor a .wasm file"},
 		{"call bad json", []string{"call", "sha256", "{nope"}, 2, "not valid JSON"},
 		{"unknown tool", []string{"call", "no_such_tool"}, 1, "Unknown tool"},
 		{"inspect missing file", []string{"inspect", "nope.wasm"}, 2, "nope.wasm"},

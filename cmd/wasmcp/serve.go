@@ -38,7 +38,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
 	if len(srv.Registry().Plugins()) == 0 {
-		log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
+		if len(cfg.Plugins) > 0 || len(cfg.Server.PluginDirs) > 0 {
+			log.Warn("no plugins loaded: the plugin directories hold no .wasm file or every plugin failed to load (see the errors above)", "plugin_dirs", cfg.Server.PluginDirs)
+		} else {
+			log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
+		}
 	}
 	if a := cfg.Telemetry.Metrics; a != "" {
 		mln, err := net.Listen("tcp", a)

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// TestHelpExitsZero: every command's --help and -h prints its flags on
+// stdout and exits 0, without an error line.
+func TestHelpExitsZero(t *testing.T) {
+	for _, cmd := range []string{"serve", "call", "inspect", "new"} {
+		for _, flag := range []string{"--help", "-h"} {
+			stdout, stderr, code := wasmcp(t, "", cmd, flag)
+			if code != 0 || strings.Contains(stderr, "help requested") || strings.Contains(stderr, "wasmcp:") {
+				t.Errorf("%s %s: exit %d, stderr %q", cmd, flag, code, stderr)
+			}
+			if !strings.Contains(stdout, "-") || !strings.Contains(stdout, "Usage of "+cmd) {
+				t.Errorf("%s %s: stdout lacks the flags:\n%s", cmd, flag, stdout)
+			}
+		}
+	}
+}
+
+// TestVersionOf: the version comes from the build info: the module
+// version when there is one, else the VCS revision, else "dev".
+func TestVersionOf(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	for _, tc := range []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"none", nil, "dev"},
+		{"devel, no vcs", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"tag", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{"pseudo", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201112233-0123456789ab+dirty"}}, "v0.0.0-20261201112233-0123456789ab+dirty"},
+		{"revision", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}}, "dev+0123456789ab"},
+		{"modified", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}}, "dev+0123456789ab.dirty"},
+	} {
+		if got := versionOf(tc.bi); got != tc.want {
+			t.Errorf("%s: versionOf = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestVersionFromBuildInfo: `wasmcp version` and serverInfo.version say
+// what the binary's own build info (go version -m) says, for the test
+// binary as built here (scripts/test.sh builds with -buildvcs=false) and
+// for one built with -buildvcs=true in a clone of this commit (Go stamps
+// no VCS information in a git worktree, whose .git is a file).
+func TestVersionFromBuildInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("clones the repository and builds the binary again")
+	}
+	vcsBin := filepath.Join(t.TempDir(), "wasmcp")
+	clone := filepath.Join(t.TempDir(), "clone")
+	steps := [][]string{
+		{"git", "clone", "-q", "--shared", "../..", clone},
+		{"go", "build", "-buildvcs=true", "-o", vcsBin, "./cmd/wasmcp"},
+	}
+	for i, s := range steps {
+		c := exec.Command(s[0], s[1:]...)
+		if i == 1 {
+			c.Dir = clone
+		}
+		c.Env = append(os.Environ(), "GOFLAGS=")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Logf("no VCS build (%v: %s); checking the test binary only", err, out)
+			vcsBin = ""
+			break
+		}
+	}
+	for _, b := range []string{bin, vcsBin} {
+		if b == "" {
+			continue
+		}
+		out, err := exec.Command("go", "version", "-m", b).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bi := &debug.BuildInfo{}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) >= 3 && f[0] == "mod":
+				bi.Main.Version = f[2]
+			case len(f) == 2 && f[0] == "build":
+				if k, v, ok := strings.Cut(f[1], "="); ok {
+					bi.Settings = append(bi.Settings, debug.BuildSetting{Key: k, Value: v})
+				}
+			}
+		}
+		want := versionOf(bi)
+		if b == vcsBin && want == "dev" {
+			t.Errorf("a -buildvcs=true build in a clone has no version in its build info:\n%s", out)
+		}
+		cmd := exec.Command(b, "version")
+		got, err := cmd.Output()
+		if err != nil || strings.TrimSpace(string(got)) != "wasmcp "+want {
+			t.Errorf("%s version = %q (%v), want %q", b, got, err, "wasmcp "+want)
+		}
+		t.Logf("%s: %s", b, want)
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+		serve := exec.Command(b, "serve", "--plugins", t.TempDir())
+		serve.Stdin = strings.NewReader(init)
+		stdout, _ := serve.Output()
+		if !strings.Contains(string(stdout), `"version":"`+want+`"`) {
+			t.Errorf("%s serverInfo lacks version %q: %s", b, want, stdout)
+		}
+	}
+}
+
+// TestPluginsFlag: --plugins takes one .wasm file as well as a directory;
+// anything else is refused naming it; a --plugins directory from which
+// nothing loads is warned about without telling the user to give
+// --plugins.
+func TestPluginsFlag(t *testing.T) {
+	wasm := "examples/c-hash/c-hash.wasm"
+	if _, err := os.Stat("../../" + wasm); err != nil {
+		t.Skip("examples not built")
+	}
+	stdout, stderr, code := wasmcp(t, "", "call", "--plugins", wasm, "sha256", `{"text":"abc"}`)
+	if code != 0 || !strings.Contains(stdout, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
+		t.Errorf("call --plugins FILE: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"README.md", "--plugins README.md: neither a directory nor a .wasm file"},
+		{"nope.wasm", "--plugins nope.wasm: no such file or directory"},
+	} {
+		_, stderr, code := wasmcp(t, "", "call", "--plugins", tc.arg, "x")
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--plugins %s: exit %d, stderr %q, want %q", tc.arg, code, stderr, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "junk.wasm"), []byte("not wasm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, _ = wasmcp(t, "", "serve", "--plugins", dir)
+	if !strings.Contains(stderr, "no plugins loaded") || strings.Contains(stderr, "give --config or --plugins") {
+		t.Errorf("serve --plugins with a failing plugin: stderr\n%s", stderr)
+	}
+}
