@@ -1,0 +1,60 @@
+package telemetry_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
+)
+
+// grpcReceiver is an in-process OTLP/gRPC trace service.
+type grpcReceiver struct {
+	collectortrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	names []string
+}
+
+func (g *grpcReceiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				g.names = append(g.names, s.Name)
+			}
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// TestTracesGRPC: OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over OTLP/gRPC.
+func TestTracesGRPC(t *testing.T) {
+	noOTEL(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	rcv := &grpcReceiver{}
+	collectortrace.RegisterTraceServiceServer(gs, rcv)
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String())
+	srv, _ := newServer(t, testConfig(newWeb(t), ""))
+	c := startStdio(t, srv)
+	c.initialize()
+	c.call("tools/call", tool("echo", map[string]any{"text": "x"}, nil))
+	if err := srv.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if got := strings.Join(rcv.names, ","); !strings.Contains(got, "tools/call echo") || !strings.Contains(got, "plugin good") {
+		t.Errorf("gRPC receiver got spans %q", got)
+	}
+}
