@@ -38,21 +38,27 @@ const (
 	maxSignatures  = 16
 )
 
-func (f *Fetcher) sigPath(digest string) string {
-	return filepath.Join(f.opts.Dir, "signatures", strings.TrimPrefix(digest, "sha256:")+".json")
+// sigPath is where the signatures of digest in r's repository are
+// cached (the same image may be signed differently in two repositories).
+func (f *Fetcher) sigPath(r Ref, digest string) string {
+	repo := strings.TrimPrefix(digestOf([]byte(r.Host+"/"+r.Repo)), "sha256:")[:16]
+	return filepath.Join(f.opts.Dir, "signatures", repo+"-"+strings.TrimPrefix(digest, "sha256:")+".json")
 }
 
 // Signatures returns the signature material stored for digest in r's
 // repository: its OCI 1.1 referrers holding a Sigstore bundle and the
 // sha256-HEX.sig tag. What it finds is cached; with cached set, the
-// cached material is returned without network when there is some. An
+// cached material is returned without network when there is some (an
+// image found unsigned is cached as such). An
 // empty result with a nil error means the image is unsigned.
 func (f *Fetcher) Signatures(ctx context.Context, r Ref, digest string, cached bool) ([]Signature, error) {
 	if !r.OCI {
 		return nil, fmt.Errorf("%s: signatures are only looked up in OCI registries", r)
 	}
 	if cached {
-		if sigs, ok := f.cachedSignatures(digest); ok {
+		// An image cached as unsigned is looked up again: it may have
+		// been signed since.
+		if sigs, ok := f.cachedSignatures(r, digest); ok && len(sigs) > 0 {
 			return sigs, nil
 		}
 	}
@@ -60,28 +66,28 @@ func (f *Fetcher) Signatures(ctx context.Context, r Ref, digest string, cached b
 	defer cancel()
 	sigs, err := f.lookupSignatures(ctx, r, digest)
 	if err != nil {
-		if old, ok := f.cachedSignatures(digest); ok {
+		if old, ok := f.cachedSignatures(r, digest); ok {
 			return old, nil
 		}
 		return nil, fmt.Errorf("%s: signatures: %w", r, err)
 	}
 	if b, err := json.Marshal(sigs); err == nil {
-		_ = os.MkdirAll(filepath.Dir(f.sigPath(digest)), 0o700)
-		tmp := f.sigPath(digest) + ".tmp"
+		_ = os.MkdirAll(filepath.Dir(f.sigPath(r, digest)), 0o700)
+		tmp := f.sigPath(r, digest) + ".tmp"
 		if os.WriteFile(tmp, b, 0o600) == nil {
-			_ = os.Rename(tmp, f.sigPath(digest))
+			_ = os.Rename(tmp, f.sigPath(r, digest))
 		}
 	}
 	return sigs, nil
 }
 
-func (f *Fetcher) cachedSignatures(digest string) ([]Signature, bool) {
-	b, err := os.ReadFile(f.sigPath(digest))
+func (f *Fetcher) cachedSignatures(r Ref, digest string) ([]Signature, bool) {
+	b, err := os.ReadFile(f.sigPath(r, digest))
 	if err != nil {
 		return nil, false
 	}
 	var sigs []Signature
-	if json.Unmarshal(b, &sigs) != nil || len(sigs) == 0 {
+	if json.Unmarshal(b, &sigs) != nil {
 		return nil, false
 	}
 	return sigs, true
