@@ -145,3 +145,26 @@ func TestPluginsFlag(t *testing.T) {
 		t.Errorf("serve --plugins with a failing plugin: stderr\n%s", stderr)
 	}
 }
+
+// TestConfigErrorsNamePlugin: a [[plugins]] file that is missing is
+// reported, with exit 2, naming the config file, the entry's line and
+// name; a memory written as 0 is refused naming its line.
+func TestConfigErrorsNamePlugin(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ config, want string }{
+		{"[server]\nname = \"t\"\n\n[[plugins]]\nname = \"weather\"\npath = \"weather.wasm\"\n",
+			`line 4: plugins[0] ("weather"): path ` + filepath.Join(dir, "weather.wasm") + ": no such file or directory"},
+		{"[limits]\nmemory = \"0\"\n", `line 2: limits.memory: 0 is refused`},
+	} {
+		cfg := filepath.Join(dir, "wasmcp.toml")
+		if err := os.WriteFile(cfg, []byte(tc.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range [][]string{{"serve", "--config", cfg}, {"call", "--config", cfg, "x"}} {
+			_, stderr, code := wasmcp(t, "", cmd...)
+			if code != 2 || !strings.Contains(stderr, "config "+cfg+": "+tc.want) {
+				t.Errorf("%s: exit %d, stderr %q, want %q", cmd[0], code, stderr, tc.want)
+			}
+		}
+	}
+}

@@ -118,6 +118,12 @@ func (c *configFlags) load() (*config.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, usageError{fmt.Errorf("config: %w", err)}
 	}
+	if err := cfg.CheckFiles(); err != nil {
+		if file != "" {
+			return nil, usageError{fmt.Errorf("config %s: %w", file, err)}
+		}
+		return nil, usageError{fmt.Errorf("config: %w", err)}
+	}
 	return cfg, nil
 }
 

@@ -317,6 +317,9 @@ type Plugin struct {
 	Scopes []string `toml:"scopes" json:"scopes,omitempty"`
 	// Grants is what the operator allows the plugin; nothing by default.
 	Grants Grants `toml:"grants" json:"grants"`
+	// Line is the line of the entry's [[plugins]] header in the file that
+	// [Parse] read, for errors; 0 when unknown. Not a key of the file.
+	Line int `toml:"-" json:"-"`
 }
 
 // Verify is a [plugins.verify] table: whose signature a URL plugin must
@@ -443,6 +446,9 @@ func Parse(data []byte, dir string) (*Config, error) {
 	if errs := unknownKeys(data, md); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if errs := locatePlugins(c, data, md); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	if errs := expandStrings(c, os.LookupEnv); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -475,6 +481,74 @@ func unknownKeys(data []byte, md toml.MetaData) []error {
 		}
 	}
 	return errs
+}
+
+// locatePlugins sets the Line of every [[plugins]] entry and refuses a
+// memory written as zero: an unset limit is zero, which means the default
+// (or, in [[plugins]], the [limits] value), so a written `memory = "0"`
+// would silently mean 64MiB.
+func locatePlugins(c *Config, data []byte, md toml.MetaData) []error {
+	keys := md.Keys()
+	headers := 0
+	for _, k := range keys {
+		if len(k) == 1 && k[0] == "plugins" {
+			headers++
+		}
+	}
+	// An array of inline tables (plugins = [{...}, {...}]) has one key
+	// for all its entries: no lines then.
+	exact := headers == len(c.Plugins)
+	located := locateKeys(data)
+	cursor := 0
+	i := -1
+	var errs []error
+	at := func(line int, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if line > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, msg)
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	for _, k := range keys {
+		switch {
+		case len(k) == 1 && k[0] == "plugins":
+			i++
+			line := lineOf(located, &cursor, k)
+			if exact && i < len(c.Plugins) {
+				c.Plugins[i].Line = line
+			}
+		case equalKeys(k, []string{"limits", "memory"}) && c.Limits.Memory == 0:
+			at(lineOf(located, &cursor, k), "limits.memory: 0 is refused; write a size such as %q (the default, also what leaving the key out gives)", Default().Limits.Memory.String())
+		case equalKeys(k, []string{"plugins", "memory"}) && exact && i >= 0 && i < len(c.Plugins) && c.Plugins[i].Memory == 0:
+			at(lineOf(located, &cursor, k), "plugins[%d] (%q): memory: 0 is refused; write a size, or leave the key out to inherit [limits] memory", i, c.Plugins[i].Name)
+		}
+	}
+	return errs
+}
+
+// CheckFiles reports every [[plugins]] entry whose path is not a regular
+// file, naming the entry and its line in the file. Validate does not
+// check files; `wasmcp serve` and `call` call both.
+func (c *Config) CheckFiles() error {
+	var errs []error
+	for i := range c.Plugins {
+		p := &c.Plugins[i]
+		if p.Path == "" {
+			continue
+		}
+		msg := fmt.Sprintf("plugins[%d] (%q): path %s", i, p.Name, p.Path)
+		if p.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", p.Line, msg)
+		}
+		fi, err := os.Stat(p.Path)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", msg, errors.Unwrap(err)))
+		case !fi.Mode().IsRegular():
+			errs = append(errs, fmt.Errorf("%s: not a regular file", msg))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // underUnknown reports whether a proper prefix of k is itself unknown.

@@ -477,3 +477,35 @@ func TestUnknownKeyLines(t *testing.T) {
 		t.Fatalf("Parse error = %v\nwant %s", err, want)
 	}
 }
+
+// TestCheckFiles: a [[plugins]] path that is missing or not a file is
+// reported with the entry's name and the line of its [[plugins]] header.
+func TestCheckFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ok.wasm"), []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d.wasm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "[server]\nname = \"x\"\n\n[[plugins]]\nname = \"ok\"\npath = \"ok.wasm\"\n\n[[plugins]]\nname = \"gone\"\npath = \"gone.wasm\"\n\n[[plugins]]\nname = \"dir\"\npath = \"d.wasm\"\n"
+	c, err := Parse([]byte(src), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{c.Plugins[0].Line, c.Plugins[1].Line, c.Plugins[2].Line}; got[0] != 4 || got[1] != 8 || got[2] != 12 {
+		t.Errorf("plugin lines %v, want [4 8 12]", got)
+	}
+	err = c.CheckFiles()
+	for _, want := range []string{
+		`line 8: plugins[1] ("gone"): path ` + filepath.Join(dir, "gone.wasm") + ": no such file or directory",
+		`line 12: plugins[2] ("dir"): path ` + filepath.Join(dir, "d.wasm") + ": not a regular file",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckFiles() = %v, want it to contain %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), `"ok"`) {
+		t.Errorf("CheckFiles reports the present file: %v", err)
+	}
+}
