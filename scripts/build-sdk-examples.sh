@@ -42,6 +42,20 @@ AS_VERSION=0.28.20
 WASI_SHIM_VERSION=0.1.0
 npm_dir="$root/.cache/npm"
 RUSTC=/usr/bin/rustc
+# The WASI target of that rustc: wasm32-wasip1 (Rust 1.78+) or wasm32-wasi
+# (older, e.g. Debian's 1.63), whichever it lists and has a std for.
+rust_target() {
+	local sysroot t
+	sysroot="$("$RUSTC" --print sysroot)"
+	for t in wasm32-wasip1 wasm32-wasi; do
+		if "$RUSTC" --print target-list | grep -qx "$t" && [ -d "$sysroot/lib/rustlib/$t" ]; then
+			echo "$t"
+			return
+		fi
+	done
+	echo "$RUSTC has no wasm32-wasip1 or wasm32-wasi standard library (Debian: libstd-rust-dev-wasm32)" >&2
+	return 1
+}
 SYSROOT=/usr
 
 need_as() {
@@ -85,7 +99,9 @@ build_one() {
 			-o "$out" $(ls "$d"/*.c)
 		;;
 	rust)
-		"$RUSTC" --edition 2021 --target wasm32-wasi --crate-type cdylib -C opt-level=s -C panic=abort \
+		local target
+		target="$(rust_target)"
+		"$RUSTC" --edition 2021 --target "$target" --crate-type cdylib -C opt-level=s -C panic=abort \
 			-C lto -C codegen-units=1 -C strip=symbols -C debuginfo=0 \
 			--remap-path-prefix "$root/"= --remap-path-prefix "$root"=. \
 			--remap-path-prefix "$HOME"=~ \

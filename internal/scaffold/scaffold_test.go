@@ -242,3 +242,72 @@ func missingToolchain(t *testing.T, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// TestRustBuildPicksTarget: a Rust project's build.sh compiles for the
+// WASI target the rustc at hand lists and has a standard library for:
+// wasm32-wasip1 on current Rust, wasm32-wasi on Rust before 1.78 (Debian's
+// 1.63), and it says what to install when there is neither. The rustc is
+// a stand-in script that records its arguments.
+func TestRustBuildPicksTarget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := Write(dir, "rust", "p", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cargo, _ := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	for _, want := range []string{"name = \"p\"", "path = \"lib.rs\"", "crate-type = [\"cdylib\"]", "[dependencies]\n\n["} {
+		if !strings.Contains(string(cargo), want) {
+			t.Errorf("Cargo.toml lacks %q:\n%s", want, cargo)
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		listed, stdOf []string
+		want          string // the --target, or "" for a failed build
+	}{
+		{"current rust", []string{"wasm32-wasip1", "wasm32-wasip2"}, []string{"wasm32-wasip1"}, "wasm32-wasip1"},
+		{"old rust", []string{"wasm32-wasi", "wasm32-unknown-unknown"}, []string{"wasm32-wasi"}, "wasm32-wasi"},
+		{"both listed, old std", []string{"wasm32-wasip1", "wasm32-wasi"}, []string{"wasm32-wasi"}, "wasm32-wasi"},
+		{"no std", []string{"wasm32-wasip1"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := os.Stat("/usr/bin/rustc"); err == nil && tc.want == "" {
+				t.Skip("/usr/bin/rustc is installed: build.sh falls back to it")
+			}
+			fake := t.TempDir()
+			for _, s := range tc.stdOf {
+				if err := os.MkdirAll(filepath.Join(fake, "lib", "rustlib", s), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script := "#!/bin/sh\n" +
+				"case \"$*\" in\n" +
+				"'--print sysroot') echo '" + fake + "';;\n" +
+				"'--print target-list') printf '%s\\n' " + strings.Join(tc.listed, " ") + ";;\n" +
+				"*) echo \"$*\" > '" + fake + "/args'; for a; do [ \"$prev\" = -o ] && : > \"$a\"; prev=$a; done;;\n" +
+				"esac\n"
+			rustc := filepath.Join(fake, "rustc")
+			if err := os.WriteFile(rustc, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("./build.sh")
+			cmd.Dir = dir
+			// Only the stand-in: PATH has no rustc, and /usr/bin/rustc,
+			// tried last, is not reached when the stand-in has a target.
+			cmd.Env = append(os.Environ(), "RUSTC="+rustc, "PATH="+fake+":/bin:/usr/bin")
+			out, err := cmd.CombinedOutput()
+			if tc.want == "" {
+				if err == nil || !strings.Contains(string(out), "rustup target add wasm32-wasip1") {
+					t.Fatalf("build.sh without a WASI std: %v\n%s", err, out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("build.sh: %v\n%s", err, out)
+			}
+			args, _ := os.ReadFile(filepath.Join(fake, "args"))
+			if !strings.Contains(string(args), "--target "+tc.want+" ") {
+				t.Errorf("rustc called with %q, want --target %s", args, tc.want)
+			}
+		})
+	}
+}
