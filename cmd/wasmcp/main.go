@@ -5,6 +5,9 @@
 //	wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]
 //	wasmcp inspect [--config FILE] [--json] PLUGIN.wasm
 //	wasmcp new     --lang go|c|rust|assemblyscript NAME
+//	wasmcp pull    [--config FILE] [--key cosign.pub] REF
+//	wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG
+//	wasmcp lock    [--config FILE]
 //	wasmcp version
 //
 // Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
@@ -35,6 +38,9 @@ const usage = `usage:
   wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]     call one tool, print the result
   wasmcp inspect [--config FILE] [--json] PLUGIN.wasm               show a plugin's manifest and capabilities
   wasmcp new     --lang go|c|rust|assemblyscript NAME               scaffold a plugin project
+  wasmcp pull    [--config FILE] [--key cosign.pub] REF             fetch and verify a plugin into the cache, print its digest
+  wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG      push a plugin (CNCF Wasm OCI layout)
+  wasmcp lock    [--config FILE]                                    write wasmcp.lock: the digests and grants of the url plugins
   wasmcp version                                                    print the version
 `
 
@@ -69,6 +75,12 @@ func run(ctx context.Context, args []string) error {
 		return cmdInspect(ctx, args[1:])
 	case "new":
 		return cmdNew(args[1:])
+	case "pull":
+		return cmdPull(ctx, args[1:])
+	case "push":
+		return cmdPush(ctx, args[1:])
+	case "lock":
+		return cmdLock(ctx, args[1:])
 	case "version", "--version", "-v":
 		fmt.Println("wasmcp", version())
 		return nil

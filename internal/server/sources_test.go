@@ -35,7 +35,10 @@ type urlEnv struct {
 	roots   *x509.CertPool
 	down    atomic.Bool // the registry answers 503
 	fetcher *fetch.Fetcher
+	dir     string // the fetcher's cache
 }
+
+func (e *urlEnv) fetcherDir(t *testing.T) string { return e.dir }
 
 func newURLEnv(t *testing.T) *urlEnv {
 	t.Helper()
@@ -64,7 +67,8 @@ func newURLEnv(t *testing.T) *urlEnv {
 	t.Cleanup(tls.Close)
 	e.https = tls.URL
 	e.roots = tls.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	e.fetcher, err = fetch.New(fetch.Options{Dir: t.TempDir()})
+	e.dir = t.TempDir()
+	e.fetcher, err = fetch.New(fetch.Options{Dir: e.dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/server"
+)
+
+// cmdPull fetches and verifies a plugin into the cache and prints its
+// digest.
+func cmdPull(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fs)
+	key := fs.String("key", "", "cosign public key the plugin must be signed with (default: the [plugins.verify] of the configured plugin with this url)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("pull: want one REF (oci://HOST/REPO:TAG, oci://HOST/REPO@sha256:HEX or https://…)")
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	p, err := server.Pull(ctx, cfg, pos[0], *key, os.Stderr)
+	if err != nil {
+		return err
+	}
+	verified := "not verified (no [plugins.verify] and no --key)"
+	if p.Verified {
+		verified = "signature verified"
+	}
+	fmt.Fprintf(os.Stderr, "wasmcp: %s: wasm sha256 %s, %s\n", p.Ref, p.SHA256, verified)
+	fmt.Println(p.Digest)
+	return nil
+}
+
+// cmdPush uploads a plugin file in the CNCF Wasm OCI layout.
+func cmdPush(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("push", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || !strings.HasPrefix(pos[1], "oci://") {
+		return usagef("push: want FILE.wasm oci://HOST/REPO:TAG")
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	d, err := server.Push(ctx, cfg, pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	fmt.Println(d)
+	return nil
+}
+
+// cmdLock writes wasmcp.lock beside the configuration.
+func cmdLock(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("lock: unexpected argument %q", pos[0])
+	}
+	cfg, err := cf.load()
+	if err != nil {
+		return err
+	}
+	lock, changes, err := server.Lock(ctx, cfg, os.Stderr)
+	if err != nil {
+		return err
+	}
+	path, err := server.WriteLock(cfg, lock)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		fmt.Fprintln(os.Stderr, "wasmcp: lock:", c)
+	}
+	fmt.Fprintf(os.Stderr, "wasmcp: wrote %s (%d url plugins)\n", path, len(lock.Plugins))
+	return nil
+}
