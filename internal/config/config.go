@@ -183,7 +183,8 @@ type Limits struct {
 	// (MaxQueue) holds no MaxConcurrent slot but still counts against
 	// MaxConcurrent + MaxWaiting. Server-wide only: [[plugins]] cannot
 	// override them. Zero means the defaults: max(16, 4 × GOMAXPROCS) and
-	// 4 × MaxConcurrent.
+	// max(1024, 4 × MaxConcurrent): waiting calls are shed by time (10 s),
+	// and the count only bounds their memory.
 	MaxConcurrent int `toml:"max_concurrent" json:"max_concurrent,omitempty"`
 	MaxWaiting    int `toml:"max_waiting" json:"max_waiting,omitempty"`
 	// PluginConcurrent bounds the MaxConcurrent slots the calls of one

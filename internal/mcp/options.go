@@ -57,9 +57,13 @@ type Options struct {
 	// before dispatch gets 503 with Retry-After. A call waiting for the
 	// client (ClientCall), or for a free instance of its plugin
 	// (Request.YieldSlot), gives its slot back meanwhile and keeps its
-	// place among the admitted calls. Defaults:
-	// max(16, 4 × GOMAXPROCS), 4 × MaxConcurrentCalls and 10 seconds;
-	// a negative MaxWaitingCalls allows no waiting.
+	// place among the admitted calls. Load is shed by time: a waiting call
+	// fails after CallWaitTimeout; MaxWaitingCalls only bounds the memory
+	// waiting calls hold, and its default lets a quick plugin absorb as
+	// many clients as the HTTP listener accepts (max_conns, 1024) without
+	// refusals. Defaults: max(16, 4 × GOMAXPROCS),
+	// max(1024, 4 × MaxConcurrentCalls) and 10 seconds; a negative
+	// MaxWaitingCalls allows no waiting.
 	MaxConcurrentCalls int
 	MaxWaitingCalls    int
 	CallWaitTimeout    time.Duration
@@ -147,7 +151,7 @@ func (o *Options) withDefaults() Options {
 	}
 	switch {
 	case v.MaxWaitingCalls == 0:
-		v.MaxWaitingCalls = 4 * v.MaxConcurrentCalls
+		v.MaxWaitingCalls = max(1024, 4*v.MaxConcurrentCalls)
 	case v.MaxWaitingCalls < 0:
 		v.MaxWaitingCalls = 0
 	}
