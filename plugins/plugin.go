@@ -173,7 +173,9 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 	if err != nil {
 		return nil, fmt.Errorf("instance pool: %w", err)
 	}
-	p.rt.host, err = hostapi.New(hostapi.Options{Plugin: name, Grants: spec.Grants, KV: d.kv, HTTP: d.http, Logger: p.log})
+	// hostapi adds the plugin attribute itself: give it the registry's
+	// logger, not p.log, or every host log line names the plugin twice.
+	p.rt.host, err = hostapi.New(hostapi.Options{Plugin: name, Grants: spec.Grants, KV: d.kv, HTTP: d.http, Logger: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("host functions: %w", err)
 	}

@@ -168,3 +168,38 @@ func TestConfigErrorsNamePlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginLogNamesPluginOnce: a plugin's log line in the server log
+// carries plugin= once (the registry's logger and the host's both added
+// it).
+func TestPluginLogNamesPluginOnce(t *testing.T) {
+	wasm, _ := filepath.Abs("../../examples/go-notes/go-notes.wasm")
+	if _, err := os.Stat(wasm); err != nil {
+		t.Skip("examples not built")
+	}
+	cfg := filepath.Join(t.TempDir(), "wasmcp.toml")
+	conf := "[server]\nlog_level = \"debug\"\nkv_dir = \":memory:\"\n\n[[plugins]]\nname = \"go-notes\"\npath = \"" + wasm + "\"\n[plugins.grants]\nkv = true\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_note","arguments":{"title":"t","body":"b"}}}
+`
+	_, stderr, code := wasmcp(t, in, "serve", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	found := false
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "plugin log") {
+			found = true
+			if n := strings.Count(line, " plugin="); n != 1 {
+				t.Errorf("plugin= %d times in %q", n, line)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no plugin log line in:\n%s", stderr)
+	}
+}
