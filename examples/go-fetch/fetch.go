@@ -96,7 +96,7 @@ func download(c *wasmcp.Context, target string) (*page, error) {
 		u, _ := url.Parse(target)
 		return nil, fmt.Errorf("fetching %s is not allowed: the server's operator has not granted this plugin that URL, "+
 			"or the server refuses the address it resolves to (private and special-purpose networks need an explicit grant). "+
-			"The operator can add %q to http under [plugins.grants] for the fetch plugin in wasmcp.toml", target, u.Scheme+"://"+u.Host+"/")
+			"The operator can add %q to http under [plugins.grants] of this plugin's [[plugins]] entry in wasmcp.toml", target, u.Scheme+"://"+u.Host+"/")
 	case errors.Is(err, wasmcp.ErrTooBig):
 		return nil, fmt.Errorf("%s is larger than the server lets a plugin download", target)
 	case errors.Is(err, wasmcp.ErrCanceled):

@@ -14,7 +14,7 @@ package main
 import wasmcp "github.com/wasmcp/wasmcp/sdk/go"
 
 var plugin = wasmcp.New(wasmcp.Info{
-	Name:        "fetch",
+	Name:        "go-fetch",
 	Version:     "1.0.0",
 	Description: "Fetches web pages the operator allows, returns their title, text and links, and caches them.",
 	Capabilities: wasmcp.Capabilities{

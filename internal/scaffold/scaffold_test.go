@@ -223,6 +223,13 @@ func TestWriteGoVendored(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, goVendorDir, "sdk", "go", "plugin.go")); err != nil {
 		t.Error(err)
 	}
+	// The docs state the same Go version.
+	for doc, want := range map[string]string{"sdk/go/README.md": "Go " + ver + " or later", "docs/languages.md": "Go ≥ " + ver} {
+		b, err := os.ReadFile(filepath.Join(sdkRoot(t), doc))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s does not say %q (%v)", doc, want, err)
+		}
+	}
 }
 
 // nopHost denies every host call.
