@@ -14,6 +14,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -110,9 +112,28 @@ func poolReport(srv *server.Server) func() func(*testing.B) {
 }
 
 // serveWasmcp returns a serveFunc running wasmcp with the given plugin.
-func serveWasmcp(plugin string) serveFunc {
+func serveWasmcp(plugin string) serveFunc { return serveWasmcpWith(plugin, nil) }
+
+// serveWasmcpTelemetry serves plugin with tracing (to an OTLP/HTTP
+// receiver on loopback that discards what it gets) and metrics on.
+func serveWasmcpTelemetry(plugin string) serveFunc {
+	return serveWasmcpWith(plugin, func(tb testing.TB) string {
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		// Not closed: the rig outlives tb (the first sub-benchmark).
+		return fmt.Sprintf("[telemetry]\nmetrics = \"127.0.0.1:0\"\nendpoint = %q\nschedule_delay = \"1s\"\n", rcv.URL)
+	})
+}
+
+func serveWasmcpWith(plugin string, extra func(testing.TB) string) serveFunc {
 	return func(tb testing.TB, r io.ReadCloser, w io.WriteCloser) func() func(*testing.B) {
-		srv := newWasmcp(tb, plugin, "")
+		x := ""
+		if extra != nil {
+			x = extra(tb)
+		}
+		srv := newWasmcp(tb, plugin, x)
 		ctx := context.Background()
 		go func() {
 			srv.ServeStdio(ctx, r, w)
@@ -201,6 +222,8 @@ func BenchmarkStdioCall(b *testing.B) {
 		{"bare", serveBare},
 		{"native", serveNative},
 		{"wasmcp-c", serveWasmcp("plugins/cecho/cecho.wasm")},
+		{"wasmcp-c-telemetry", serveWasmcpTelemetry("plugins/cecho/cecho.wasm")},
+		{"wasmcp-c-metrics", serveWasmcpWith("plugins/cecho/cecho.wasm", func(testing.TB) string { return "[telemetry]\nmetrics = \"x\"\n" })},
 		{"wasmcp-go", serveWasmcp("plugins/goecho/goecho.wasm")},
 	} {
 		var rig *stdioRig

@@ -28,14 +28,12 @@ func (t *Telemetry) CallHook() plugins.CallHook {
 
 type callHook struct{ t *Telemetry }
 
-type callSpanKey struct{}
-
-// callInfo is one plugin call in flight.
+// callInfo is one plugin call in flight (a request's calls run one
+// after the other: the input_required rounds).
 type callInfo struct {
-	span   trace.Span
-	start  time.Time
-	wait0  time.Duration // the request's queue wait before the call
-	method string
+	span  trace.Span
+	start time.Time
+	wait0 time.Duration // the request's queue wait before the call
 }
 
 // CallStart implements plugins.CallHook.
@@ -46,35 +44,37 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	}
 	st.plugin = plugin
 	st.calls++
-	ci := &callInfo{start: time.Now(), wait0: st.queueWait, method: method}
+	st.cur = callInfo{start: time.Now(), wait0: st.queueWait}
 	if h.t.tracer != nil {
-		ctx, ci.span = h.t.tracer.Start(ctx, "plugin "+plugin, trace.WithSpanKind(trace.SpanKindInternal),
-			trace.WithAttributes(attribute.String("wasmcp.plugin.name", plugin), attribute.String("wasmcp.plugin.method", method),
-				attribute.Int("wasmcp.plugin.round", st.calls)))
+		ctx, st.cur.span = h.t.tracer.Start(ctx, "plugin "+plugin, trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String("wasmcp.plugin.name", plugin)))
 	}
-	return context.WithValue(ctx, callSpanKey{}, ci), &countingHost{h: host, t: h.t, st: st, target: target}
+	st.host = countingHost{h: host, t: h.t, st: st}
+	return ctx, &st.host
 }
 
 // CallEnd implements plugins.CallHook.
 func (h callHook) CallEnd(ctx context.Context, err error) {
 	st := stateFrom(ctx)
-	ci, _ := ctx.Value(callSpanKey{}).(*callInfo)
-	if st == nil || ci == nil {
+	if st == nil {
 		return
 	}
+	ci := &st.cur
 	wait := st.queueWait - ci.wait0
-	st.runTime += time.Since(ci.start) - wait
+	run := time.Since(ci.start) - wait
+	st.runTime += run
 	if ci.span == nil {
 		return
 	}
 	ci.span.SetAttributes(attribute.Float64("wasmcp.queue.wait_seconds", wait.Seconds()),
-		attribute.Float64("wasmcp.run.seconds", (time.Since(ci.start)-wait).Seconds()),
+		attribute.Float64("wasmcp.run.seconds", run.Seconds()),
 		attribute.Int("wasmcp.host_calls", st.hostCalls))
 	if err != nil {
 		ci.span.SetStatus(codes.Error, kindOf(err))
 		ci.span.SetAttributes(attribute.String("error.type", kindOf(err)))
 	}
 	ci.span.End()
+	ci.span = nil
 }
 
 // kindOf names a runtime failure.
@@ -102,10 +102,9 @@ func asRuntimeError(err error) (*runtime.Error, bool) {
 // countingHost counts a call's host calls, its http/fetch traffic and
 // its capability denials (each audited).
 type countingHost struct {
-	h      runtime.Host
-	t      *Telemetry
-	st     *reqState
-	target string
+	h  runtime.Host
+	t  *Telemetry
+	st *reqState
 }
 
 func (c *countingHost) Log(ctx context.Context, level int32, msg []byte) { c.h.Log(ctx, level, msg) }
@@ -166,7 +165,8 @@ func QueueHook(ctx context.Context, h runtime.QueueHook) runtime.QueueHook {
 	if st == nil {
 		return h
 	}
-	return &timedQueueHook{h: h, st: st}
+	st.qhook = timedQueueHook{h: h, st: st}
+	return &st.qhook
 }
 
 type timedQueueHook struct {

@@ -64,6 +64,11 @@ type reqState struct {
 	httpReqs  int
 	httpSent  int64
 	httpRecv  int64
+
+	// Embedded so that a plugin call allocates none of them.
+	cur   callInfo
+	host  countingHost
+	qhook timedQueueHook
 }
 
 type stateKey struct{}

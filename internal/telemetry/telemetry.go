@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -127,6 +128,10 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 		t.tp, t.tracer = tp, tp.Tracer("github.com/wasmcp/wasmcp")
+		// Export failures go to the server's log, not to the standard
+		// logger (the OpenTelemetry handler is process-wide).
+		log := t.log
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("telemetry: export failed", "error", err) }))
 	}
 	return t, nil
 }
