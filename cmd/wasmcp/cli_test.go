@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,5 +202,48 @@ func TestPluginLogNamesPluginOnce(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no plugin log line in:\n%s", stderr)
+	}
+}
+
+// TestPluginsCommand: `wasmcp plugins` lists each configured plugin with
+// its source line, digest, ABI, tools, grants and limits; one that fails
+// to load is listed with its error and makes the exit code 1.
+func TestPluginsCommand(t *testing.T) {
+	wasm, _ := filepath.Abs("../../examples/c-hash/c-hash.wasm")
+	if _, err := os.Stat(wasm); err != nil {
+		t.Skip("examples not built")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wasmcp.toml")
+	conf := "[limits]\ntimeout = \"3s\"\n\n[[plugins]]\nname = \"hash\"\npath = \"" + wasm + "\"\nmemory = \"8MiB\"\n[plugins.grants]\nkv = true\nconfig = { salt = \"x\" }\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := wasmcp(t, "", "plugins", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"hash  ([[plugins]] line 4)", "abi       wasmcp/1 (reactor), c-hash", "tools     sha256, crc32",
+		"grants    kv; config salt", "limits    memory 8MiB, timeout 3s, max_output 4MiB, instances 4", "sha256    ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plugins output lacks %q:\n%s", want, stdout)
+		}
+	}
+	junk := t.TempDir()
+	if err := os.WriteFile(filepath.Join(junk, "junk.wasm"), []byte("not wasm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, code = wasmcp(t, "", "plugins", "--config", cfg, "--plugins", junk, "--json")
+	var ls []struct {
+		Name, Source, Error string
+		Report              *struct{ SHA256, ABI string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &ls); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if code != 1 || len(ls) != 2 || ls[0].Report == nil || len(ls[0].Report.SHA256) != 64 || ls[1].Report != nil || ls[1].Error == "" || ls[1].Source != "plugin_dirs "+junk {
+		t.Errorf("plugins with a broken one: exit %d, %+v", code, ls)
 	}
 }

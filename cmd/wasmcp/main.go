@@ -4,6 +4,7 @@
 //	wasmcp serve   [--config FILE] [--plugins DIR]... [--http ADDR] [--metrics ADDR]
 //	wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]
 //	wasmcp inspect [--config FILE] [--json] PLUGIN.wasm
+//	wasmcp plugins [--config FILE] [--plugins DIR]... [--json]
 //	wasmcp new     --lang go|c|rust|assemblyscript NAME
 //	wasmcp pull    [--config FILE] [--key cosign.pub] REF
 //	wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG
@@ -37,6 +38,7 @@ const usage = `usage:
                  [--metrics ADDR]                                  and /metrics, /healthz, /readyz at ADDR
   wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]     call one tool, print the result
   wasmcp inspect [--config FILE] [--json] PLUGIN.wasm               show a plugin's manifest and capabilities
+  wasmcp plugins [--config FILE] [--plugins DIR]... [--json]        list the plugins loaded: source, ABI, digest, tools, grants, limits
   wasmcp new     --lang go|c|rust|assemblyscript NAME               scaffold a plugin project
   wasmcp pull    [--config FILE] [--key cosign.pub] REF             fetch and verify a plugin into the cache, print its digest
   wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG      push a plugin (CNCF Wasm OCI layout)
@@ -73,6 +75,8 @@ func run(ctx context.Context, args []string) error {
 		return cmdCall(ctx, args[1:])
 	case "inspect":
 		return cmdInspect(ctx, args[1:])
+	case "plugins":
+		return cmdPlugins(ctx, args[1:])
 	case "new":
 		return cmdNew(args[1:])
 	case "pull":

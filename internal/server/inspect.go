@@ -47,31 +47,7 @@ func Inspect(ctx context.Context, cfg *config.Config, path string) (*Report, err
 		return nil, err
 	}
 	defer engine.Close(ctx)
-	reg, err := plugins.NewRegistry(plugins.Options{Engine: engine})
-	if err != nil {
-		return nil, err
-	}
-	defer reg.Close(ctx)
-	if err := reg.Load(ctx, []plugins.Spec{specFor(cfg, entry, abs)}); err != nil {
-		return nil, err
-	}
-	p := reg.Plugins()[0]
-	m := p.Module()
-	rep := &Report{Path: abs, SHA256: p.SHA256(), Size: m.Size(), Manifest: p.Manifest(),
-		Requested: p.Manifest().Capabilities, Granted: entry.Grants, Exports: m.Exports()}
-	rep.Mode = "reactor"
-	switch m.Mode() {
-	case runtime.Command:
-		rep.Mode = "command"
-	case runtime.Extism:
-		rep.Mode = "extism"
-	}
-	rep.ABI = p.ABI()
-	for _, imp := range m.Imports() {
-		rep.Imports = append(rep.Imports, imp.Module+"."+imp.Name)
-	}
-	sort.Strings(rep.Imports)
-	return rep, nil
+	return inspectSpec(ctx, engine, specFor(cfg, entry, abs), entry.Grants)
 }
 
 // WriteText prints r for a person.
