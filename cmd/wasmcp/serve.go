@@ -32,7 +32,7 @@ func cmdServe(ctx context.Context, args []string) error {
 		cfg.Telemetry.Metrics = *metrics
 	}
 	log := newLogger(cfg.Server.LogLevel, cfg.Server.LogFormat)
-	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log})
+	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log, Progress: os.Stderr})
 	if err != nil {
 		return usageError{err}
 	}

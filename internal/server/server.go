@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,6 +82,8 @@ type Server struct {
 	loaded   chan struct{}
 	// src resolves the url plugins; nil when there are none.
 	src *urlSources
+	// progress receives Options.Progress lines; nil for none.
+	progress io.Writer
 }
 
 // New builds a Server from cfg and loads its plugins, in parallel, waiting
@@ -99,7 +102,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	}
 	// s is not the named result: every "return nil, err" below would
 	// otherwise nil it before the cleanup runs.
-	s := &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, progress: opts.Progress}
 	defer func() {
 		if err != nil {
 			s.Close(context.WithoutCancel(ctx))
@@ -233,6 +236,10 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 	}()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	if s.progress != nil {
+		stopProgress := s.loadProgress()
+		defer stopProgress()
+	}
 	var err error
 	select {
 	case err = <-result:
@@ -263,6 +270,31 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 		fatal = append(fatal, e)
 	}
 	return errors.Join(fatal...)
+}
+
+// loadProgress prints, once a second after the first, the plugins still
+// loading (compiling, mostly: a cold Go plugin takes seconds) until the
+// returned function is called.
+func (s *Server) loadProgress() (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if l := s.reg.Loading(); len(l) > 0 {
+				fmt.Fprintf(s.progress, "wasmcp: loading %d plugin(s) (%.0fs): %s\n", len(l), time.Since(start).Seconds(), strings.Join(l, ", "))
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // mustLoad reports whether a failure to load plugin name stops the
