@@ -180,7 +180,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		return nil, err
 	}
 	if s.src != nil {
-		if err := s.src.resolveAll(ctx); err != nil {
+		wait := opts.LoadWait
+		if wait <= 0 {
+			wait = defaultLoadWait
+		}
+		if err := s.src.resolveAll(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

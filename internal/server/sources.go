@@ -93,8 +93,10 @@ func newURLSources(cfg *config.Config, log *slog.Logger, roots *x509.CertPool, p
 }
 
 // resolveAll resolves every url plugin in parallel. The failures of
-// required plugins are returned; the others are logged and retried.
-func (u *urlSources) resolveAll(ctx context.Context) error {
+// required plugins are returned; the others are logged and retried, and
+// get at most wait (a stalling registry does not hold up the start past
+// the load wait; the fetch's own timeout still bounds required ones).
+func (u *urlSources) resolveAll(ctx context.Context, wait time.Duration) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var fatal []error
@@ -106,7 +108,13 @@ func (u *urlSources) resolveAll(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := u.update(ctx, p)
+			pctx := ctx
+			if !p.Required {
+				var cancel context.CancelFunc
+				pctx, cancel = context.WithTimeout(ctx, wait)
+				defer cancel()
+			}
+			err := u.update(pctx, p)
 			if err != nil && p.Required {
 				mu.Lock()
 				fatal = append(fatal, err)

@@ -36,6 +36,8 @@ type urlEnv struct {
 	down    atomic.Bool // the registry answers 503
 	fetcher *fetch.Fetcher
 	dir     string // the fetcher's cache
+	stall   atomic.Bool   // manifest requests hang until the client gives up
+	wait    time.Duration // Options.LoadWait of start
 }
 
 func (e *urlEnv) fetcherDir(t *testing.T) string { return e.dir }
@@ -51,6 +53,10 @@ func newURLEnv(t *testing.T) *urlEnv {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if e.stall.Load() && strings.Contains(r.URL.Path, "/manifests/") {
+			<-r.Context().Done()
 			return
 		}
 		reg.ServeHTTP(w, r)
@@ -121,7 +127,7 @@ func (e *urlEnv) start(t *testing.T, dir, toml string) (*Server, *urlLogs, error
 		t.Fatalf("config: %v", err)
 	}
 	logs := &urlLogs{}
-	srv, err := New(context.Background(), cfg, Options{Version: "test", RootCAs: e.roots, RetryTick: 50 * time.Millisecond,
+	srv, err := New(context.Background(), cfg, Options{Version: "test", RootCAs: e.roots, RetryTick: 50 * time.Millisecond, LoadWait: e.wait,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err == nil {
 		t.Cleanup(func() { srv.Close(context.Background()) })
@@ -240,5 +246,42 @@ url = "oci://{{host}}/good:1"
 			t.Fatal("not served 30s after the registry came back")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestURLStall: a registry that never answers holds the start up for the
+// load wait at most; the local plugin serves.
+func TestURLStall(t *testing.T) {
+	e := newURLEnv(t)
+	e.stall.Store(true)
+	e.wait = 500 * time.Millisecond
+	start := time.Now()
+	srv, logs, err := e.start(t, t.TempDir(), urlHeader+`
+[[plugins]]
+name = "local"
+path = "{{good}}"
+[[plugins]]
+name = "stuck"
+url = "oci://{{host}}/good:1"
+prefix = "s_"
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("start took %v with a stalling registry", d)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for echo(t, srv, "echo") != nil { // the local plugin may still be compiling after the short wait
+		if time.Now().After(deadline) {
+			t.Fatalf("local plugin not served:\n%s", logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if echo(t, srv, "s_echo") == nil {
+		t.Fatal("stalled plugin served")
+	}
+	if !strings.Contains(logs.String(), `plugin \"stuck\"`) || !strings.Contains(logs.String(), "context deadline exceeded") {
+		t.Errorf("log does not name the stalled plugin and its timeout:\n%s", logs)
 	}
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+)
+
+// TestPushPullLockCommands runs wasmcp push, pull and lock against a real
+// registry on loopback.
+func TestPushPullLockCommands(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := t.TempDir()
+	ref := "oci://" + host + "/acme/good:1"
+	good, _ := filepath.Abs("../../testdata/hostile/good.wasm")
+
+	out, errOut, code := wasmcp(t, "", "push", good, ref)
+	digest := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(digest, "sha256:") {
+		t.Fatalf("push: code %d, %q, %s", code, out, errOut)
+	}
+	out, errOut, code = wasmcp(t, "", "pull", ref)
+	if code != 0 || strings.TrimSpace(out) != digest || !strings.Contains(errOut, "not verified") {
+		t.Fatalf("pull: code %d, %q, %s", code, out, errOut)
+	}
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	key := filepath.Join(dir, "cosign.pub")
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
+	out, errOut, code = wasmcp(t, "", "pull", "--key", key, ref)
+	if code != 1 || out != "" || !strings.Contains(errOut, "unsigned") {
+		t.Fatalf("pull --key of an unsigned image: code %d, %q, %s", code, out, errOut)
+	}
+	if _, errOut, code = wasmcp(t, "", "push", good, "https://example.com/x.wasm"); code != 2 {
+		t.Fatalf("push to https: code %d, %s", code, errOut)
+	}
+
+	cfg := filepath.Join(dir, "wasmcp.toml")
+	os.WriteFile(cfg, []byte(`
+[server]
+cache_dir = "cache"
+[[plugins]]
+name = "good"
+url = "`+ref+`"
+[plugins.grants]
+kv = true
+`), 0o644)
+	_, errOut, code = wasmcp(t, "", "lock", "--config", cfg)
+	if code != 0 || !strings.Contains(errOut, "wrote") {
+		t.Fatalf("lock: code %d, %s", code, errOut)
+	}
+	lock, err := os.ReadFile(filepath.Join(dir, "wasmcp.lock"))
+	if err != nil || !strings.Contains(string(lock), digest) || !strings.Contains(string(lock), "kv = true") {
+		t.Fatalf("wasmcp.lock: %v\n%s", err, lock)
+	}
+}
