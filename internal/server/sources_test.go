@@ -35,7 +35,7 @@ type urlEnv struct {
 	roots   *x509.CertPool
 	down    atomic.Bool // the registry answers 503
 	fetcher *fetch.Fetcher
-	dir     string // the fetcher's cache
+	dir     string        // the fetcher's cache
 	stall   atomic.Bool   // manifest requests hang until the client gives up
 	wait    time.Duration // Options.LoadWait of start
 }
