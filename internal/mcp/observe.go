@@ -16,8 +16,8 @@ type Observer interface {
 	// ctx, is the one the Provider gets: it may carry a span.
 	RequestStart(ctx context.Context, ri *RequestInfo) context.Context
 	// RequestEnd is called once when the request has run, with the
-	// context RequestStart returned and the request's result or error
-	// (before the response is written).
+	// context RequestStart returned and the request's result (valid
+	// JSON) or error, before the response is written.
 	RequestEnd(ctx context.Context, ri *RequestInfo, result []byte, err error)
 }
 

@@ -44,9 +44,12 @@ func (t *Telemetry) AddUsage(ctx context.Context, result json.RawMessage) json.R
 	if json.Unmarshal(result, &obj) != nil || obj == nil {
 		return result
 	}
-	meta := map[string]json.RawMessage{}
+	var meta map[string]json.RawMessage
 	if m, ok := obj["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
 		return result
+	}
+	if meta == nil { // absent, or null
+		meta = map[string]json.RawMessage{}
 	}
 	ub, err := json.Marshal(u)
 	if err != nil {

@@ -1,0 +1,65 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/mcp"
+)
+
+// FuzzObserve feeds arbitrary (valid JSON) params (with their _meta trace context), a
+// traceparent header and a tool result through the observer, the plugin
+// call hook and AddUsage: nothing panics, and a result that was a JSON
+// object stays one, with the usage under UsageKey.
+func FuzzObserve(f *testing.F) {
+	f.Add([]byte(`{"name":"echo","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"a=b","baggage":"k=v"}}`),
+		"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", []byte(`{"content":[],"_meta":{"x":1}}`))
+	f.Add([]byte(`{"name":"a\"b","_meta":{"traceparent":"zz"}}`), "garbage", []byte(`{"isError":true}`))
+	f.Add([]byte(`{"_meta":[]}`), "", []byte(`[]`))
+	f.Add([]byte(`{"name":1,"_meta":{"traceparent":"00-00000000000000000000000000000000-0000000000000000-01"}}`), "", []byte(`{"_meta":null}`))
+	for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER"} {
+		f.Setenv(k, "")
+	}
+	tel, err := New(context.Background(), Config{Endpoint: "http://127.0.0.1:9", Metrics: true, UsageInMeta: true, Audit: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_ = tel.Shutdown(ctx)
+	})
+	hook := tel.CallHook()
+	f.Fuzz(func(t *testing.T, params []byte, traceparent string, result []byte) {
+		if !json.Valid(params) {
+			params = []byte("{}") // the engine passes valid JSON only
+		}
+		hdr := http.Header{}
+		hdr.Set("traceparent", traceparent)
+		ri := &mcp.RequestInfo{Request: &mcp.Request{Method: "tools/call", Params: params, SessionID: "s"}, ID: "1",
+			Transport: "tcp", Header: hdr, Start: time.Now()}
+		ctx := tel.RequestStart(context.Background(), ri)
+		cctx, _ := hook.CallStart(ctx, "p", "tools/call", "t", nil)
+		hook.CallEnd(cctx, nil)
+		out := tel.AddUsage(ctx, result)
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(result, &obj) == nil && obj != nil {
+			var got struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("AddUsage(%q) = %q: %v", result, out, err)
+			}
+			if m, ok := obj["_meta"]; (!ok || string(m) == "null" || m[0] == '{') && got.Meta[UsageKey] == nil {
+				t.Fatalf("AddUsage(%q) = %q: no usage", result, out)
+			}
+		}
+		if !json.Valid(out) {
+			out = nil // as the engine: results are valid JSON
+		}
+		tel.RequestEnd(ctx, ri, out, nil)
+	})
+}
