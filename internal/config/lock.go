@@ -62,6 +62,12 @@ func LoadLock(c *Config) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", LockFile, err)
 	}
+	return ParseLock(data)
+}
+
+// ParseLock decodes the content of a lock file, strictly (unknown keys
+// are errors, naming their line).
+func ParseLock(data []byte) (*Lock, error) {
 	var l Lock
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&l)
 	if err != nil {
@@ -71,7 +77,7 @@ func LoadLock(c *Config) (*Lock, error) {
 		return nil, fmt.Errorf("%s: %w", LockFile, errors.Join(errs...))
 	}
 	for i, e := range l.Plugins {
-		if !ValidName(e.Name) || e.URL == "" || !strings.HasPrefix(e.Digest, "sha256:") || !hexPattern.MatchString(e.SHA256) {
+		if !ValidName(e.Name) || e.URL == "" || !strings.HasPrefix(e.Digest, "sha256:") || !hexPattern.MatchString(strings.TrimPrefix(e.Digest, "sha256:")) || !hexPattern.MatchString(e.SHA256) {
 			return nil, fmt.Errorf("%s: plugins[%d] (%q): name, url, digest (sha256:HEX) and sha256 are required", LockFile, i, e.Name)
 		}
 	}

@@ -294,6 +294,9 @@ func (f *Fetcher) blobPath(digest string) string {
 
 // cached returns the cached bytes of digest when present and intact.
 func (f *Fetcher) cached(digest string, limit int64) ([]byte, bool) {
+	if !digestPattern.MatchString(digest) {
+		return nil, false
+	}
 	fh, err := os.Open(f.blobPath(digest))
 	if err != nil {
 		return nil, false

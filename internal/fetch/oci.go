@@ -186,11 +186,15 @@ func pickChild(m *manifest) (descriptor, error) {
 	}
 	switch {
 	case len(wasm) == 1:
-		return wasm[0], nil
 	case len(m.Manifests) == 1:
-		return m.Manifests[0], nil
+		wasm = m.Manifests
+	default:
+		return descriptor{}, fmt.Errorf("%w: index of %d manifests, none (or several) for platform wasm", ErrLayout, len(m.Manifests))
 	}
-	return descriptor{}, fmt.Errorf("%w: index of %d manifests, none (or several) for platform wasm", ErrLayout, len(m.Manifests))
+	if !digestPattern.MatchString(wasm[0].Digest) {
+		return descriptor{}, fmt.Errorf("%w: manifest digest %q is not sha256:HEX", ErrLayout, wasm[0].Digest)
+	}
+	return wasm[0], nil
 }
 
 // wasmOf returns the digest of the cached wasm file of m, downloading it
@@ -201,6 +205,11 @@ func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (
 	var tars []descriptor
 	var types []string
 	for _, l := range m.Layers {
+		// Digests name cache files: a manifest's must be well formed
+		// before any is used as a path.
+		if !digestPattern.MatchString(l.Digest) {
+			return "", fmt.Errorf("%w: layer digest %q is not sha256:HEX", ErrLayout, l.Digest)
+		}
 		switch mt := l.MediaType; {
 		case mt == MediaWasm:
 			wasm = append(wasm, l)

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLockRoundTrip(t *testing.T) {
+	l := &Lock{Version: 1, Plugins: []LockEntry{{Name: "time", URL: "oci://h/r:1", Digest: "sha256:" + strings.Repeat("a", 64), SHA256: strings.Repeat("b", 64),
+		Grants: Grants{HTTP: []string{"https://api.example/"}, KV: true, FS: []Mount{{Host: "/h", Guest: "/d", Mode: "ro"}}}}}}
+	b, err := l.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseLock(b)
+	if err != nil {
+		t.Fatalf("ParseLock: %v\n%s", err, b)
+	}
+	if e := got.Entry("time"); e == nil || e.Digest != l.Plugins[0].Digest || !e.Grants.KV || len(e.Grants.FS) != 1 {
+		t.Fatalf("round trip = %+v", got)
+	}
+	for _, bad := range []string{"[[plugins]]\nname = \"x\"\n", "version = 1\nextra = 2\n", "[[plugins]]\nname = \"time\"\nurl = \"u\"\ndigest = \"sha256:x\"\nsha256 = \"" + strings.Repeat("b", 64) + "\"\n"} {
+		if _, err := ParseLock([]byte(bad)); err == nil {
+			t.Errorf("ParseLock(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestWidenedGrants(t *testing.T) {
+	was := Grants{HTTP: []string{"https://api.example/"}, KV: true, Env: map[string]string{"A": "1"}, FS: []Mount{{Host: "/h", Guest: "/d", Mode: "ro"}}}
+	for _, c := range []struct {
+		name string
+		now  Grants
+		want string
+	}{
+		{"same", was, ""},
+		{"narrower", Grants{HTTP: []string{"https://api.example/v1/"}}, ""},
+		{"new host", Grants{HTTP: []string{"https://evil.example/"}}, "+ http https://evil.example/"},
+		{"sampling", Grants{Sampling: true}, "+ sampling"},
+		{"env value", Grants{Env: map[string]string{"A": "2", "B": "x"}}, "+ env B, ~ env A (value changed)"},
+		{"rw", Grants{FS: []Mount{{Host: "/h", Guest: "/d", Mode: "rw"}}}, "~ fs /h -> /d ro -> rw"},
+		{"new mount", Grants{FS: []Mount{{Host: "/etc", Guest: "/etc", Mode: "ro"}}}, "+ fs /etc -> /etc (ro)"},
+	} {
+		got := strings.Join(WidenedGrants(&was, &c.now), ", ")
+		if got != c.want {
+			t.Errorf("%s: WidenedGrants = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func FuzzParseLock(f *testing.F) {
+	f.Add([]byte("version = 1\n[[plugins]]\nname = \"a\"\nurl = \"oci://h/r:1\"\ndigest = \"sha256:" + strings.Repeat("0", 64) + "\"\nsha256 = \"" + strings.Repeat("0", 64) + "\"\n[plugins.grants]\nkv = true\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := ParseLock(b)
+		if err != nil {
+			return
+		}
+		if _, err := l.Encode(); err != nil {
+			t.Fatalf("a parsed lock does not encode: %v", err)
+		}
+	})
+}
