@@ -168,9 +168,10 @@ type limitConn struct {
 	once    sync.Once
 }
 
-// Close implements net.Conn; the place is released once.
+// Close implements net.Conn; the place is released once, before the
+// connection closes, so that a client that sees it closed and connects
+// again finds the place free.
 func (c *limitConn) Close() error {
-	err := c.Conn.Close()
 	c.once.Do(c.release)
-	return err
+	return c.Conn.Close()
 }
