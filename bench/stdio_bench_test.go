@@ -225,6 +225,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		{"wasmcp-c-telemetry", serveWasmcpTelemetry("plugins/cecho/cecho.wasm")},
 		{"wasmcp-c-metrics", serveWasmcpWith("plugins/cecho/cecho.wasm", func(testing.TB) string { return "[telemetry]\nmetrics = \"x\"\n" })},
 		{"wasmcp-go", serveWasmcp("plugins/goecho/goecho.wasm")},
+		{"wasmcp-go-telemetry", serveWasmcpTelemetry("plugins/goecho/goecho.wasm")},
 	} {
 		var rig *stdioRig
 		b.Run(s.name, func(b *testing.B) {
