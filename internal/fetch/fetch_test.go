@@ -444,3 +444,32 @@ func TestRedirectPolicy(t *testing.T) {
 		t.Errorf("plain http to a public host: %v", err)
 	}
 }
+
+// TestProgress: a download that takes longer than a second prints
+// progress lines; a quick one prints nothing.
+func TestProgress(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow.wasm", func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 5; i++ {
+			w.Write(testWasm)
+			w.(http.Flusher).Flush()
+			time.Sleep(500 * time.Millisecond)
+		}
+	})
+	mux.HandleFunc("/fast.wasm", func(w http.ResponseWriter, r *http.Request) { w.Write(testWasm) })
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{"/slow.wasm", true}, {"/fast.wasm", false}} {
+		var buf bytes.Buffer
+		if _, err := newFetcher(t, Options{RootCAs: pool, Progress: &buf}).Fetch(context.Background(), mustRef(t, srv.URL+c.path)); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(buf.String(), "wasmcp: downloaded "+srv.URL+c.path); got != c.want {
+			t.Errorf("%s: progress %q, want lines %v", c.path, buf.String(), c.want)
+		}
+	}
+}

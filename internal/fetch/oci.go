@@ -266,15 +266,15 @@ func (f *Fetcher) downloadBlob(ctx context.Context, r Ref, l descriptor) error {
 	}
 	defer resp.Body.Close()
 	return f.storeStream(l.Digest, func(w io.Writer) error {
-		return f.copyLimited(w, resp.Body, "blob "+l.Digest, r.String())
+		return f.copyLimited(w, resp.Body, "blob "+l.Digest, r.String(), l.Size)
 	})
 }
 
 // copyLimited copies r to w, refusing more than MaxBlob bytes, with
 // progress lines when it takes long.
-func (f *Fetcher) copyLimited(w io.Writer, r io.Reader, what, label string) error {
+func (f *Fetcher) copyLimited(w io.Writer, r io.Reader, what, label string, total int64) error {
 	if f.opts.Progress != nil {
-		r = newProgress(r, f.opts.Progress, label)
+		r = newProgress(r, f.opts.Progress, label, total)
 	}
 	n, err := io.Copy(w, io.LimitReader(r, f.opts.MaxBlob+1))
 	if err != nil {
@@ -349,7 +349,7 @@ func (f *Fetcher) fetchHTTPS(ctx context.Context, r Ref, pin string) (*Artifact,
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
-	if err := f.copyLimited(&buf, resp.Body, "file", r.String()); err != nil {
+	if err := f.copyLimited(&buf, resp.Body, "file", r.String(), max(resp.ContentLength, 0)); err != nil {
 		return nil, err
 	}
 	d := digestOf(buf.Bytes())
