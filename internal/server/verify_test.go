@@ -94,6 +94,32 @@ func (e *urlEnv) signReferrer(t *testing.T, repo, digest string, k *ecdsa.Privat
 	}, empty, bundle)
 }
 
+// signReferrerDSSE signs digest as cosign v3 does for images: a
+// Sigstore bundle holding a DSSE envelope of an in-toto statement whose
+// subject is the manifest digest, in an OCI 1.1 referrer.
+func (e *urlEnv) signReferrerDSSE(t *testing.T, repo, digest string, k *ecdsa.PrivateKey) {
+	t.Helper()
+	stmt := []byte(fmt.Sprintf(`{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"%s/%s","digest":{"sha256":%q}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{}}`,
+		e.host, repo, strings.TrimPrefix(digest, "sha256:")))
+	const typ = "application/vnd.in-toto+json"
+	pae := fmt.Sprintf("DSSEv1 %d %s %d %s", len(typ), typ, len(stmt), stmt)
+	sum := sha256.Sum256([]byte(pae))
+	sig, err := ecdsa.SignASN1(rand.Reader, k, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := []byte(fmt.Sprintf(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"publicKey":{"hint":"test"}},"dsseEnvelope":{"payload":%q,"payloadType":%q,"signatures":[{"sig":%q}]}}`,
+		base64.StdEncoding.EncodeToString(stmt), typ, base64.StdEncoding.EncodeToString(sig)))
+	empty := []byte("{}")
+	e.pushRaw(t, repo, "", map[string]any{
+		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"artifactType": fetch.MediaBundle,
+		"config":       blobDesc("application/vnd.oci.empty.v1+json", empty, nil),
+		"layers":       []any{blobDesc(fetch.MediaBundle, bundle, nil)},
+		"subject":      map[string]any{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": digest, "size": 1},
+	}, empty, bundle)
+}
+
 // TestURLVerify: cosign signatures in both places, checked on every load;
 // wrong key, unsigned, a tag moved after signing and a signature copied
 // to another digest are refused with a clear message while the others
@@ -103,12 +129,14 @@ func TestURLVerify(t *testing.T) {
 	dir := t.TempDir()
 	key := newKey(t, dir, "cosign.pub")
 	other := newKey(t, dir, "other.pub")
-	_ = other
 
 	e.signTag(t, "good", e.digest, e.digest, key) // good:1, cosign v2
 	d2 := e.push(t, "v3:1", e.wasm)
 	e.signReferrer(t, "v3", d2, key) // cosign v3
 	e.push(t, "unsigned:1", e.wasm)
+	d6 := e.push(t, "dsse:1", withCustomSection(e.wasm, "dsse"))
+	e.signReferrerDSSE(t, "dsse", d6, key)
+	e.signReferrerDSSE(t, "dssewrong", e.push(t, "dssewrong:1", withCustomSection(e.wasm, "dssewrong")), other)
 	d4 := e.push(t, "moved:1", e.wasm)
 	e.signTag(t, "moved", d4, d4, key)
 	e.push(t, "moved:1", append(append([]byte(nil), e.wasm...), 0, 0)) // the tag moves; not signed
@@ -126,6 +154,18 @@ key = "cosign.pub"
 name = "v3"
 url = "oci://{{host}}/v3@` + d2 + `"
 prefix = "b_"
+[plugins.verify]
+key = "cosign.pub"
+[[plugins]]
+name = "dsse"
+url = "oci://{{host}}/dsse:1"
+prefix = "g_"
+[plugins.verify]
+key = "cosign.pub"
+[[plugins]]
+name = "dssewrong"
+url = "oci://{{host}}/dssewrong:1"
+prefix = "h_"
 [plugins.verify]
 key = "cosign.pub"
 [[plugins]]
@@ -155,12 +195,12 @@ key = "cosign.pub"
 `
 	check := func(srv *Server, logs *urlLogs) {
 		t.Helper()
-		for _, tool := range []string{"a_echo", "b_echo"} {
+		for _, tool := range []string{"a_echo", "b_echo", "g_echo"} {
 			if err := echo(t, srv, tool); err != nil {
 				t.Errorf("%s: %v", tool, err)
 			}
 		}
-		for _, tool := range []string{"c_echo", "d_echo", "e_echo", "f_echo"} {
+		for _, tool := range []string{"c_echo", "d_echo", "e_echo", "f_echo", "h_echo"} {
 			if echo(t, srv, tool) == nil {
 				t.Errorf("%s is served", tool)
 			}
@@ -171,6 +211,7 @@ key = "cosign.pub"
 			`plugin \"unsigned\"`, "unsigned: no cosign signature",
 			`plugin \"moved\"`,
 			`plugin \"copied\"`, "not this manifest",
+			`plugin \"dssewrong\"`,
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("log does not say %q:\n%s", want, out)
