@@ -45,7 +45,7 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.plugin = plugin
 	st.calls++
 	st.cur = callInfo{start: time.Now(), wait0: st.queueWait}
-	if h.t.tracer != nil {
+	if st.span != nil && st.span.IsRecording() { // the plugin span follows its request's
 		ctx, st.cur.span = h.t.tracer.Start(ctx, "plugin "+plugin, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attribute.String("wasmcp.plugin.name", plugin)))
 	}

@@ -96,30 +96,38 @@ func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) conte
 		if st.target != "" {
 			name += " " + st.target
 		}
-		attrs := make([]attribute.KeyValue, 0, 8)
-		attrs = append(attrs,
-			attribute.String("mcp.method.name", r.Method),
-			attribute.String("jsonrpc.request.id", ri.ID),
-			attribute.String("network.transport", ri.Transport))
-		if r.ProtocolVersion != "" {
-			attrs = append(attrs, attribute.String("mcp.protocol.version", r.ProtocolVersion))
+		ctx, st.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(ri.Start))
+		if st.span.IsRecording() { // no attributes for a span sampled out
+			st.span.SetAttributes(t.requestAttrs(st)...)
 		}
-		if !r.Stateless && r.SessionID != "" {
-			attrs = append(attrs, attribute.String("mcp.session.id", r.SessionID))
-		}
-		switch r.Method {
-		case "tools/call":
-			attrs = append(attrs, attribute.String("gen_ai.tool.name", st.target), attribute.String("gen_ai.operation.name", "execute_tool"))
-		case "prompts/get":
-			attrs = append(attrs, attribute.String("gen_ai.prompt.name", st.target))
-		}
-		if st.uri != "" {
-			attrs = append(attrs, attribute.String("mcp.resource.uri", st.uri))
-		}
-		ctx, st.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...),
-			trace.WithTimestamp(ri.Start))
 	}
 	return context.WithValue(ctx, stateKey{}, st)
+}
+
+// requestAttrs are the semconv attributes of the request's span.
+func (t *Telemetry) requestAttrs(st *reqState) []attribute.KeyValue {
+	ri, r := st.ri, st.ri.Request
+	attrs := make([]attribute.KeyValue, 0, 9)
+	attrs = append(attrs,
+		attribute.String("mcp.method.name", r.Method),
+		attribute.String("jsonrpc.request.id", ri.ID),
+		attribute.String("network.transport", ri.Transport))
+	if r.ProtocolVersion != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", r.ProtocolVersion))
+	}
+	if !r.Stateless && r.SessionID != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", r.SessionID))
+	}
+	switch r.Method {
+	case "tools/call":
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", st.target), attribute.String("gen_ai.operation.name", "execute_tool"))
+	case "prompts/get":
+		attrs = append(attrs, attribute.String("gen_ai.prompt.name", st.target))
+	}
+	if st.uri != "" {
+		attrs = append(attrs, attribute.String("mcp.resource.uri", st.uri))
+	}
+	return attrs
 }
 
 // extract returns ctx with the remote parent of the request: from
@@ -167,7 +175,7 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		outcome = OutcomeDenied
 	}
 	errType := errorType(err, result, outcome)
-	if st.span != nil {
+	if st.span != nil && st.span.IsRecording() {
 		if errType != "" {
 			st.span.SetAttributes(attribute.String("error.type", errType))
 			st.span.SetStatus(codes.Error, errType)
@@ -176,6 +184,8 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		if errors.As(err, &je) {
 			st.span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(je.Code)))
 		}
+	}
+	if st.span != nil {
 		st.span.End()
 	}
 	if m := t.metrics; m != nil {

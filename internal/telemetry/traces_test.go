@@ -118,7 +118,8 @@ const (
 // traceparent header; the plugin call is its child, an http/fetch a
 // CLIENT span below that whose traceparent reaches the web server; a
 // timeout has error.type "timeout" and an error status; a 2026-07-28
-// request has no mcp.session.id; Close flushes everything.
+// request has no mcp.session.id; a request whose parent is not sampled
+// exports nothing; Close flushes everything.
 func TestTraces(t *testing.T) {
 	noOTEL(t)
 	rcv := newReceiver(t)
@@ -132,6 +133,10 @@ func TestTraces(t *testing.T) {
 	meta := map[string]any{"traceparent": "00-" + metaTrace + "-" + metaParent + "-01", "tracestate": "vendor=x"}
 	if got := text(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}, meta))); got != "x" {
 		t.Fatalf("echo: %q", got)
+	}
+	unsampled := map[string]any{"traceparent": "00-" + strings.Repeat("ab", 16) + "-" + metaParent + "-00"}
+	if got := text(t, c.call("tools/call", tool("echo", map[string]any{"text": "u"}, unsampled))); got != "u" {
+		t.Fatalf("unsampled echo: %q", got)
 	}
 	if got := text(t, c.call("tools/call", tool("spin", nil, nil))); !strings.Contains(got, "-32001") {
 		t.Fatalf("spin: %q", got)
@@ -159,6 +164,11 @@ func TestTraces(t *testing.T) {
 		t.Errorf("service.name %q", rcv.service)
 	}
 
+	for _, s := range spans {
+		if hex.EncodeToString(s.TraceId) == strings.Repeat("ab", 16) {
+			t.Errorf("span %q of a request whose parent was not sampled", s.Name)
+		}
+	}
 	echoes := find(spans, "tools/call echo")
 	if len(echoes) != 2 {
 		t.Fatalf("%d 'tools/call echo' spans, want 2", len(echoes))
