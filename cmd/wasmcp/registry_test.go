@@ -4,10 +4,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -65,5 +68,27 @@ kv = true
 	lock, err := os.ReadFile(filepath.Join(dir, "wasmcp.lock"))
 	if err != nil || !strings.Contains(string(lock), digest) || !strings.Contains(string(lock), "kv = true") {
 		t.Fatalf("wasmcp.lock: %v\n%s", err, lock)
+	}
+}
+
+// TestPullHTTPSCertFile: https:// plugins trust the system roots, and
+// SSL_CERT_FILE replaces them.
+func TestPullHTTPSCertFile(t *testing.T) {
+	wasm, err := os.ReadFile("../../testdata/hostile/good.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(wasm) }))
+	defer srv.Close()
+	url := srv.URL + "/good.wasm"
+	if _, errOut, code := wasmcp(t, "", "pull", url); code != 1 || !strings.Contains(errOut, "certificate") {
+		t.Fatalf("pull from an untrusted server: code %d, %s", code, errOut)
+	}
+	pemFile := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	t.Setenv("SSL_CERT_FILE", pemFile)
+	out, errOut, code := wasmcp(t, "", "pull", url)
+	if sum := sha256.Sum256(wasm); code != 0 || strings.TrimSpace(out) != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("pull with SSL_CERT_FILE: code %d, %q, %s", code, out, errOut)
 	}
 }
