@@ -110,8 +110,23 @@ type countingHost struct {
 func (c *countingHost) Log(ctx context.Context, level int32, msg []byte) { c.h.Log(ctx, level, msg) }
 
 func (c *countingHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
-	res, errno := c.h.Call(ctx, method, params)
 	st := c.st
+	var span trace.Span
+	switch method {
+	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
+		if st.cur.span != nil { // a kv operation is a span of its own
+			ctx, span = c.t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindInternal))
+		}
+	}
+	res, errno := c.h.Call(ctx, method, params)
+	if span != nil {
+		if errno < 0 {
+			e := errnoName(errno)
+			span.SetStatus(codes.Error, e)
+			span.SetAttributes(attribute.String("error.type", e))
+		}
+		span.End()
+	}
 	st.hostCalls++
 	if method == abi.HostHTTPFetch {
 		st.httpReqs++
@@ -130,6 +145,27 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 		c.t.denied(st, method, detail)
 	}
 	return res, errno
+}
+
+// errnoName names a negative errno of the call import.
+func errnoName(errno int32) string {
+	switch errno {
+	case abi.ErrDenied:
+		return "denied"
+	case abi.ErrBadParams:
+		return "bad_params"
+	case abi.ErrCanceled:
+		return "canceled"
+	case abi.ErrTooBig:
+		return "too_big"
+	case abi.ErrFailed:
+		return "failed"
+	case abi.ErrUnsupported:
+		return "unsupported"
+	case abi.ErrUnknown:
+		return "unknown"
+	}
+	return strconv.Itoa(int(errno))
 }
 
 // Denied records a capability denial found outside the host calls (an

@@ -115,6 +115,8 @@ kv_dir = ":memory:"
 [[plugins]]
 name = "good"
 path = ` + quote(hostile("good")) + `
+[plugins.grants]
+kv = true
 [[plugins]]
 name = "runaway"
 path = ` + quote(hostile("runaway")) + `

@@ -116,7 +116,8 @@ const (
 // one SERVER span named and attributed per the MCP semantic conventions,
 // its parent from params._meta.traceparent (stdio) or the HTTP
 // traceparent header; the plugin call is its child, an http/fetch a
-// CLIENT span below that whose traceparent reaches the web server; a
+// CLIENT span below that whose traceparent reaches the web server, and
+// each kv operation a span below it; a
 // timeout has error.type "timeout" and an error status; a 2026-07-28
 // request has no mcp.session.id; a request whose parent is not sampled
 // exports nothing; Close flushes everything.
@@ -133,6 +134,9 @@ func TestTraces(t *testing.T) {
 	meta := map[string]any{"traceparent": "00-" + metaTrace + "-" + metaParent + "-01", "tracestate": "vendor=x"}
 	if got := text(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}, meta))); got != "x" {
 		t.Fatalf("echo: %q", got)
+	}
+	if got := text(t, c.call("tools/call", tool("counter", nil, nil))); got != "1" {
+		t.Fatalf("counter: %q", got)
 	}
 	unsampled := map[string]any{"traceparent": "00-" + strings.Repeat("ab", 16) + "-" + metaParent + "-00"}
 	if got := text(t, c.call("tools/call", tool("echo", map[string]any{"text": "u"}, unsampled))); got != "u" {
@@ -233,6 +237,21 @@ func TestTraces(t *testing.T) {
 		t.Error("legacy stdio session: no mcp.session.id")
 	}
 
+	counters := find(spans, "tools/call counter")
+	if len(counters) != 1 {
+		t.Fatalf("%d counter spans", len(counters))
+	}
+	if pl := children(spans, counters[0]); len(pl) != 1 {
+		t.Errorf("counter: %d children", len(pl))
+	} else {
+		var kv []string
+		for _, s := range children(spans, pl[0]) {
+			kv = append(kv, s.Name)
+		}
+		if strings.Join(kv, ",") != "kv/get,kv/set" {
+			t.Errorf("counter: kv spans %q, want kv/get,kv/set", kv)
+		}
+	}
 	spins := find(spans, "tools/call spin")
 	if len(spins) != 1 {
 		t.Fatalf("%d spin spans", len(spins))
