@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"strings"
 	"testing"
@@ -114,7 +116,15 @@ func TestKeyless(t *testing.T) {
 		{"other root", Options{Identity: id, Issuer: issuer, TrustedRootJSON: otherJSON}, digest, good, "transparency log"},
 		{"no SCT (required by default)", Options{Identity: id, Issuer: issuer, TrustedRootJSON: rootJSON, noSCT: false}, digest, good, "signed certificate timestamp"},
 		{"other digest", Options{Identity: id, Issuer: issuer, TrustedRootJSON: rootJSON}, "sha256:" + strings.Repeat("0", 64), good, "digest"},
-		{"tag signature", Options{Identity: id, Issuer: issuer, TrustedRootJSON: rootJSON}, digest, []fetch.Signature{{Source: "tag", Payload: []byte("{}")}}, "keyless verification of sha256-<digest>.sig"},
+		{"v2 tag signature", Options{Identity: id, Issuer: issuer, TrustedRootJSON: rootJSON}, digest, []fetch.Signature{keylessTag(t, vs, id, issuer, digest)}, ""},
+		{"v2 tag signature, other identity", Options{Identity: "https://github.com/evil/x", Issuer: issuer, TrustedRootJSON: rootJSON}, digest, []fetch.Signature{keylessTag(t, vs, id, issuer, digest)}, "SAN"},
+		{"v2 tag signature, other root", Options{Identity: id, Issuer: issuer, TrustedRootJSON: otherJSON}, digest, []fetch.Signature{keylessTag(t, vs, id, issuer, digest)}, "transparency log"},
+		{"v2 tag signature of another digest", Options{Identity: id, Issuer: issuer, TrustedRootJSON: rootJSON}, digest, []fetch.Signature{keylessTag(t, vs, id, issuer, "sha256:"+strings.Repeat("1", 64))}, "not this manifest"},
+		{"v2 tag signature without a log bundle", Options{Identity: id, Issuer: issuer, TrustedRootJSON: rootJSON}, digest, func() []fetch.Signature {
+			s := keylessTag(t, vs, id, issuer, digest)
+			s.RekorBundle = ""
+			return []fetch.Signature{s}
+		}(), "without a certificate or transparency-log bundle"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.opts.noSCT = !strings.HasPrefix(c.name, "no SCT")
@@ -172,4 +182,31 @@ func trustedRootJSON(t *testing.T, vs *ca.VirtualSigstore) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// keylessTag signs digest as cosign v2 does keylessly: a simple-signing
+// payload, the signature, the certificate and the log's bundle as the
+// annotations of the sha256-HEX.sig tag's layer.
+func keylessTag(t *testing.T, vs *ca.VirtualSigstore, identity, issuer, digest string) fetch.Signature {
+	t.Helper()
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"h/r"},"image":{"docker-manifest-digest":"` + digest + `"},"type":"cosign container image signature"},"optional":null}`)
+	e, err := vs.Sign(identity, issuer, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := e.VerificationContent()
+	sc, _ := e.SignatureContent()
+	entries, _ := e.TlogEntries()
+	tle := entries[0].TransparencyLogEntry()
+	logID, _ := vs.RekorLogID()
+	body := base64.StdEncoding.EncodeToString(tle.CanonicalizedBody)
+	set, err := vs.RekorSignPayload(tlog.RekorPayload{Body: body, IntegratedTime: tle.IntegratedTime, LogIndex: tle.LogIndex, LogID: logID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": map[string]any{"body": body, "integratedTime": tle.IntegratedTime, "logIndex": tle.LogIndex, "logID": logID}})
+	return fetch.Signature{Source: "tag", Payload: payload,
+		Signature:   base64.StdEncoding.EncodeToString(sc.MessageSignatureContent().Signature()),
+		Certificate: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: vc.Certificate().Raw})),
+		RekorBundle: string(rb)}
 }

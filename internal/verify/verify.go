@@ -170,9 +170,6 @@ type simplePayload struct {
 // verifySimple checks a sha256-<digest>.sig signature: the payload names
 // digest and the signature over it verifies with the key.
 func (p *Policy) verifySimple(digest string, s fetch.Signature) error {
-	if p.key == nil {
-		return errors.New("keyless verification of sha256-<digest>.sig signatures is not supported; sign with a Sigstore bundle (cosign v3) or verify with a key")
-	}
 	var pl simplePayload
 	if err := json.Unmarshal(s.Payload, &pl); err != nil {
 		return fmt.Errorf("payload: %w", err)
@@ -182,6 +179,9 @@ func (p *Policy) verifySimple(digest string, s fetch.Signature) error {
 	}
 	if pl.Critical.Image.Digest != digest {
 		return fmt.Errorf("signature is for %s, not this manifest (the tag moved after signing?)", pl.Critical.Image.Digest)
+	}
+	if p.key == nil {
+		return p.verifySimpleKeyless(s)
 	}
 	sig, err := base64.StdEncoding.DecodeString(s.Signature)
 	if err != nil {
@@ -201,4 +201,88 @@ func (p *Policy) verifySimple(digest string, s fetch.Signature) error {
 		return errors.New("signature does not verify with the key")
 	}
 	return nil
+}
+
+// rekorBundle is cosign v2's dev.sigstore.cosign/bundle annotation: the
+// transparency-log entry of a signature, with its signed entry timestamp.
+type rekorBundle struct {
+	SignedEntryTimestamp []byte `json:"SignedEntryTimestamp"`
+	Payload              struct {
+		Body           string `json:"body"`
+		IntegratedTime int64  `json:"integratedTime"`
+		LogIndex       int64  `json:"logIndex"`
+		LogID          string `json:"logID"`
+	} `json:"Payload"`
+}
+
+// verifySimpleKeyless checks a keyless sha256-<digest>.sig signature (the
+// payload already names the digest): its certificate, signature and
+// transparency-log entry are put in the shape of a v0.1 Sigstore bundle,
+// which sigstore-go verifies against the trusted root and the identity.
+func (p *Policy) verifySimpleKeyless(s fetch.Signature) error {
+	if s.Certificate == "" || s.RekorBundle == "" {
+		return errors.New("keyless signature without a certificate or transparency-log bundle")
+	}
+	var certs []map[string]string
+	rest := []byte(s.Certificate + "\n" + s.Chain)
+	for {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		if blk.Type == "CERTIFICATE" {
+			certs = append(certs, map[string]string{"rawBytes": base64.StdEncoding.EncodeToString(blk.Bytes)})
+		}
+	}
+	if len(certs) == 0 {
+		return errors.New("keyless signature: certificate is not PEM")
+	}
+	var rb rekorBundle
+	if err := json.Unmarshal([]byte(s.RekorBundle), &rb); err != nil {
+		return fmt.Errorf("transparency-log bundle: %w", err)
+	}
+	body, err := base64.StdEncoding.DecodeString(rb.Payload.Body)
+	if err != nil {
+		return fmt.Errorf("transparency-log bundle body: %w", err)
+	}
+	var kind struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(body, &kind); err != nil {
+		return fmt.Errorf("transparency-log entry: %w", err)
+	}
+	logID, err := hex.DecodeString(rb.Payload.LogID)
+	if err != nil {
+		return fmt.Errorf("transparency-log bundle logID: %w", err)
+	}
+	sum := sha256.Sum256(s.Payload)
+	doc, err := json.Marshal(map[string]any{
+		"mediaType": "application/vnd.dev.sigstore.bundle+json;version=0.1",
+		"verificationMaterial": map[string]any{
+			"x509CertificateChain": map[string]any{"certificates": certs},
+			"tlogEntries": []any{map[string]any{
+				"logIndex":          fmt.Sprint(rb.Payload.LogIndex),
+				"logId":             map[string]string{"keyId": base64.StdEncoding.EncodeToString(logID)},
+				"kindVersion":       map[string]string{"kind": kind.Kind, "version": kind.APIVersion},
+				"integratedTime":    fmt.Sprint(rb.Payload.IntegratedTime),
+				"inclusionPromise":  map[string]string{"signedEntryTimestamp": base64.StdEncoding.EncodeToString(rb.SignedEntryTimestamp)},
+				"canonicalizedBody": base64.StdEncoding.EncodeToString(body),
+			}},
+		},
+		"messageSignature": map[string]any{
+			"messageDigest": map[string]string{"algorithm": "SHA2_256", "digest": base64.StdEncoding.EncodeToString(sum[:])},
+			"signature":     s.Signature,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(doc); err != nil {
+		return fmt.Errorf("keyless signature: %w", err)
+	}
+	_, err = p.verifier.Verify(&b, sgverify.NewPolicy(sgverify.WithArtifactDigest("sha256", sum[:]), sgverify.WithCertificateIdentity(*p.identity)))
+	return err
 }
