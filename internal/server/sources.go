@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/config"
@@ -238,19 +239,25 @@ func (u *urlSources) run(ctx context.Context, tick time.Duration, changed func()
 			}
 		}
 		u.mu.Unlock()
-		any := false
+		// The ones due together run in parallel; the next round waits
+		// for them all (a stalled fetch ends at the fetch timeout).
+		var wg sync.WaitGroup
+		var changedAny atomic.Bool
 		for _, p := range due {
-			before, _ := u.lookup(p.Name)
-			if !u.refreshDue(ctx, p, before) {
-				continue
-			}
-			if u.update(ctx, p) == nil {
-				if after, _ := u.lookup(p.Name); before == nil || after.Path != before.Path {
-					any = true
+			wg.Go(func() {
+				before, _ := u.lookup(p.Name)
+				if !u.refreshDue(ctx, p, before) {
+					return
 				}
-			}
+				if u.update(ctx, p) == nil {
+					if after, _ := u.lookup(p.Name); before == nil || after.Path != before.Path {
+						changedAny.Store(true)
+					}
+				}
+			})
 		}
-		if any {
+		wg.Wait()
+		if changedAny.Load() {
 			changed()
 		}
 	}
