@@ -33,5 +33,6 @@ func cmdNew(args []string) error {
 		return usageError{fmt.Errorf("new: %w", err)}
 	}
 	fmt.Fprintf(os.Stderr, "wasmcp: created %s (%s); build it with: cd %s && ./build.sh\n", *dir, *lang, *dir)
+	fmt.Fprintf(os.Stderr, "wasmcp: then try it: wasmcp call --plugins %s/%s.wasm greet '{\"name\":\"Ada\"}'\n", *dir, name)
 	return nil
 }
