@@ -7,12 +7,13 @@ import "embed"
 
 // SDK is the guest SDKs' sources at their paths in this module: the C
 // header pair, the Rust module, the AssemblyScript package, and the Go SDK
-// with the module's packages it imports (every non-test .go file here is
-// vendored into a Go project; go.mod gives the Go version they need).
+// with its test harness (wasmcptest) and the module's packages they import
+// (every non-test .go file here is vendored into a Go project; go.mod gives
+// the Go version they need).
 //
 //go:embed go.mod
 //go:embed sdk/c/wasmcp.h sdk/c/wasmcp_json.h sdk/c/README.md
 //go:embed sdk/rust/wasmcp.rs sdk/rust/README.md
 //go:embed sdk/assemblyscript/README.md sdk/assemblyscript/assembly/*.ts
-//go:embed sdk/go/*.go sdk/go/README.md internal/abi/*.go internal/jsonrpc/*.go
+//go:embed sdk/go/*.go sdk/go/README.md sdk/go/wasmcptest/*.go internal/abi/*.go internal/jsonrpc/*.go
 var SDK embed.FS

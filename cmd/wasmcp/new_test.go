@@ -67,9 +67,12 @@ func TestNewOutsideCheckout(t *testing.T) {
 			if stdout, stderr, code := run(t, proj, nil, "./build.sh"); code != 0 {
 				t.Fatalf("build.sh: exit %d\n%s\n%s", code, stdout, stderr)
 			}
-			if lang == "go" { // the SDK's docs work at once, without go mod tidy
+			if lang == "go" { // the SDK's docs and native tests work at once, without go mod tidy
 				if stdout, stderr, code := run(t, proj, nil, "go", "doc", "github.com/wasmcp/wasmcp/sdk/go", "AddTool"); code != 0 || !strings.Contains(stdout, "func AddTool") {
 					t.Errorf("go doc: exit %d\n%s\n%s", code, stdout, stderr)
+				}
+				if stdout, stderr, code := run(t, proj, nil, "go", "test", "."); code != 0 {
+					t.Errorf("go test: exit %d\n%s\n%s", code, stdout, stderr)
 				}
 			}
 			if err := os.WriteFile(filepath.Join(work, "wasmcp.toml"), []byte("[server]\nplugin_dirs = [\""+name+"\"]\n"), 0o644); err != nil {

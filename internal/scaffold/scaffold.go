@@ -55,13 +55,14 @@ type language struct {
 var languages = map[string]language{
 	"go": {
 		title: "Go",
-		files: map[string]string{"go/main.go.tmpl": "main.go", "go/go.mod.tmpl": "go.mod", "go/build.sh.tmpl": "build.sh"},
+		files: map[string]string{"go/main.go.tmpl": "main.go", "go/main_test.go.tmpl": "main_test.go", "go/go.mod.tmpl": "go.mod", "go/build.sh.tmpl": "build.sh"},
 		notes: "Needs Go {{.GoVersion}} or later. " +
 			"{{if .Vendored}}The SDK is vendored in `" + goVendorDir + "/` (the Go SDK and the\n" +
 			"wasmcp packages it imports), which `go.mod` replaces `github.com/wasmcp/wasmcp`\n" +
 			"with, so the build needs no wasmcp checkout and downloads no module.\n" +
 			"{{else}}`go.mod` points `github.com/wasmcp/wasmcp` at the wasmcp\n" +
 			"checkout the project was created from; change the `replace` line if it moves.\n{{end}}" +
+			"`go test` runs `main_test.go` natively with the SDK's fake host (`wasmcptest`).\n" +
 			"See `go doc github.com/wasmcp/wasmcp/sdk/go` for the SDK.",
 	},
 	"c": {

@@ -161,20 +161,27 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 }
 
 // TestEmbeddedGoSDK: the Go files embedded for vendoring (wasmcp.SDK) are
-// exactly the packages the Go SDK's wasip1 build depends on in this
-// module, so a vendored project builds and carries nothing else.
+// exactly the packages of this module that the Go SDK (wasip1 build) and
+// its test harness sdk/go/wasmcptest (native build) depend on, so a
+// vendored project builds and carries nothing else.
 func TestEmbeddedGoSDK(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "github.com/wasmcp/wasmcp/sdk/go")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	deps := map[string]bool{}
+	for _, env := range [][]string{{"GOOS=wasip1", "GOARCH=wasm"}, nil} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "github.com/wasmcp/wasmcp/sdk/go", "github.com/wasmcp/wasmcp/sdk/go/wasmcptest")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			if rel, ok := strings.CutPrefix(p, "github.com/wasmcp/wasmcp/"); ok {
+				deps[rel] = true
+			}
+		}
 	}
 	var want []string
-	for _, p := range strings.Fields(string(out)) {
-		if rel, ok := strings.CutPrefix(p, "github.com/wasmcp/wasmcp/"); ok {
-			want = append(want, rel)
-		}
+	for d := range deps {
+		want = append(want, d)
 	}
 	files := map[string][]byte{}
 	if err := vendorGo(files, "1.0"); err != nil {
