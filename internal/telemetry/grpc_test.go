@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 )
@@ -31,7 +32,28 @@ func (g *grpcReceiver) Export(ctx context.Context, req *collectortrace.ExportTra
 	return &collectortrace.ExportTraceServiceResponse{}, nil
 }
 
-// TestTracesGRPC: OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over OTLP/gRPC.
+// grpcMetrics is an in-process OTLP/gRPC metrics service.
+type grpcMetrics struct {
+	collectormetrics.UnimplementedMetricsServiceServer
+	mu    sync.Mutex
+	names []string
+}
+
+func (g *grpcMetrics) Export(ctx context.Context, req *collectormetrics.ExportMetricsServiceRequest) (*collectormetrics.ExportMetricsServiceResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				g.names = append(g.names, m.Name)
+			}
+		}
+	}
+	return &collectormetrics.ExportMetricsServiceResponse{}, nil
+}
+
+// TestTracesGRPC: OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports spans and
+// metrics over OTLP/gRPC.
 func TestTracesGRPC(t *testing.T) {
 	noOTEL(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -41,6 +63,8 @@ func TestTracesGRPC(t *testing.T) {
 	gs := grpc.NewServer()
 	rcv := &grpcReceiver{}
 	collectortrace.RegisterTraceServiceServer(gs, rcv)
+	mrcv := &grpcMetrics{}
+	collectormetrics.RegisterMetricsServiceServer(gs, mrcv)
 	go func() { _ = gs.Serve(ln) }()
 	t.Cleanup(gs.Stop)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
@@ -56,5 +80,10 @@ func TestTracesGRPC(t *testing.T) {
 	defer rcv.mu.Unlock()
 	if got := strings.Join(rcv.names, ","); !strings.Contains(got, "tools/call echo") || !strings.Contains(got, "plugin good") {
 		t.Errorf("gRPC receiver got spans %q", got)
+	}
+	mrcv.mu.Lock()
+	defer mrcv.mu.Unlock()
+	if got := strings.Join(mrcv.names, ","); !strings.Contains(got, "wasmcp_plugin_calls_total") {
+		t.Errorf("gRPC receiver got metrics %q", got)
 	}
 }

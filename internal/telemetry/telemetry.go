@@ -11,11 +11,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	otelprom "go.opentelemetry.io/contrib/bridges/prometheus"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -75,6 +80,7 @@ type Telemetry struct {
 	cfg     Config
 	log     *slog.Logger
 	tp      *sdktrace.TracerProvider // nil: tracing off
+	mp      *sdkmetric.MeterProvider // nil: no OTLP metrics export
 	tracer  trace.Tracer
 	prop    propagation.TextMapPropagator
 	metrics *metrics // nil: metrics off
@@ -119,13 +125,24 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
-	if c.Metrics {
+	otlpMetrics := tracing && metricsEndpointSet(&c) && os.Getenv("OTEL_METRICS_EXPORTER") != "none"
+	if c.Metrics || otlpMetrics {
 		t.metrics = newMetrics(c.Plugins)
 	}
 	if tracing {
-		tp, err := newTracerProvider(ctx, &c)
+		res, err := newResource(ctx, &c)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		tp, err := newTracerProvider(ctx, &c, res)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		if otlpMetrics {
+			if t.mp, err = newMeterProvider(ctx, &c, res, t.metrics.reg); err != nil {
+				_ = tp.Shutdown(ctx)
+				return nil, fmt.Errorf("telemetry: %w", err)
+			}
 		}
 		t.tp, t.tracer = tp, tp.Tracer("github.com/wasmcp/wasmcp")
 		// Export failures go to the server's log, not to the standard
@@ -145,10 +162,16 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil || t.tp == nil {
 		return nil
 	}
+	var errs []error
 	if err := t.tp.Shutdown(ctx); err != nil {
-		return fmt.Errorf("telemetry: flushing spans: %w", err)
+		errs = append(errs, fmt.Errorf("telemetry: flushing spans: %w", err))
 	}
-	return nil
+	if t.mp != nil {
+		if err := t.mp.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: flushing metrics: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // setting returns the first non-empty environment variable of names, else
@@ -162,12 +185,8 @@ func setting(def string, names ...string) string {
 	return def
 }
 
-func newTracerProvider(ctx context.Context, c *Config) (*sdktrace.TracerProvider, error) {
+func newTracerProvider(ctx context.Context, c *Config, res *resource.Resource) (*sdktrace.TracerProvider, error) {
 	exp, err := newExporter(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	res, err := newResource(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +236,43 @@ func newExporter(ctx context.Context, c *Config) (sdktrace.SpanExporter, error) 
 		return otlptracegrpc.New(ctx, opts...)
 	}
 	return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", proto)
+}
+
+// metricsEndpointSet reports whether an OTLP endpoint for metrics is
+// given: the base endpoint (variable or table) or the metrics one.
+func metricsEndpointSet(c *Config) bool {
+	return c.Endpoint != "" || os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+}
+
+// newMeterProvider exports the Prometheus registry's metrics over OTLP
+// too (OTEL_METRIC_EXPORT_INTERVAL, default 60s), in the protocol of the
+// traces.
+func newMeterProvider(ctx context.Context, c *Config, res *resource.Resource, reg *prometheus.Registry) (*sdkmetric.MeterProvider, error) {
+	proto := setting(c.Protocol, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+	envSet := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+	var exp sdkmetric.Exporter
+	var err error
+	switch proto {
+	case "", "http/protobuf":
+		var opts []otlpmetrichttp.Option
+		if !envSet && c.Endpoint != "" {
+			opts = append(opts, otlpmetrichttp.WithEndpointURL(strings.TrimSuffix(c.Endpoint, "/")+"/v1/metrics"))
+		}
+		exp, err = otlpmetrichttp.New(ctx, opts...)
+	case "grpc":
+		var opts []otlpmetricgrpc.Option
+		if !envSet && c.Endpoint != "" {
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(c.Endpoint))
+		}
+		exp, err = otlpmetricgrpc.New(ctx, opts...)
+	default:
+		return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", proto)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OTLP metrics exporter: %w", err)
+	}
+	reader := sdkmetric.NewPeriodicReader(exp, sdkmetric.WithProducer(otelprom.NewMetricProducer(otelprom.WithGatherer(reg))))
+	return sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res)), nil
 }
 
 // newResource is service.name (default "wasmcp"), service.version, c's

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -24,6 +25,7 @@ type receiver struct {
 	mu       sync.Mutex
 	spans    []*tracepb.Span
 	service  []string
+	metrics  []string // metric names of the OTLP metrics exports
 	requests int
 }
 
@@ -31,6 +33,26 @@ func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
+		if req.URL.Path == "/v1/metrics" {
+			var ex collectormetrics.ExportMetricsServiceRequest
+			if err := proto.Unmarshal(body, &ex); err != nil {
+				t.Errorf("metrics export request: %v", err)
+			}
+			r.mu.Lock()
+			r.requests++
+			for _, rm := range ex.ResourceMetrics {
+				for _, sm := range rm.ScopeMetrics {
+					for _, m := range sm.Metrics {
+						r.metrics = append(r.metrics, m.Name)
+					}
+				}
+			}
+			r.mu.Unlock()
+			out, _ := proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			_, _ = w.Write(out)
+			return
+		}
 		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
 			t.Errorf("export to %s as %q", req.URL.Path, req.Header.Get("Content-Type"))
 		}
@@ -120,7 +142,7 @@ const (
 // each kv operation a span below it; a
 // timeout has error.type "timeout" and an error status; a 2026-07-28
 // request has no mcp.session.id; a request whose parent is not sampled
-// exports nothing; Close flushes everything.
+// exports nothing; Close flushes everything, the metrics too (OTLP).
 func TestTraces(t *testing.T) {
 	noOTEL(t)
 	rcv := newReceiver(t)
@@ -171,6 +193,14 @@ func TestTraces(t *testing.T) {
 	for _, s := range spans {
 		if hex.EncodeToString(s.TraceId) == strings.Repeat("ab", 16) {
 			t.Errorf("span %q of a request whose parent was not sampled", s.Name)
+		}
+	}
+	rcv.mu.Lock()
+	names := strings.Join(rcv.metrics, " ")
+	rcv.mu.Unlock()
+	for _, m := range []string{"mcp_server_operation_duration_seconds", "wasmcp_plugin_calls_total", "wasmcp_plugin_run_seconds_total"} {
+		if !strings.Contains(names, m) {
+			t.Errorf("OTLP metrics export without %s: %s", m, names)
 		}
 	}
 	echoes := find(spans, "tools/call echo")
