@@ -171,11 +171,30 @@ func TestFetchLayouts(t *testing.T) {
 	pushLayout(t, f, host, "acme/other", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
 		Config: desc("application/json", empty), Layers: []descriptor{desc("text/plain", []byte("hello"))}}, empty, []byte("hello"))
 
+	// An index whose wasm platform entry is the CNCF manifest, beside a
+	// linux one.
+	linux := pushLayout(t, f, host, "acme/cncf", "linux", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
+		Config: desc("application/json", empty), Layers: []descriptor{desc("text/plain", []byte("hello"))}}, empty, []byte("hello"))
+	rawIdx, _ := json.Marshal(manifest{SchemaVersion: 2, MediaType: mediaOCIIndex, Manifests: []descriptor{
+		{MediaType: mediaOCIManifest, Digest: linux, Size: 1, Platform: &struct {
+			OS           string `json:"os"`
+			Architecture string `json:"architecture"`
+		}{"linux", "amd64"}},
+		{MediaType: mediaOCIManifest, Digest: cncf, Size: 1, Platform: &struct {
+			OS           string `json:"os"`
+			Architecture string `json:"architecture"`
+		}{"wasip1", "wasm"}},
+	}})
+	index, err := f.PushManifest(ctx, mustRef(t, "oci://"+host+"/acme/cncf:idx"), "idx", mediaOCIIndex, rawIdx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, ref, digest string
 		err               error
 	}{
 		{"cncf by tag", "acme/cncf:1", cncf, nil},
+		{"index (the signed digest is the index's)", "acme/cncf:idx", index, nil},
 		{"cncf by digest", "acme/cncf@" + cncf, cncf, nil},
 		{"hyper-mcp v2", "acme/hyper:1", hyper, nil},
 		{"image with /plugin.wasm", "acme/image:1", image, nil},
