@@ -217,11 +217,11 @@ func principal(r *mcp.Request) string {
 }
 
 // errorType is the error.type of a request: the outcome of a failed
-// plugin call, tool_error for a tool result with isError, else the
-// JSON-RPC error code; "" on success.
+// plugin call (timeout, trap...), tool_error for a tool result with
+// isError, else the JSON-RPC error code; "" on success.
 func errorType(err error, result []byte, outcome string) string {
 	switch outcome {
-	case "", OutcomeOK, OutcomeDenied:
+	case "", OutcomeOK, OutcomeDenied, OutcomeError: // the error says more
 	case OutcomeToolError:
 		return outcome
 	default:
