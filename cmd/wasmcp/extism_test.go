@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,6 +135,57 @@ type httpClient2026 struct {
 	// session, when set, makes requests of that 2025-11-25 session
 	// instead (no _meta).
 	session string
+
+	// The session's GET stream (openStream), where the notifications not
+	// sent on a request's own stream arrive.
+	streamMu sync.Mutex
+	streamed []note
+}
+
+// openStream opens the session's GET event stream and collects its
+// notifications until the test ends.
+func (c *httpClient2026) openStream() {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	resp, err := httpClient.Do(req.WithContext(ctx))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		c.t.Fatalf("GET stream: HTTP %d", resp.StatusCode)
+	}
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
+			if !ok || len(bytes.TrimSpace(d)) == 0 {
+				continue
+			}
+			var m struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if json.Unmarshal(bytes.TrimSpace(d), &m) == nil && m.Method != "" {
+				c.streamMu.Lock()
+				c.streamed = append(c.streamed, note{m.Method, m.Params})
+				c.streamMu.Unlock()
+			}
+		}
+	}()
+}
+
+// streamNotes returns the notifications the GET stream has brought so far.
+func (c *httpClient2026) streamNotes() []note {
+	c.streamMu.Lock()
+	defer c.streamMu.Unlock()
+	return slices.Clone(c.streamed)
 }
 
 // newHTTPSession initializes a 2025-11-25 session over HTTP.
@@ -443,17 +496,46 @@ func checkExtismServe(t *testing.T, c mcpClient) {
 func TestExtismServeStdio(t *testing.T) {
 	c := newStdioClient(t, "--config", writeConfig(t, ""), "--plugins", extismDir(t))
 	checkExtismServe(t, c)
+	checkSessionNotes(t, c, nil)
+}
+
+// checkSessionNotes: the notifications that need a legacy session, logging
+// and list_changed, reach the client (on a request's stream, the stdio
+// channel, or the session's GET stream, which extra returns).
+func checkSessionNotes(t *testing.T, c mcpClient, extra func() []note) {
+	// waitFor polls with pings until a notification satisfying ok came.
+	waitFor := func(notes []note, ok func(note) bool) bool {
+		for i := 0; ; i++ {
+			all := notes
+			if extra != nil {
+				all = append(slices.Clone(notes), extra()...)
+			}
+			for _, n := range all {
+				if ok(n) {
+					return true
+				}
+			}
+			if i == 50 {
+				return false
+			}
+			_, _, more := c.call("ping", map[string]any{})
+			notes = append(notes, more...)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	t.Run("logging notification", func(t *testing.T) {
+		if _, e, _ := c.call("logging/setLevel", map[string]any{"level": "info"}); e != nil {
+			t.Fatal(e)
+		}
 		_, e, notes := c.call("tools/call", map[string]any{"name": "progress", "arguments": map[string]any{}})
 		if e != nil {
 			t.Fatal(e)
 		}
-		for _, n := range notes {
-			if n.Method == "notifications/message" && bytes.Contains(n.Params, []byte(`"careful"`)) && bytes.Contains(n.Params, []byte(`"warning"`)) {
-				return
-			}
+		if !waitFor(notes, func(n note) bool {
+			return n.Method == "notifications/message" && bytes.Contains(n.Params, []byte(`"careful"`)) && bytes.Contains(n.Params, []byte(`"warning"`))
+		}) {
+			t.Fatalf("no warning log notification: %v", notes)
 		}
-		t.Fatalf("no warning log notification: %v", notes)
 	})
 	t.Run("list_changed notification", func(t *testing.T) {
 		_, e, notes := c.call("tools/call", map[string]any{"name": "changed", "arguments": map[string]any{}})
@@ -462,12 +544,7 @@ func TestExtismServeStdio(t *testing.T) {
 		}
 		// The plugin is described again from another goroutine: the
 		// notification may follow the result.
-		for i := 0; i < 50 && !hasNote(notes, "notifications/tools/list_changed"); i++ {
-			_, _, more := c.call("ping", map[string]any{})
-			notes = append(notes, more...)
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !hasNote(notes, "notifications/tools/list_changed") {
+		if !waitFor(notes, func(n note) bool { return n.Method == "notifications/tools/list_changed" }) {
 			t.Fatalf("no tools/list_changed: %v", notes)
 		}
 	})
@@ -501,10 +578,13 @@ func TestExtismServeHTTP(t *testing.T) {
 }
 
 // TestExtismServeHTTPSession: the same folder over HTTP in a 2025-11-25
-// session.
+// session, with the notifications that need a session.
 func TestExtismServeHTTPSession(t *testing.T) {
 	_, _, stderr := startServe(t, nil, "--config", writeConfig(t, ""), "--plugins", extismDir(t), "--http", "127.0.0.1:0")
-	checkExtismServe(t, newHTTPSession(t, servedURL(t, stderr)))
+	c := newHTTPSession(t, servedURL(t, stderr))
+	checkExtismServe(t, c)
+	c.openStream()
+	checkSessionNotes(t, c, c.streamNotes)
 }
 
 // TestExtismGrants: a prefix, config, http (to a granted loopback server) and the
