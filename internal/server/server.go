@@ -60,8 +60,9 @@ type Options struct {
 // shutdownFlush bounds the export of the last spans in Close.
 const shutdownFlush = 5 * time.Second
 
-// defaultLoadWait is the default of Options.LoadWait.
-const defaultLoadWait = 30 * time.Second
+// defaultLoadWait is the default of Options.LoadWait (a variable for the
+// tests, which wait longer).
+var defaultLoadWait = 30 * time.Second
 
 // Server is a configured wasmcp: plugins loaded and the MCP engine ready
 // to serve them on any number of transports.
