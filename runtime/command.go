@@ -21,7 +21,7 @@ func (p *Pool) command(ctx, cctx context.Context, start time.Time, input []byte,
 	mc := p.mc.WithStdin(bytes.NewReader(input)).
 		WithStdout(stdoutOutput{st}).
 		WithStderr(stderr)
-	mem := &limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible()}
+	mem := &limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible(), acct: &p.memBytes}
 	mod, _, err := p.instantiate(cctx, st, mem, mc)
 	p.created.Add(1)
 	if err == nil && cctx.Err() != nil {

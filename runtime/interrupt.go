@@ -148,6 +148,7 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 			return mod, nil, errors.New("instrumented module exports no yield switch")
 		}
 		it.task = newTask(s, &p.sq, it)
+		it.task.acct = &p.guestCPU
 		mem.task, mem.yield = it.task, yield
 		yield.Set(1)
 	}

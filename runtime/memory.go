@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync/atomic"
+
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -35,6 +37,15 @@ type limitedMemory struct {
 	// memory of a guest that is still running.
 	mmap   bool
 	mapped []byte
+
+	acct *atomic.Int64 // the pool's total of live linear memory; may be nil
+}
+
+// account adds the change from the current size to n bytes to acct.
+func (m *limitedMemory) account(n int) {
+	if m.acct != nil {
+		m.acct.Add(int64(n - len(m.buf)))
+	}
 }
 
 // Allocate returns m itself: each instantiation gets its own limitedMemory
@@ -59,9 +70,11 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	if m.mmap && m.reserve(size) {
+		m.account(int(size))
 		m.buf = m.mapped[:size]
 		return m.buf
 	}
+	m.account(int(size))
 	if size <= uint64(cap(m.buf)) {
 		// Bytes past len were zeroed by make and never exposed: wasm
 		// memory does not shrink.
@@ -99,6 +112,7 @@ func (m *limitedMemory) reserve(size uint64) bool {
 
 // Free drops the backing slice for the garbage collector, or unmaps it.
 func (m *limitedMemory) Free() {
+	m.account(0)
 	if m.mapped != nil {
 		mmapRelease(m.mapped)
 		m.mapped = nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -28,9 +29,10 @@ type Module struct {
 	imports []Import
 	exports []string
 	size    int
-	minMem  uint64 // declared minimum of the memory, bytes
-	maxMem  int64  // declared maximum removed by instrument, bytes; -1 for none
-	init    string // start function run once per instance ("" for none)
+	minMem  uint64        // declared minimum of the memory, bytes
+	maxMem  int64         // declared maximum removed by instrument, bytes; -1 for none
+	init    string        // start function run once per instance ("" for none)
+	compile time.Duration // how long Compile took (instrumentation included)
 
 	extismExports []string // Mode Extism: the exports CallExport may run
 
@@ -100,7 +102,9 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	}
 	m := &Module{e: e, name: name, size: len(wasm), pools: map[*Pool]struct{}{}}
 	var err error
+	began := time.Now()
 	m.rt, m.cm, m.maxMem, err = e.compileWithin(ctx, name, wasm)
+	m.compile = time.Since(began)
 	if err != nil {
 		var re *Error
 		if errors.As(err, &re) && re.Kind == KindClosed {

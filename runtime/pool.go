@@ -42,6 +42,8 @@ type Pool struct {
 	waiting   atomic.Int64
 	busy      atomic.Int64
 	mean      atomic.Int64 // recent mean time a call holds a slot, ns (EWMA)
+	guestCPU  atomic.Int64 // ns, see PoolStats.GuestCPU
+	memBytes  atomic.Int64 // see PoolStats.Memory
 	created   atomic.Uint64
 	discarded atomic.Uint64
 	recycled  atomic.Uint64
@@ -57,6 +59,14 @@ type PoolStats struct {
 	Discarded uint64 // instances closed after a failure
 	Recycled  uint64 // healthy instances closed for their memory size
 	Expired   uint64 // healthy instances closed after IdleTimeout unused
+	// GuestCPU is the guest time the pool's calls have run, as the
+	// scheduler credits it (time between the instrumentation's exits,
+	// each gap capped at a millisecond); zero without the scheduler.
+	GuestCPU time.Duration
+	// Memory is the linear memory of the pool's live instances, in bytes.
+	Memory int64
+	// Compile is how long compiling the pool's module took.
+	Compile time.Duration
 }
 
 // instance is one live reactor instance and its reusable call state.
@@ -318,7 +328,7 @@ func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte,
 // newInstance instantiates the module and runs its start function under
 // ctx (the call's deadline applies).
 func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
-	inst := &instance{stack: make([]uint64, 1), mem: limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible()}}
+	inst := &instance{stack: make([]uint64, 1), mem: limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible(), acct: &p.memBytes}}
 	inst.stdout = stdioSink{out: p.out}
 	inst.stderr = stdioSink{out: p.out, head: true, keep: make([]byte, 0, stderrKeep)}
 	inst.st.begin(nil, h, p.lim.MaxOutput)
@@ -421,5 +431,8 @@ func (p *Pool) Stats() PoolStats {
 		Discarded: p.discarded.Load(),
 		Recycled:  p.recycled.Load(),
 		Expired:   p.expired.Load(),
+		GuestCPU:  time.Duration(p.guestCPU.Load()),
+		Memory:    p.memBytes.Load(),
+		Compile:   p.m.compile,
 	}
 }

@@ -74,6 +74,7 @@ type task struct {
 	s    *scheduler
 	q    *schedQueue
 	it   *interrupter
+	acct *atomic.Int64   // the pool's guest CPU, ns; may be nil
 	done <-chan struct{} // the call's context
 	wake chan struct{}   // a slot was granted (buffered 1)
 
@@ -98,6 +99,10 @@ func (t *task) begin(done <-chan struct{}) {
 // end gives back the slot the call holds, if any, once its guest code has
 // returned.
 func (t *task) end() {
+	t.cpu += min(time.Since(t.last), maxGap)
+	if t.acct != nil {
+		t.acct.Add(int64(t.cpu))
+	}
 	if t.holding {
 		t.holding = false
 		t.s.mu.Lock()

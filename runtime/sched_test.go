@@ -157,3 +157,28 @@ func TestSchedulerOff(t *testing.T) {
 		t.Fatalf("default scheduler %+v", s)
 	}
 }
+
+// TestPoolUsageStats: the pool reports the guest time its calls ran, the
+// linear memory of its live instances and its module's compile time.
+func TestPoolUsageStats(t *testing.T) {
+	p := newPool(t, watGuest, Limits{Timeout: 100 * time.Millisecond, Instances: 1}, Sandbox{})
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	if st.Memory != 2<<16 { // guest.wat declares 2 pages
+		t.Errorf("memory %d with one idle instance, want %d", st.Memory, 2<<16)
+	}
+	if st.Compile <= 0 {
+		t.Errorf("compile time %v", st.Compile)
+	}
+	_, _, err := p.Call(context.Background(), []byte("l"), nil) // spins to its deadline
+	callErr(t, err, KindDeadline)
+	st = p.Stats()
+	if st.GuestCPU < 5*time.Millisecond || st.GuestCPU > time.Second {
+		t.Errorf("guest CPU %v after a 100 ms spin", st.GuestCPU)
+	}
+	if st.Memory != 0 {
+		t.Errorf("memory %d after the only instance was discarded", st.Memory)
+	}
+}

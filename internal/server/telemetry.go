@@ -41,7 +41,8 @@ func (s *Server) pluginStats() []telemetry.PluginStats {
 	for _, p := range ps {
 		st := p.Stats()
 		out = append(out, telemetry.PluginStats{Name: p.Name(), Idle: st.Idle, Busy: st.Busy, Waiting: st.Waiting,
-			Created: st.Created, Discarded: st.Discarded, Recycled: st.Recycled, Expired: st.Expired})
+			Created: st.Created, Discarded: st.Discarded, Recycled: st.Recycled, Expired: st.Expired,
+			GuestCPU: st.GuestCPU, Compile: st.Compile, Memory: st.Memory})
 	}
 	return out
 }

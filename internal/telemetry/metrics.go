@@ -148,6 +148,9 @@ var (
 	descQueue     = prometheus.NewDesc("wasmcp_plugin_queue_depth", "Calls waiting for a free instance of the plugin.", []string{"plugin"}, nil)
 	descCreated   = prometheus.NewDesc("wasmcp_plugin_instances_created_total", "Instances of the plugin created.", []string{"plugin"}, nil)
 	descClosed    = prometheus.NewDesc("wasmcp_plugin_instances_closed_total", "Instances of the plugin closed, by reason: discarded (after a failure), recycled (memory grown), expired (idle).", []string{"plugin", "reason"}, nil)
+	descGuestCPU  = prometheus.NewDesc("wasmcp_plugin_guest_cpu_seconds_total", "Guest code time of the plugin's calls, as the CPU scheduler credits it.", []string{"plugin"}, nil)
+	descMemory    = prometheus.NewDesc("wasmcp_plugin_memory_bytes", "Linear memory of the plugin's live instances.", []string{"plugin"}, nil)
+	descCompile   = prometheus.NewDesc("wasmcp_plugin_compile_seconds", "How long compiling the plugin's module took (instrumentation and the compilation cache included).", []string{"plugin"}, nil)
 )
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -155,6 +158,9 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descQueue
 	ch <- descCreated
 	ch <- descClosed
+	ch <- descGuestCPU
+	ch <- descMemory
+	ch <- descCompile
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
@@ -166,5 +172,8 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descClosed, prometheus.CounterValue, float64(p.Discarded), p.Name, "discarded")
 		ch <- prometheus.MustNewConstMetric(descClosed, prometheus.CounterValue, float64(p.Recycled), p.Name, "recycled")
 		ch <- prometheus.MustNewConstMetric(descClosed, prometheus.CounterValue, float64(p.Expired), p.Name, "expired")
+		ch <- prometheus.MustNewConstMetric(descGuestCPU, prometheus.CounterValue, p.GuestCPU.Seconds(), p.Name)
+		ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(p.Memory), p.Name)
+		ch <- prometheus.MustNewConstMetric(descCompile, prometheus.GaugeValue, p.Compile.Seconds(), p.Name)
 	}
 }

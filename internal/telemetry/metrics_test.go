@@ -75,6 +75,17 @@ audit = true`))
 	if n, _ := scrape(t, body, "wasmcp_plugin_instances_created_total", `plugin="good"`); n < 1 {
 		t.Errorf("good created %v instances", n)
 	}
+	// The runaway spun for two deadlines; the good plugin keeps an idle
+	// instance with its memory; every plugin was compiled.
+	if n, _ := scrape(t, body, "wasmcp_plugin_guest_cpu_seconds_total", `plugin="runaway"`); n <= 0 {
+		t.Errorf("runaway guest CPU %v s", n)
+	}
+	if n, _ := scrape(t, body, "wasmcp_plugin_memory_bytes", `plugin="good"`); n < 1<<16 {
+		t.Errorf("good linear memory %v bytes", n)
+	}
+	if n, ok := scrape(t, body, "wasmcp_plugin_compile_seconds", `plugin="good"`); !ok || n <= 0 {
+		t.Errorf("good compile time %v s (found %v)", n, ok)
+	}
 	if strings.Contains(body, "no-such-tool") {
 		t.Error("a made-up tool name became a label")
 	}

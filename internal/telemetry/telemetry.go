@@ -72,6 +72,8 @@ type PluginStats struct {
 	Name                                  string
 	Idle, Busy, Waiting                   int
 	Created, Discarded, Recycled, Expired uint64
+	GuestCPU, Compile                     time.Duration // guest time run; compile time of the module
+	Memory                                int64         // linear memory of the live instances, bytes
 }
 
 // Telemetry is the observability of one server. Its methods are safe for
