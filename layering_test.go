@@ -93,8 +93,14 @@ func TestLayering(t *testing.T) {
 		}
 		var forbidden []string
 		switch {
-		case within(rel, "internal/jsonrpc"), within(rel, "internal/abi"), within(rel, "internal/auth"):
+		case within(rel, "internal/jsonscan"), within(rel, "internal/abi"), within(rel, "internal/auth"):
 			forbidden = []string{mod}
+		case within(rel, "internal/jsonrpc"):
+			for _, dep := range info.deps {
+				if ours(dep) && dep != path && dep != mod+"/internal/jsonscan" {
+					t.Errorf("%s depends on %s; of ours it may use only internal/jsonscan", path, dep)
+				}
+			}
 		case within(rel, "internal/mcp"):
 			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/server", wazero}
 		case within(rel, "runtime"):

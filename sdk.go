@@ -15,5 +15,5 @@ import "embed"
 //go:embed sdk/c/wasmcp.h sdk/c/wasmcp_json.h sdk/c/README.md
 //go:embed sdk/rust/wasmcp.rs sdk/rust/README.md
 //go:embed sdk/assemblyscript/README.md sdk/assemblyscript/assembly/*.ts
-//go:embed sdk/go/*.go sdk/go/README.md sdk/go/wasmcptest/*.go internal/abi/*.go internal/jsonrpc/*.go
+//go:embed sdk/go/*.go sdk/go/README.md sdk/go/wasmcptest/*.go internal/abi/*.go internal/jsonscan/*.go
 var SDK embed.FS

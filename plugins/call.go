@@ -12,7 +12,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Caller is the client side of one request, as plugins needs it. The
@@ -74,10 +74,10 @@ type envContext struct {
 // MCP requires (see checkShape), and reads the members the host acts on,
 // without decoding the rest.
 func readHead(method string, out []byte) (*resultHead, error) {
-	if !jsonrpc.Valid(out) {
+	if !jsonscan.Valid(out) {
 		return nil, &BadResultError{Msg: "not valid JSON (or not valid UTF-8)"}
 	}
-	it, ok := jsonrpc.NewObjectIter(out)
+	it, ok := jsonscan.NewObjectIter(out)
 	if !ok {
 		return nil, &BadResultError{Msg: "not a JSON object"}
 	}
@@ -90,32 +90,32 @@ func readHead(method string, out []byte) (*resultHead, error) {
 			break
 		}
 		switch {
-		case jsonrpc.KeyIs(k, "resultType"):
-			head.ResultType, _ = jsonrpc.String(v)
-		case jsonrpc.KeyIs(k, "isError"):
+		case jsonscan.KeyIs(k, "resultType"):
+			head.ResultType, _ = jsonscan.String(v)
+		case jsonscan.KeyIs(k, "isError"):
 			head.IsError = string(v) == "true"
 			shape.isError = v
-		case jsonrpc.KeyIs(k, "structuredContent"):
+		case jsonscan.KeyIs(k, "structuredContent"):
 			head.StructuredContent = v
 			shape.structured = v
-		case jsonrpc.KeyIs(k, "content"):
+		case jsonscan.KeyIs(k, "content"):
 			shape.content = v
-		case jsonrpc.KeyIs(k, "contents"):
+		case jsonscan.KeyIs(k, "contents"):
 			shape.contents = v
-		case jsonrpc.KeyIs(k, "messages"):
+		case jsonscan.KeyIs(k, "messages"):
 			shape.messages = v
-		case jsonrpc.KeyIs(k, "completion"):
+		case jsonscan.KeyIs(k, "completion"):
 			shape.completion = v
-		case jsonrpc.KeyIs(k, "inputRequests"):
+		case jsonscan.KeyIs(k, "inputRequests"):
 			inputRequests = v
-		case jsonrpc.KeyIs(k, "requestState"):
+		case jsonscan.KeyIs(k, "requestState"):
 			head.RequestState = nil
-			if s, ok := jsonrpc.String(v); ok {
+			if s, ok := jsonscan.String(v); ok {
 				head.RequestState = &s
 			}
 		}
 	}
-	if head.ResultType == "input_required" && inputRequests != nil && jsonrpc.Kind(inputRequests) != 'z' {
+	if head.ResultType == "input_required" && inputRequests != nil && jsonscan.Kind(inputRequests) != 'z' {
 		if err := json.Unmarshal(inputRequests, &head.InputRequests); err != nil {
 			return nil, &BadResultError{Msg: "invalid inputRequests: " + err.Error()}
 		}
@@ -163,12 +163,12 @@ func parseParams(raw json.RawMessage) (*callParams, error) {
 	}
 	// The engine hands over valid JSON: walk the members without
 	// reflection, keeping values as slices of raw.
-	it, ok := jsonrpc.NewObjectIter(raw)
+	it, ok := jsonscan.NewObjectIter(raw)
 	if !ok {
 		return nil, &ParamsError{Msg: "params must be an object"}
 	}
 	str := func(key string, v []byte) (string, error) {
-		s, ok := jsonrpc.String(v)
+		s, ok := jsonscan.String(v)
 		if !ok {
 			return "", &ParamsError{Msg: fmt.Sprintf("params.%s must be a string", key)}
 		}
@@ -181,22 +181,22 @@ func parseParams(raw json.RawMessage) (*callParams, error) {
 		}
 		var err error
 		switch {
-		case jsonrpc.KeyIs(k, "name"):
+		case jsonscan.KeyIs(k, "name"):
 			p.Name, err = str("name", v)
-		case jsonrpc.KeyIs(k, "uri"):
+		case jsonscan.KeyIs(k, "uri"):
 			p.URI, err = str("uri", v)
-		case jsonrpc.KeyIs(k, "arguments"):
+		case jsonscan.KeyIs(k, "arguments"):
 			p.Arguments = v
-		case jsonrpc.KeyIs(k, "inputResponses"):
+		case jsonscan.KeyIs(k, "inputResponses"):
 			p.InputResponses = v
-		case jsonrpc.KeyIs(k, "requestState"):
+		case jsonscan.KeyIs(k, "requestState"):
 			p.RequestState = nil
-			if jsonrpc.Kind(v) != 'z' {
+			if jsonscan.Kind(v) != 'z' {
 				var st string
 				st, err = str("requestState", v)
 				p.RequestState = &st
 			}
-		case jsonrpc.KeyIs(k, "ref"):
+		case jsonscan.KeyIs(k, "ref"):
 			if err = json.Unmarshal(v, &p.Ref); err != nil {
 				err = &ParamsError{Msg: "invalid params.ref: " + err.Error()}
 			}
@@ -417,7 +417,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
 		}
 		if status == abi.StatusError {
-			if !jsonrpc.Valid(out) {
+			if !jsonscan.Valid(out) {
 				return nil, nil, &BadResultError{Msg: "status 1 with an error that is not valid JSON (or not valid UTF-8)"}
 			}
 			var pe PluginError
@@ -540,7 +540,7 @@ func buildEnvelope(buf []byte, method string, params json.RawMessage, ec *envCon
 		params = json.RawMessage("{}")
 	}
 	b := append(buf[:0], `{"method":`...)
-	b = jsonrpc.AppendString(b, method)
+	b = jsonscan.AppendString(b, method)
 	b = append(b, `,"params":`...)
 	b = append(b, params...)
 	b = append(b, `,"context":{`...)
@@ -556,7 +556,7 @@ func buildEnvelope(buf []byte, method string, params json.RawMessage, ec *envCon
 	}
 	if ec.ProtocolVersion != "" {
 		member("protocolVersion")
-		b = jsonrpc.AppendString(b, ec.ProtocolVersion)
+		b = jsonscan.AppendString(b, ec.ProtocolVersion)
 	}
 	for _, m := range [...]struct {
 		key string
@@ -574,7 +574,7 @@ func buildEnvelope(buf []byte, method string, params json.RawMessage, ec *envCon
 	}
 	if ec.RequestState != nil {
 		member("requestState")
-		b = jsonrpc.AppendString(b, *ec.RequestState)
+		b = jsonscan.AppendString(b, *ec.RequestState)
 	}
 	return append(b, "}}"...)
 }

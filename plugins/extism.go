@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -112,36 +112,36 @@ type extismEnvelope struct {
 // reflection.
 func parseEnvelope(b []byte) (*extismEnvelope, error) {
 	env := &extismEnvelope{}
-	if !jsonrpc.Valid(b) {
+	if !jsonscan.Valid(b) {
 		return nil, errors.New("not valid JSON")
 	}
-	it, ok := jsonrpc.NewObjectIter(b)
+	it, ok := jsonscan.NewObjectIter(b)
 	if !ok {
 		return nil, errors.New("not an object")
 	}
 	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
 		switch {
-		case jsonrpc.KeyIs(k, "method"):
-			env.Method, _ = jsonrpc.String(v)
-		case jsonrpc.KeyIs(k, "params"):
+		case jsonscan.KeyIs(k, "method"):
+			env.Method, _ = jsonscan.String(v)
+		case jsonscan.KeyIs(k, "params"):
 			env.Params = v
-		case jsonrpc.KeyIs(k, "context"):
-			ci, ok := jsonrpc.NewObjectIter(v)
+		case jsonscan.KeyIs(k, "context"):
+			ci, ok := jsonscan.NewObjectIter(v)
 			if !ok {
 				continue
 			}
 			for ck, cv, ok := ci.Next(); ok; ck, cv, ok = ci.Next() {
 				switch {
-				case jsonrpc.KeyIs(ck, "protocolVersion"):
-					env.ProtocolVersion, _ = jsonrpc.String(cv)
-				case jsonrpc.KeyIs(ck, "clientCapabilities"):
+				case jsonscan.KeyIs(ck, "protocolVersion"):
+					env.ProtocolVersion, _ = jsonscan.String(cv)
+				case jsonscan.KeyIs(ck, "clientCapabilities"):
 					env.ClientCaps = cv
-				case jsonrpc.KeyIs(ck, "progressToken"):
+				case jsonscan.KeyIs(ck, "progressToken"):
 					env.ProgressToken = cv
-				case jsonrpc.KeyIs(ck, "inputResponses"):
+				case jsonscan.KeyIs(ck, "inputResponses"):
 					env.InputResponses = cv
-				case jsonrpc.KeyIs(ck, "requestState"):
-					if st, ok := jsonrpc.String(cv); ok {
+				case jsonscan.KeyIs(ck, "requestState"):
+					if st, ok := jsonscan.String(cv); ok {
 						env.RequestState = &st
 					}
 				}
@@ -379,18 +379,18 @@ func fixContentTypes(out []byte) []byte {
 // message's content, with a text and no type.
 func untypedContent(result []byte) bool {
 	untyped := func(item []byte) bool {
-		if jsonrpc.Kind(item) != 'o' {
+		if jsonscan.Kind(item) != 'o' {
 			return false
 		}
-		_, hasType := jsonrpc.Member(item, "type")
-		_, hasText := jsonrpc.Member(item, "text")
+		_, hasType := jsonscan.Member(item, "type")
+		_, hasText := jsonscan.Member(item, "text")
 		return hasText && !hasType
 	}
-	if jsonrpc.Kind(result) != 'o' || !jsonrpc.Valid(result) {
+	if jsonscan.Kind(result) != 'o' || !jsonscan.Valid(result) {
 		return false // the scanners need valid JSON; readHead refuses the rest
 	}
-	if c, ok := jsonrpc.Member(result, "content"); ok {
-		if it, ok := jsonrpc.NewArrayIter(c); ok {
+	if c, ok := jsonscan.Member(result, "content"); ok {
+		if it, ok := jsonscan.NewArrayIter(c); ok {
 			for v, ok := it.Next(); ok; v, ok = it.Next() {
 				if untyped(v) {
 					return true
@@ -398,10 +398,10 @@ func untypedContent(result []byte) bool {
 			}
 		}
 	}
-	if ms, ok := jsonrpc.Member(result, "messages"); ok {
-		if it, ok := jsonrpc.NewArrayIter(ms); ok {
+	if ms, ok := jsonscan.Member(result, "messages"); ok {
+		if it, ok := jsonscan.NewArrayIter(ms); ok {
 			for m, ok := it.Next(); ok; m, ok = it.Next() {
-				if c, ok := jsonrpc.Member(m, "content"); ok && untyped(c) {
+				if c, ok := jsonscan.Member(m, "content"); ok && untyped(c) {
 					return true
 				}
 			}

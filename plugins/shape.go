@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // A plugin's result goes to the client as the plugin wrote it, so the host
@@ -26,10 +26,10 @@ func checkShape(method string, s *resultShape) error {
 		if err := arrayOf("content", s.content, "type"); err != nil {
 			return err
 		}
-		if s.structured != nil && jsonrpc.Kind(s.structured) != 'o' && jsonrpc.Kind(s.structured) != 'z' {
+		if s.structured != nil && jsonscan.Kind(s.structured) != 'o' && jsonscan.Kind(s.structured) != 'z' {
 			return &BadResultError{Msg: "structuredContent is not an object"}
 		}
-		if s.isError != nil && jsonrpc.Kind(s.isError) != 'b' {
+		if s.isError != nil && jsonscan.Kind(s.isError) != 'b' {
 			return &BadResultError{Msg: "isError is not a boolean"}
 		}
 	case abi.MethodResourceRead:
@@ -38,22 +38,22 @@ func checkShape(method string, s *resultShape) error {
 		if err := arrayOf("messages", s.messages, "role"); err != nil {
 			return err
 		}
-		it, _ := jsonrpc.NewArrayIter(s.messages)
+		it, _ := jsonscan.NewArrayIter(s.messages)
 		for i := 0; ; i++ {
 			m, ok := it.Next()
 			if !ok {
 				break
 			}
-			if c, _ := jsonrpc.Member(m, "content"); jsonrpc.Kind(c) != 'o' {
+			if c, _ := jsonscan.Member(m, "content"); jsonscan.Kind(c) != 'o' {
 				return &BadResultError{Msg: fmt.Sprintf("messages[%d].content is not an object", i)}
 			}
 		}
 	case abi.MethodComplete:
-		if jsonrpc.Kind(s.completion) != 'o' {
+		if jsonscan.Kind(s.completion) != 'o' {
 			return &BadResultError{Msg: "completion is missing or not an object"}
 		}
-		values, _ := jsonrpc.Member(s.completion, "values")
-		it, ok := jsonrpc.NewArrayIter(values)
+		values, _ := jsonscan.Member(s.completion, "values")
+		it, ok := jsonscan.NewArrayIter(values)
 		if !ok {
 			return &BadResultError{Msg: "completion.values is missing or not an array"}
 		}
@@ -62,7 +62,7 @@ func checkShape(method string, s *resultShape) error {
 			if !ok {
 				break
 			}
-			if jsonrpc.Kind(v) != 's' {
+			if jsonscan.Kind(v) != 's' {
 				return &BadResultError{Msg: fmt.Sprintf("completion.values[%d] is not a string", i)}
 			}
 		}
@@ -73,7 +73,7 @@ func checkShape(method string, s *resultShape) error {
 // arrayOf checks that v (member name) is an array of objects that each
 // have a string member key.
 func arrayOf(name string, v []byte, key string) error {
-	it, ok := jsonrpc.NewArrayIter(v)
+	it, ok := jsonscan.NewArrayIter(v)
 	if !ok {
 		return &BadResultError{Msg: name + " is missing or not an array"}
 	}
@@ -82,10 +82,10 @@ func arrayOf(name string, v []byte, key string) error {
 		if !ok {
 			return nil
 		}
-		if jsonrpc.Kind(e) != 'o' {
+		if jsonscan.Kind(e) != 'o' {
 			return &BadResultError{Msg: fmt.Sprintf("%s[%d] is not an object", name, i)}
 		}
-		if k, _ := jsonrpc.Member(e, key); jsonrpc.Kind(k) != 's' {
+		if k, _ := jsonscan.Member(e, key); jsonscan.Kind(k) != 's' {
 			return &BadResultError{Msg: fmt.Sprintf("%s[%d].%s is missing or not a string", name, i, key)}
 		}
 	}

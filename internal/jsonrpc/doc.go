@@ -1,4 +1,5 @@
 // Package jsonrpc is the JSON-RPC 2.0 wire layer of wasmcp: message types,
-// ids, error objects and codes, and a strict decoder. It imports nothing of
-// wasmcp's own.
+// ids, error objects and codes, notifications, and a strict decoder. Of
+// wasmcp's own packages it imports only internal/jsonscan, the byte-level
+// JSON toolkit it is built on.
 package jsonrpc

@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // FuzzParse checks that Parse never panics, that everything it accepts is
@@ -30,7 +32,7 @@ func FuzzParse(f *testing.F) {
 			if err.Code != CodeParseError && err.Code != CodeInvalidRequest {
 				t.Fatalf("unexpected code %d", err.Code)
 			}
-			if err.Code == CodeParseError && Valid(data) {
+			if err.Code == CodeParseError && jsonscan.Valid(data) {
 				t.Fatalf("parse error for valid JSON %q", data)
 			}
 			out := AppendError(nil, m.ID, err)
@@ -50,7 +52,7 @@ func FuzzParse(f *testing.F) {
 		default:
 			out = AppendResult(nil, m.ID, m.Result)
 		}
-		if !Valid(out) {
+		if !jsonscan.Valid(out) {
 			t.Fatalf("re-encoded message is invalid: %s", out)
 		}
 		m2, err := Parse(out)
@@ -59,26 +61,6 @@ func FuzzParse(f *testing.F) {
 		}
 		if m2.ID != m.ID || m2.Method != m.Method || string(m2.Params) != string(m.Params) {
 			t.Fatalf("round trip changed the message: %s", out)
-		}
-	})
-}
-
-// FuzzValid checks Valid against encoding/json: they agree on valid UTF-8
-// input, and Valid refuses invalid UTF-8.
-func FuzzValid(f *testing.F) {
-	for _, s := range []string{`{}`, `[]`, `{"a":[1,2.5e-3,-0,true,false,null,"\u00e9\n"]}`, ` "x" `, `01`, `1.`, `-`, `{"a" 1}`, `[1,]`, `{"a":1,}`, "\"\x01\"", `"\ud800"`, `1e+`, `[[[]]]`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got := Valid(data)
-		if !utf8Valid(data) {
-			if got {
-				t.Fatalf("Valid accepted invalid UTF-8 %q", data)
-			}
-			return
-		}
-		if want := json.Valid(data); got != want {
-			t.Fatalf("Valid(%q) = %v, encoding/json says %v", data, got, want)
 		}
 	})
 }

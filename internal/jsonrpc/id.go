@@ -1,9 +1,12 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // ID is a JSON-RPC request id: a string or a number, kept as its JSON
@@ -19,7 +22,7 @@ type ID struct {
 }
 
 // StringID returns the ID for the string s.
-func StringID(s string) ID { return ID{raw: string(AppendString(nil, s))} }
+func StringID(s string) ID { return ID{raw: string(jsonscan.AppendString(nil, s))} }
 
 // IntID returns the ID for the integer n.
 func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
@@ -55,12 +58,13 @@ func (id ID) MarshalJSON() ([]byte, error) { return id.AppendJSON(nil), nil }
 // UnmarshalJSON decodes a string or number id; null gives the zero ID.
 // Objects, arrays and booleans are refused.
 func (id *ID) UnmarshalJSON(b []byte) error {
-	if !Valid(b) {
+	if !jsonscan.Valid(b) {
 		return errors.New("jsonrpc: invalid id")
 	}
-	v, ok := parseID(b[skipSpace(b, 0):])
+	v, ok := parseID(b[jsonscan.SkipSpace(b, 0):])
 	if !ok {
-		if string(trimSpace(b)) == "null" {
+		// b is valid JSON, so only JSON whitespace can surround the value.
+		if string(bytes.TrimSpace(b)) == "null" {
 			*id = ID{}
 			return nil
 		}
@@ -77,18 +81,18 @@ func parseID(v []byte) (ID, bool) {
 	}
 	switch c := v[0]; {
 	case c == '"':
-		end := skipString(v, 0)
+		end := jsonscan.StringEnd(v, 0)
 		lit := v[:end]
-		if !hasEscape(lit) {
+		if bytes.IndexByte(lit, '\\') < 0 {
 			return ID{raw: string(lit)}, true
 		}
-		s, ok := unquote(lit)
+		s, ok := jsonscan.String(lit)
 		if !ok {
 			return ID{}, false
 		}
 		return StringID(s), true
 	case c == '-' || (c >= '0' && c <= '9'):
-		end := skipNumber(v, 0)
+		end := jsonscan.NumberEnd(v, 0)
 		return ID{raw: string(v[:end])}, true
 	}
 	return ID{}, false

@@ -1,6 +1,10 @@
 package jsonrpc
 
-import "unicode/utf8"
+import (
+	"bytes"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
+)
 
 // knownMethods are method names decoded without allocating: the MCP
 // methods and notifications of every protocol version.
@@ -29,13 +33,11 @@ var knownMethods = func() map[string]string {
 // internMethod decodes the method string literal v (valid JSON), returning
 // a shared string for the known method names.
 func internMethod(v []byte) string {
-	if len(v) >= 2 && !hasEscape(v) {
+	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
 		if s, ok := knownMethods[string(v[1:len(v)-1])]; ok {
 			return s
 		}
 	}
-	s, _ := String(v)
+	s, _ := jsonscan.String(v)
 	return s
 }
-
-func utf8Valid(b []byte) bool { return utf8.Valid(b) }

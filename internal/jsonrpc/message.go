@@ -2,6 +2,9 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Message is one decoded JSON-RPC 2.0 message: a request (Method and ID),
@@ -29,7 +32,7 @@ func (m *Message) IsResponse() bool { return m.Method == "" }
 // IsBatch reports whether a frame holds a JSON-RPC batch (its first
 // non-space byte is '[').
 func IsBatch(frame []byte) bool {
-	i := skipSpace(frame, 0)
+	i := jsonscan.SkipSpace(frame, 0)
 	return i < len(frame) && frame[i] == '['
 }
 
@@ -37,10 +40,10 @@ func IsBatch(frame []byte) bool {
 // It fails with CodeParseError for invalid JSON or UTF-8 and with
 // CodeInvalidRequest for an empty array or a frame that is not an array.
 func ParseBatch(frame []byte) ([]json.RawMessage, *Error) {
-	if !Valid(frame) {
+	if !jsonscan.Valid(frame) {
 		return nil, &Error{Code: CodeParseError, Message: "parse error: invalid JSON"}
 	}
-	it, ok := NewArrayIter(frame)
+	it, ok := jsonscan.NewArrayIter(frame)
 	if !ok {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: not a batch"}
 	}
@@ -82,8 +85,8 @@ const (
 // On CodeInvalidRequest the returned Message still carries the ID when one
 // could be read, so the error response can echo it.
 func Parse(data []byte) (Message, *Error) {
-	if !Valid(data) {
-		if !utf8Valid(data) {
+	if !jsonscan.Valid(data) {
+		if !utf8.Valid(data) {
 			return Message{}, &Error{Code: CodeParseError, Message: "parse error: invalid UTF-8"}
 		}
 		return Message{}, &Error{Code: CodeParseError, Message: "parse error: invalid JSON"}
@@ -97,7 +100,7 @@ func invalid(m Message, why string) (Message, *Error) {
 
 func parseValid(data []byte) (Message, *Error) {
 	var m Message
-	it, ok := NewObjectIter(data)
+	it, ok := jsonscan.NewObjectIter(data)
 	if !ok {
 		return invalid(m, "message is not a JSON object")
 	}
@@ -111,12 +114,12 @@ func parseValid(data []byte) (Message, *Error) {
 		}
 		var bit int
 		switch {
-		case KeyIs(k, "jsonrpc"):
+		case jsonscan.KeyIs(k, "jsonrpc"):
 			bit = hasJSONRPC
-			if !StringIs(v, "2.0") && why == "" {
+			if !jsonscan.StringIs(v, "2.0") && why == "" {
 				why = `"jsonrpc" must be "2.0"`
 			}
-		case KeyIs(k, "id"):
+		case jsonscan.KeyIs(k, "id"):
 			bit = hasID
 			id, ok := parseID(v)
 			switch {
@@ -129,7 +132,7 @@ func parseValid(data []byte) (Message, *Error) {
 					why = "id must be a string or a number"
 				}
 			}
-		case KeyIs(k, "method"):
+		case jsonscan.KeyIs(k, "method"):
 			bit = hasMethod
 			if len(v) == 0 || v[0] != '"' {
 				if why == "" {
@@ -141,7 +144,7 @@ func parseValid(data []byte) (Message, *Error) {
 			if m.Method == "" && why == "" {
 				why = "method must not be empty"
 			}
-		case KeyIs(k, "params"):
+		case jsonscan.KeyIs(k, "params"):
 			bit = hasParams
 			if len(v) == 0 || (v[0] != '{' && v[0] != '[') {
 				if why == "" {
@@ -150,10 +153,10 @@ func parseValid(data []byte) (Message, *Error) {
 				break
 			}
 			m.Params = v
-		case KeyIs(k, "result"):
+		case jsonscan.KeyIs(k, "result"):
 			bit = hasResult
 			m.Result = v
-		case KeyIs(k, "error"):
+		case jsonscan.KeyIs(k, "error"):
 			bit = hasError
 			e, ok := parseErrorObject(v)
 			if !ok {
@@ -198,7 +201,7 @@ func parseValid(data []byte) (Message, *Error) {
 
 // parseErrorObject reads {"code": int, "message": string, "data"?: any}.
 func parseErrorObject(v []byte) (*Error, bool) {
-	it, ok := NewObjectIter(v)
+	it, ok := jsonscan.NewObjectIter(v)
 	if !ok {
 		return nil, false
 	}
@@ -210,19 +213,19 @@ func parseErrorObject(v []byte) (*Error, bool) {
 			break
 		}
 		switch {
-		case KeyIs(k, "code"):
+		case jsonscan.KeyIs(k, "code"):
 			n, ok := parseInt(mv)
 			if !ok {
 				return nil, false
 			}
 			e.Code, haveCode = n, true
-		case KeyIs(k, "message"):
-			s, ok := String(mv)
+		case jsonscan.KeyIs(k, "message"):
+			s, ok := jsonscan.String(mv)
 			if !ok {
 				return nil, false
 			}
 			e.Message, haveMsg = s, true
-		case KeyIs(k, "data"):
+		case jsonscan.KeyIs(k, "data"):
 			e.Data = json.RawMessage(mv)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // sink receives the messages a request (or a session) sends before or
@@ -143,7 +144,7 @@ func (cl *call) progress(r *Request, progress float64, total *float64, message s
 	}
 	if message != "" {
 		p = append(p, `,"message":`...)
-		p = jsonrpc.AppendString(p, message)
+		p = jsonscan.AppendString(p, message)
 	}
 	p = append(p, '}')
 	n := len(p)
@@ -175,10 +176,10 @@ func (cl *call) log(r *Request, level, logger string, data json.RawMessage) {
 	b := getBuf()
 	defer putBuf(b)
 	p := append((*b)[:0], `{"level":`...)
-	p = jsonrpc.AppendString(p, level)
+	p = jsonscan.AppendString(p, level)
 	if logger != "" {
 		p = append(p, `,"logger":`...)
-		p = jsonrpc.AppendString(p, logger)
+		p = jsonscan.AppendString(p, logger)
 	}
 	p = append(p, `,"data":`...)
 	p = appendRawOrString(p, data)
@@ -197,10 +198,10 @@ func appendRawOrString(dst []byte, data []byte) []byte {
 	if len(data) == 0 {
 		return append(dst, "null"...)
 	}
-	if jsonrpc.Valid(data) {
+	if jsonscan.Valid(data) {
 		return appendCompact(dst, data)
 	}
-	return jsonrpc.AppendString(dst, string(data))
+	return jsonscan.AppendString(dst, string(data))
 }
 
 // clientCapabilityFor names the client capability a server-to-client
@@ -225,7 +226,7 @@ func (cl *call) clientCall(ctx context.Context, r *Request, method string, param
 	if capName := clientCapabilityFor(method); capName != "" && !r.HasClientCapability(capName) {
 		return nil, fmt.Errorf("%w: the client did not declare the %q capability", ErrNoClientRequests, capName)
 	}
-	if len(params) > 0 && (!jsonrpc.Valid(params) || jsonrpc.Kind(params) != 'o') {
+	if len(params) > 0 && (!jsonscan.Valid(params) || jsonscan.Kind(params) != 'o') {
 		return nil, fmt.Errorf("mcp: %s: params must be a JSON object", method)
 	}
 	id := jsonrpc.IntID(c.nextOut.Add(1))
@@ -280,7 +281,7 @@ func (cl *call) clientCall(ctx context.Context, r *Request, method string, param
 func (cl *call) notifyCancelled(id jsonrpc.ID, reason string) {
 	p := append([]byte(`{"requestId":`), id.Raw()...)
 	p = append(p, `,"reason":`...)
-	p = jsonrpc.AppendString(p, reason)
+	p = jsonscan.AppendString(p, reason)
 	p = append(p, '}')
 	msg := jsonrpc.AppendNotification(nil, notifCancelled, p)
 	cl.mu.Lock()

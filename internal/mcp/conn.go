@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // conn is a legacy session: one stdio connection, or one Streamable HTTP
@@ -87,7 +88,7 @@ func (c *conn) snapshot() (ok bool, version string, info, caps json.RawMessage) 
 // initialize answers the initialize request m.
 func (c *conn) initialize(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 	params := m.Params
-	if jsonrpc.Kind(params) != 'o' {
+	if jsonscan.Kind(params) != 'o' {
 		return nil, invalidParams("initialize: params must be an object with protocolVersion, capabilities and clientInfo")
 	}
 	v, ok := stringParam(params, "protocolVersion")
@@ -95,11 +96,11 @@ func (c *conn) initialize(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 		return nil, invalidParams("initialize: protocolVersion must be a string")
 	}
 	caps := json.RawMessage("{}")
-	if cv, ok := jsonrpc.Member(params, "capabilities"); ok && jsonrpc.Kind(cv) == 'o' {
+	if cv, ok := jsonscan.Member(params, "capabilities"); ok && jsonscan.Kind(cv) == 'o' {
 		caps = appendCompact(nil, cv)
 	}
 	var info json.RawMessage
-	if iv, ok := jsonrpc.Member(params, "clientInfo"); ok && jsonrpc.Kind(iv) == 'o' {
+	if iv, ok := jsonscan.Member(params, "clientInfo"); ok && jsonscan.Kind(iv) == 'o' {
 		info = appendCompact(nil, iv)
 	}
 	c.mu.Lock()
@@ -116,14 +117,14 @@ func (c *conn) initialize(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 	s := c.srv
 	res := make([]byte, 0, 256)
 	res = append(res, `{"protocolVersion":`...)
-	res = jsonrpc.AppendString(res, c.version)
+	res = jsonscan.AppendString(res, c.version)
 	res = append(res, `,"capabilities":`...)
 	res = append(res, capabilities(s.p.Features())...)
 	res = append(res, `,"serverInfo":`...)
 	res = append(res, s.serverInfo...)
 	if s.opts.Instructions != "" {
 		res = append(res, `,"instructions":`...)
-		res = jsonrpc.AppendString(res, s.opts.Instructions)
+		res = jsonscan.AppendString(res, s.opts.Instructions)
 	}
 	return append(res, '}'), nil
 }
@@ -177,7 +178,7 @@ func (c *conn) untrack(cl *call) {
 func (c *conn) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {
 	case notifCancelled:
-		v, ok := jsonrpc.Member(m.Params, "requestId")
+		v, ok := jsonscan.Member(m.Params, "requestId")
 		if !ok {
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
@@ -90,7 +91,7 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 	if !on {
 		return nil, methodNotFound(m)
 	}
-	if jsonrpc.Kind(cl.req.Params) != 'o' {
+	if jsonscan.Kind(cl.req.Params) != 'o' {
 		return nil, invalidParams(m + ": params must be an object")
 	}
 	if limited(m) {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Header validation of 2026-07-28 POSTs (SEP-2243): MCP-Protocol-Version,
@@ -122,10 +123,10 @@ func (h *httpHandler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, too
 	if err != nil || len(params) == 0 {
 		return nil // unknown tool: the Provider answers
 	}
-	args, _ := jsonrpc.Member(m.Params, "arguments")
+	args, _ := jsonscan.Member(m.Params, "arguments")
 	for _, p := range params {
-		v, inBody := jsonrpc.Member(args, p.prop)
-		if inBody && jsonrpc.Kind(v) == 'z' {
+		v, inBody := jsonscan.Member(args, p.prop)
+		if inBody && jsonscan.Kind(v) == 'z' {
 			inBody = false
 		}
 		raw, present, ok := header(r, p.header)
@@ -154,9 +155,9 @@ func (h *httpHandler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, too
 // paramMatches compares a body argument with its header value: strings
 // exactly, integers numerically, booleans as true/false.
 func paramMatches(body []byte, hv string) bool {
-	switch jsonrpc.Kind(body) {
+	switch jsonscan.Kind(body) {
 	case 's':
-		s, _ := jsonrpc.String(body)
+		s, _ := jsonscan.String(body)
 		return s == hv
 	case 'b':
 		return string(body) == hv
@@ -233,7 +234,7 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 func buildToolIndex(items []json.RawMessage) *toolIndex {
 	ti := &toolIndex{n: len(items), byName: make(map[string]toolEntry, len(items))}
 	for i, it := range items {
-		if !jsonrpc.Valid(it) {
+		if !jsonscan.Valid(it) {
 			continue
 		}
 		name, ok := stringParam(it, "name")
@@ -241,9 +242,9 @@ func buildToolIndex(items []json.RawMessage) *toolIndex {
 			continue
 		}
 		e := toolEntry{i: i, raw: it}
-		schema, _ := jsonrpc.Member(it, "inputSchema")
-		props, _ := jsonrpc.Member(schema, "properties")
-		if pit, ok := jsonrpc.NewObjectIter(props); ok {
+		schema, _ := jsonscan.Member(it, "inputSchema")
+		props, _ := jsonscan.Member(schema, "properties")
+		if pit, ok := jsonscan.NewObjectIter(props); ok {
 			for {
 				k, v, more := pit.Next()
 				if !more {
@@ -253,7 +254,7 @@ func buildToolIndex(items []json.RawMessage) *toolIndex {
 				if !ok || hn == "" {
 					continue
 				}
-				prop, ok := jsonrpc.String(append(append([]byte{'"'}, k...), '"'))
+				prop, ok := jsonscan.String(append(append([]byte{'"'}, k...), '"'))
 				if !ok {
 					continue
 				}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // servePost handles one POSTed message (or 2025-03-26 batch).
@@ -271,7 +272,7 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 // come back as one JSON array (their notifications go to the session's
 // standalone stream).
 func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
-	if !jsonrpc.Valid(body) {
+	if !jsonscan.Valid(body) {
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"})
 		return
 	}

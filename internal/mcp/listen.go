@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // listener is one 2026-07-28 subscriptions/listen stream: the filter the
@@ -100,7 +101,7 @@ func taggedNotification(method, uri string, id jsonrpc.ID) []byte {
 	p = append(p, '{')
 	if uri != "" {
 		p = append(p, `"uri":`...)
-		p = jsonrpc.AppendString(p, uri)
+		p = jsonscan.AppendString(p, uri)
 		p = append(p, ',')
 	}
 	p = append(p, `"_meta":{"`+metaSubscriptionID+`":`...)
@@ -119,21 +120,21 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	if !canLists && !canSubs {
 		return nil, methodNotFound(methodListen)
 	}
-	filter, ok := jsonrpc.Member(cl.req.Params, "notifications")
-	if ok && jsonrpc.Kind(filter) != 'o' && jsonrpc.Kind(filter) != 'z' {
+	filter, ok := jsonscan.Member(cl.req.Params, "notifications")
+	if ok && jsonscan.Kind(filter) != 'o' && jsonscan.Kind(filter) != 'z' {
 		return nil, invalidParams("subscriptions/listen: notifications must be an object")
 	}
 	l := &listener{id: cl.id, ch: make(chan listenMsg, 64), pending: map[string]bool{}}
 	want := func(name string) bool {
-		v, ok := jsonrpc.Member(filter, name)
+		v, ok := jsonscan.Member(filter, name)
 		return ok && string(v) == "true"
 	}
 	l.tools = f.ListChanged && f.Tools && want("toolsListChanged")
 	l.prompts = f.ListChanged && f.Prompts && want("promptsListChanged")
 	l.resources = f.ListChanged && f.Resources && want("resourcesListChanged")
-	if v, ok := jsonrpc.Member(filter, "resourceSubscriptions"); ok && canSubs {
-		it, isArr := jsonrpc.NewArrayIter(v)
-		if !isArr && jsonrpc.Kind(v) != 'z' {
+	if v, ok := jsonscan.Member(filter, "resourceSubscriptions"); ok && canSubs {
+		it, isArr := jsonscan.NewArrayIter(v)
+		if !isArr && jsonscan.Kind(v) != 'z' {
 			return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
 		}
 		for isArr {
@@ -141,7 +142,7 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 			if !more {
 				break
 			}
-			uri, ok := jsonrpc.String(e)
+			uri, ok := jsonscan.String(e)
 			if !ok {
 				return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
 			}
@@ -180,7 +181,7 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 			if i > 0 {
 				p = append(p, ',')
 			}
-			p = jsonrpc.AppendString(p, u)
+			p = jsonscan.AppendString(p, u)
 		}
 		p = append(p, ']')
 	}

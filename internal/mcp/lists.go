@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 type listKind int
@@ -59,7 +59,7 @@ func (s *Server) list(cl *call, kind listKind) ([]byte, error) {
 	b = append(b, `":[`...)
 	first := true
 	for _, it := range items[offset:end] {
-		if !jsonrpc.Valid(it) || jsonrpc.Kind(it) != 'o' {
+		if !jsonscan.Valid(it) || jsonscan.Kind(it) != 'o' {
 			s.log.Error("provider list item is not a JSON object; dropped", "list", key)
 			continue
 		}
@@ -84,11 +84,11 @@ func (s *Server) list(cl *call, kind listKind) ([]byte, error) {
 
 // parseCursor reads params.cursor: absent, null or "" is the first page.
 func parseCursor(params []byte) (int, error) {
-	v, ok := jsonrpc.Member(params, "cursor")
-	if !ok || jsonrpc.Kind(v) == 'z' {
+	v, ok := jsonscan.Member(params, "cursor")
+	if !ok || jsonscan.Kind(v) == 'z' {
 		return 0, nil
 	}
-	c, ok := jsonrpc.String(v)
+	c, ok := jsonscan.String(v)
 	if !ok {
 		return 0, invalidParams("invalid cursor: not a string")
 	}

@@ -1,7 +1,7 @@
 package mcp
 
 import (
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // metaInfo is what the engine reads from a request's params and
@@ -28,7 +28,7 @@ func scanMeta(params []byte, mi *metaInfo) {
 		mi.paramsObject = true
 		return
 	}
-	it, ok := jsonrpc.NewObjectIter(params)
+	it, ok := jsonscan.NewObjectIter(params)
 	if !ok {
 		return
 	}
@@ -39,11 +39,11 @@ func scanMeta(params []byte, mi *metaInfo) {
 		if !more {
 			break
 		}
-		if jsonrpc.KeyIs(k, "_meta") {
+		if jsonscan.KeyIs(k, "_meta") {
 			meta = v
 		}
 	}
-	mit, ok := jsonrpc.NewObjectIter(meta)
+	mit, ok := jsonscan.NewObjectIter(meta)
 	if !ok {
 		return
 	}
@@ -54,28 +54,28 @@ func scanMeta(params []byte, mi *metaInfo) {
 			return
 		}
 		switch {
-		case jsonrpc.KeyIs(k, "progressToken"):
-			if kind := jsonrpc.Kind(v); kind == 's' || kind == 'n' {
+		case jsonscan.KeyIs(k, "progressToken"):
+			if kind := jsonscan.Kind(v); kind == 's' || kind == 'n' {
 				mi.progressToken = v
 			}
-		case jsonrpc.KeyIs(k, metaProtocolVersion):
+		case jsonscan.KeyIs(k, metaProtocolVersion):
 			mi.modern = true
-			if jsonrpc.StringIs(v, version20260728) {
+			if jsonscan.StringIs(v, version20260728) {
 				mi.version, mi.hasVersion = version20260728, true
 			} else {
-				mi.version, mi.hasVersion = jsonrpc.String(v)
+				mi.version, mi.hasVersion = jsonscan.String(v)
 			}
-		case jsonrpc.KeyIs(k, metaClientCaps):
+		case jsonscan.KeyIs(k, metaClientCaps):
 			mi.modern = true
-			if jsonrpc.Kind(v) == 'o' {
+			if jsonscan.Kind(v) == 'o' {
 				mi.caps, mi.hasCaps = v, true
 			}
-		case jsonrpc.KeyIs(k, metaClientInfo):
-			if jsonrpc.Kind(v) == 'o' {
+		case jsonscan.KeyIs(k, metaClientInfo):
+			if jsonscan.Kind(v) == 'o' {
 				mi.clientInfo = v
 			}
-		case jsonrpc.KeyIs(k, metaLogLevel):
-			mi.logLevel, mi.hasLogLevel = jsonrpc.String(v)
+		case jsonscan.KeyIs(k, metaLogLevel):
+			mi.logLevel, mi.hasLogLevel = jsonscan.String(v)
 			if !mi.hasLogLevel {
 				mi.logLevel, mi.hasLogLevel = "?", true // present but not a string: invalid
 			}
@@ -85,9 +85,9 @@ func scanMeta(params []byte, mi *metaInfo) {
 
 // stringParam returns the string member name of params, if any.
 func stringParam(params []byte, name string) (string, bool) {
-	v, ok := jsonrpc.Member(params, name)
+	v, ok := jsonscan.Member(params, name)
 	if !ok {
 		return "", false
 	}
-	return jsonrpc.String(v)
+	return jsonscan.String(v)
 }

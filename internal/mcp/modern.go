@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // checkModernMeta validates the _meta every 2026-07-28 request must carry.
@@ -30,7 +31,7 @@ func checkModernVersion(mi *metaInfo) *jsonrpc.Error {
 	}
 	data := append([]byte(`{"supported":`), supportedVersionsJSON...)
 	data = append(data, `,"requested":`...)
-	data = jsonrpc.AppendString(data, mi.version)
+	data = jsonscan.AppendString(data, mi.version)
 	data = append(data, '}')
 	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedVersion, Message: "unsupported protocol version", Data: data}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // appendCompact appends the valid JSON v without insignificant newlines,
@@ -31,7 +32,7 @@ type resultFacts struct {
 }
 
 func scanResult(res []byte) (f resultFacts, ok bool) {
-	it, ok := jsonrpc.NewObjectIter(res)
+	it, ok := jsonscan.NewObjectIter(res)
 	if !ok {
 		return f, false
 	}
@@ -41,11 +42,11 @@ func scanResult(res []byte) (f resultFacts, ok bool) {
 			return f, true
 		}
 		switch {
-		case jsonrpc.KeyIs(k, "resultType"):
-			f.resultType, f.hasResultType = jsonrpc.String(v)
-		case jsonrpc.KeyIs(k, "ttlMs"):
+		case jsonscan.KeyIs(k, "resultType"):
+			f.resultType, f.hasResultType = jsonscan.String(v)
+		case jsonscan.KeyIs(k, "ttlMs"):
 			f.hasTTL = true
-		case jsonrpc.KeyIs(k, "cacheScope"):
+		case jsonscan.KeyIs(k, "cacheScope"):
 			f.hasScope = true
 		}
 	}
@@ -56,7 +57,7 @@ func scanResult(res []byte) (f resultFacts, ok bool) {
 // resources/read result. input_required is refused outside tools/call,
 // prompts/get and resources/read, and on legacy sessions.
 func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
-	if !jsonrpc.Valid(res) {
+	if !jsonscan.Valid(res) {
 		s.log.Error("provider returned invalid JSON", "method", cl.req.Method)
 		return nil, errInternal
 	}
@@ -154,7 +155,7 @@ func (s *Server) discover(cl *call) []byte {
 	b = append(b, capabilities(s.p.Features())...)
 	if s.opts.Instructions != "" {
 		b = append(b, `,"instructions":`...)
-		b = jsonrpc.AppendString(b, s.opts.Instructions)
+		b = jsonscan.AppendString(b, s.opts.Instructions)
 	}
 	b = appendTTL(b, s.opts.ListTTL, &cl.req)
 	b = append(b, `,"_meta":{"`+metaServerInfo+`":`...)

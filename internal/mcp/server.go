@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Server is the MCP protocol engine. It serves one Provider to any number
@@ -58,13 +59,13 @@ func NewServer(p Provider, opts *Options) *Server {
 	s.limit.perShare = int64(o.MaxCallsPerShare)
 	s.principals = newPrincipals(o.PrincipalConcurrent, o.PrincipalRate, o.PrincipalBurst, o.MaxConcurrentCalls+o.MaxWaitingCalls)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	info := append([]byte(`{"name":`), jsonrpc.AppendString(nil, o.Name)...)
+	info := append([]byte(`{"name":`), jsonscan.AppendString(nil, o.Name)...)
 	if o.Title != "" {
 		info = append(info, `,"title":`...)
-		info = jsonrpc.AppendString(info, o.Title)
+		info = jsonscan.AppendString(info, o.Title)
 	}
 	info = append(info, `,"version":`...)
-	info = jsonrpc.AppendString(info, o.Version)
+	info = jsonscan.AppendString(info, o.Version)
 	s.serverInfo = append(info, '}')
 	return s
 }
@@ -206,7 +207,7 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 		s.log.Warn("resources/updated dropped: URI too long", "bytes", len(uri), "max", s.opts.MaxURIBytes)
 		return
 	}
-	params := append([]byte(`{"uri":`), jsonrpc.AppendString(nil, uri)...)
+	params := append([]byte(`{"uri":`), jsonscan.AppendString(nil, uri)...)
 	params = append(params, '}')
 	legacy := jsonrpc.AppendNotification(nil, notifUpdated, params)
 	s.mu.Lock()

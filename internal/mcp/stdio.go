@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC: requests
@@ -284,7 +285,7 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 // session. The responses go out as one array once all requests are done.
 func (st *stdioConn) handleBatch(line []byte) {
 	ok, version, _, _ := st.c.snapshot()
-	if !jsonrpc.Valid(line) {
+	if !jsonscan.Valid(line) {
 		st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"})
 		return
 	}

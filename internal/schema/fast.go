@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Fast path.
@@ -76,7 +76,7 @@ type property struct {
 // literal is an enum or const value. Only scalars can be compared on the
 // fast path; a composite literal equals no scalar instance.
 type literal struct {
-	kind byte // as jsonrpc.Kind: 'z', 'b', 's', 'n'; 'x' for arrays and objects
+	kind byte // as jsonscan.Kind: 'z', 'b', 's', 'n'; 'x' for arrays and objects
 	b    bool
 	s    string
 	n    decimal
@@ -335,11 +335,11 @@ type validator struct {
 // fastValid reports whether the fast path can accept instance against the
 // plan. False means invalid or undecided: the slow path decides.
 func (s *Schema) fastValid(instance []byte) bool {
-	if !jsonrpc.Valid(instance) {
+	if !jsonscan.Valid(instance) {
 		return false
 	}
 	v := validator{s: s}
-	_, ok := v.value(instance, jsonrpc.SkipSpace(instance, 0), s.plan, 0)
+	_, ok := v.value(instance, jsonscan.SkipSpace(instance, 0), s.plan, 0)
 	return ok && v.cost <= float64(s.opts.MaxCost)
 }
 
@@ -368,7 +368,7 @@ func (v *validator) value(data []byte, i int, p *plan, k int) (int, bool) {
 		}
 		return v.array(data, i, p, k)
 	case c == '"':
-		end := jsonrpc.StringEnd(data, i)
+		end := jsonscan.StringEnd(data, i)
 		return end, p.str(data[i+1 : end-1])
 	case c == 't' || c == 'f':
 		b := c == 't'
@@ -386,7 +386,7 @@ func (v *validator) value(data []byte, i int, p *plan, k int) (int, bool) {
 		}
 		return i + 4, p.matches(literal{kind: 'z'})
 	default:
-		end := jsonrpc.NumberEnd(data, i)
+		end := jsonscan.NumberEnd(data, i)
 		return end, p.number(data[i:end])
 	}
 }
@@ -400,15 +400,15 @@ func (v *validator) object(data []byte, i int, p *plan, k int) (int, bool) {
 		return 0, false
 	}
 	var seen uint64
-	i = jsonrpc.SkipSpace(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	for data[i] != '}' {
 		if data[i] == ',' {
-			i = jsonrpc.SkipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		}
-		end := jsonrpc.StringEnd(data, i)
+		end := jsonscan.StringEnd(data, i)
 		key := data[i+1 : end-1]
-		i = jsonrpc.SkipSpace(data, end)
-		i = jsonrpc.SkipSpace(data, i+1) // ':'
+		i = jsonscan.SkipSpace(data, end)
+		i = jsonscan.SkipSpace(data, i+1) // ':'
 		sub := p.additional
 		if len(p.props) > 0 {
 			if hasBackslash(key) {
@@ -425,7 +425,7 @@ func (v *validator) object(data []byte, i int, p *plan, k int) (int, bool) {
 		if i, ok = v.value(data, i, sub, k+1); !ok {
 			return 0, false
 		}
-		i = jsonrpc.SkipSpace(data, i)
+		i = jsonscan.SkipSpace(data, i)
 	}
 	return i + 1, seen&p.required == p.required
 }
@@ -436,17 +436,17 @@ func (v *validator) array(data []byte, i int, p *plan, k int) (int, bool) {
 		return 0, false
 	}
 	n := 0
-	i = jsonrpc.SkipSpace(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	for data[i] != ']' {
 		if data[i] == ',' {
-			i = jsonrpc.SkipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		}
 		var ok bool
 		if i, ok = v.value(data, i, p.items, k+1); !ok {
 			return 0, false
 		}
 		n++
-		i = jsonrpc.SkipSpace(data, i)
+		i = jsonscan.SkipSpace(data, i)
 	}
 	if p.minItems != nil && n < *p.minItems || p.maxItems != nil && n > *p.maxItems {
 		return 0, false
@@ -470,7 +470,7 @@ func (p *plan) str(body []byte) bool {
 		return true
 	}
 	if esc {
-		s, ok := jsonrpc.String(append(append([]byte{'"'}, body...), '"'))
+		s, ok := jsonscan.String(append(append([]byte{'"'}, body...), '"'))
 		if !ok {
 			return false
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/plugins"
 )
@@ -41,7 +41,7 @@ func (p *provider) SlotShare(r *mcp.Request) string {
 	case "resources/read":
 		key = "r " + member(r.Params, "uri")
 	case "completion/complete":
-		ref, _ := jsonrpc.Member(r.Params, "ref")
+		ref, _ := jsonscan.Member(r.Params, "ref")
 		if member(ref, "type") != "ref/prompt" {
 			return ""
 		}
@@ -63,11 +63,11 @@ func (p *provider) SlotShare(r *mcp.Request) string {
 }
 
 func member(obj json.RawMessage, name string) string {
-	v, ok := jsonrpc.Member(obj, name)
+	v, ok := jsonscan.Member(obj, name)
 	if !ok {
 		return ""
 	}
-	s, _ := jsonrpc.String(v)
+	s, _ := jsonscan.String(v)
 	return s
 }
 

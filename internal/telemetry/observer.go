@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
@@ -133,7 +134,7 @@ func (t *Telemetry) requestAttrs(st *reqState) []attribute.KeyValue {
 // extract returns ctx with the remote parent of the request: from
 // params._meta when it has a traceparent, else from header.
 func (t *Telemetry) extract(ctx context.Context, params json.RawMessage, header http.Header) context.Context {
-	if meta, ok := jsonrpc.Member(params, "_meta"); ok && jsonrpc.Kind(meta) == 'o' {
+	if meta, ok := jsonscan.Member(params, "_meta"); ok && jsonscan.Kind(meta) == 'o' {
 		if tp := stringMember(meta, "traceparent"); tp != "" {
 			c := propagation.MapCarrier{"traceparent": tp}
 			if v := stringMember(meta, "tracestate"); v != "" {
@@ -247,15 +248,15 @@ func errorType(err error, result []byte, outcome string) string {
 
 // isToolError reports whether result is a tool result with isError true.
 func isToolError(result []byte) bool {
-	v, ok := jsonrpc.Member(result, "isError")
+	v, ok := jsonscan.Member(result, "isError")
 	return ok && string(v) == "true"
 }
 
 // stringMember returns the string member name of the JSON object obj, or
 // "".
 func stringMember(obj []byte, name string) string {
-	v, ok := jsonrpc.Member(obj, name)
-	if !ok || jsonrpc.Kind(v) != 's' {
+	v, ok := jsonscan.Member(obj, name)
+	if !ok || jsonscan.Kind(v) != 's' {
 		return ""
 	}
 	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && !bytes.ContainsAny(v[1:n-1], "\\\"") {

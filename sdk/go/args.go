@@ -9,7 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // An argPlan decodes tool arguments into one struct type without
@@ -111,7 +111,7 @@ func plainName(s string) bool {
 // zero struct of the plan's type; false means v is undefined and args must
 // go to json.Unmarshal.
 func (pl *argPlan) decode(args []byte, v reflect.Value) bool {
-	it, ok := jsonrpc.NewObjectIter(args)
+	it, ok := jsonscan.NewObjectIter(args)
 	if !ok {
 		return false
 	}
@@ -163,7 +163,7 @@ func setField(fv reflect.Value, kind reflect.Kind, raw []byte) bool {
 	if kind == reflect.Invalid {
 		return json.Unmarshal(raw, fv.Addr().Interface()) == nil
 	}
-	if jsonrpc.Kind(raw) == 'z' {
+	if jsonscan.Kind(raw) == 'z' {
 		return true // null leaves a scalar as it is
 	}
 	switch kind {
@@ -183,7 +183,7 @@ func setField(fv reflect.Value, kind reflect.Kind, raw []byte) bool {
 		}
 		return true
 	}
-	if jsonrpc.Kind(raw) != 'n' {
+	if jsonscan.Kind(raw) != 'n' {
 		return false
 	}
 	switch kind {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // planArgs is a struct of every kind of field an argPlan handles.
@@ -61,7 +61,7 @@ var argCases = []string{
 
 func checkArgs(t *testing.T, pl *argPlan, in []byte) bool {
 	t.Helper()
-	if !jsonrpc.Valid(in) {
+	if !jsonscan.Valid(in) {
 		return false
 	}
 	var fast, slow planArgs
@@ -127,7 +127,7 @@ func FuzzUnquote(f *testing.F) {
 	f.Add(`"a\nb\"c\\d\/e\u00e9\ud83d\ude00\ud800x\udc00\u0000\uD83D\uDE00"`)
 	f.Add(`"\ud800\ud800\udc00"`)
 	f.Fuzz(func(t *testing.T, lit string) {
-		if !jsonrpc.Valid([]byte(lit)) || jsonrpc.Kind([]byte(lit)) != 's' {
+		if !jsonscan.Valid([]byte(lit)) || jsonscan.Kind([]byte(lit)) != 's' {
 			return
 		}
 		var want string

@@ -3,7 +3,7 @@ package wasmcp
 import (
 	"encoding/json"
 
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // This file writes tool results without reflection, byte for byte as
@@ -46,7 +46,7 @@ func appendResult(dst []byte, r *Result) (out []byte, ok bool) {
 func appendContent(dst []byte, c *Content) ([]byte, bool) {
 	if c.Type == TypeText && c.Annotations == nil && c.Meta == nil {
 		dst = append(dst, `{"type":"text","text":`...)
-		dst = jsonrpc.AppendString(dst, c.Text)
+		dst = jsonscan.AppendString(dst, c.Text)
 		return append(dst, '}'), true
 	}
 	b, err := c.MarshalJSON()
@@ -60,7 +60,7 @@ func appendContent(dst []byte, c *Content) ([]byte, bool) {
 // marshal.
 func appendAny(dst []byte, v any) ([]byte, bool) {
 	if raw, ok := v.(json.RawMessage); ok && raw != nil {
-		if !jsonrpc.Valid(raw) {
+		if !jsonscan.Valid(raw) {
 			return nil, false
 		}
 		return appendCompact(dst, raw), true

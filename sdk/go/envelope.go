@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // This file reads the request envelope without reflection. encoding/json
@@ -32,7 +32,7 @@ var (
 // parseEnvelope decodes envelope into env as json.Unmarshal would, and
 // reports false when it cannot be sure to (see above).
 func parseEnvelope(envelope []byte, env *requestEnvelope) bool {
-	if !jsonrpc.Valid(envelope) {
+	if !jsonscan.Valid(envelope) {
 		return false
 	}
 	return scanObject(envelope, topFields, func(i int, v []byte) bool {
@@ -40,7 +40,7 @@ func parseEnvelope(envelope []byte, env *requestEnvelope) bool {
 		case 0:
 			return scanString(v, &env.Method)
 		case 1:
-			if jsonrpc.Kind(v) == 'z' {
+			if jsonscan.Kind(v) == 'z' {
 				return true
 			}
 			if env.Params == nil {
@@ -60,7 +60,7 @@ func scanContext(v []byte, env *requestEnvelope) bool {
 		case 0:
 			return scanString(v, &c.ProtocolVersion)
 		case 1:
-			if jsonrpc.Kind(v) == 'z' {
+			if jsonscan.Kind(v) == 'z' {
 				return true
 			}
 			c.ClientInfo = &Implementation{}
@@ -124,10 +124,10 @@ func scanImplementation(v []byte, impl *Implementation) bool {
 // if v is another type, a key may match a field only after unescaping or
 // case folding, a field appears twice, or member returns false.
 func scanObject(v []byte, fields []string, member func(i int, v []byte) bool) bool {
-	if jsonrpc.Kind(v) == 'z' {
+	if jsonscan.Kind(v) == 'z' {
 		return true
 	}
-	it, ok := jsonrpc.NewObjectIter(v)
+	it, ok := jsonscan.NewObjectIter(v)
 	if !ok {
 		return false
 	}
@@ -175,7 +175,7 @@ func fieldIndex(k []byte, fields []string) int {
 
 // scanString sets *s from the JSON string v; null leaves it unchanged.
 func scanString(v []byte, s *string) bool {
-	if jsonrpc.Kind(v) == 'z' {
+	if jsonscan.Kind(v) == 'z' {
 		return true
 	}
 	str, ok := plainString(v)
@@ -187,7 +187,7 @@ func scanString(v []byte, s *string) bool {
 
 // scanOptString sets *s to the JSON string v, or to nil for null.
 func scanOptString(v []byte, s **string) bool {
-	if jsonrpc.Kind(v) == 'z' {
+	if jsonscan.Kind(v) == 'z' {
 		*s = nil
 		return true
 	}
@@ -217,7 +217,7 @@ func plainString(v []byte) (string, bool) {
 	return string(body), true
 }
 
-// plainKey returns raw key k (from jsonrpc.ObjectIter) as a string if it
+// plainKey returns raw key k (from jsonscan.ObjectIter) as a string if it
 // needs no unescaping.
 func plainKey(k []byte) (string, bool) {
 	for _, c := range k {
@@ -246,11 +246,11 @@ func scanStringMap(v []byte, m *map[string]string) bool {
 // scanMap sets *m to the JSON object v (nil for null), each member read
 // by value; like encoding/json it adds to an existing map.
 func scanMap[V any](v []byte, m *map[string]V, value func([]byte, *V) bool) bool {
-	if jsonrpc.Kind(v) == 'z' {
+	if jsonscan.Kind(v) == 'z' {
 		*m = nil
 		return true
 	}
-	it, ok := jsonrpc.NewObjectIter(v)
+	it, ok := jsonscan.NewObjectIter(v)
 	if !ok {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
@@ -91,7 +92,7 @@ func content(blocks ...string) json.RawMessage {
 }
 
 func textBlock(s string) string {
-	return `{"type":"text","text":` + string(jsonrpc.AppendString(nil, s)) + `}`
+	return `{"type":"text","text":` + string(jsonscan.AppendString(nil, s)) + `}`
 }
 
 const imageBlock = `{"type":"image","data":"` + PNG + `","mimeType":"image/png"}`
@@ -119,7 +120,7 @@ func (e *Everything) CallTool(ctx context.Context, r *mcp.Request) (json.RawMess
 	if err := json.Unmarshal(r.Params, &p); err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params", nil)
 	}
-	arg := func(k string) string { s, _ := jsonrpc.String(p.Arguments[k]); return s }
+	arg := func(k string) string { s, _ := jsonscan.String(p.Arguments[k]); return s }
 	switch p.Name {
 	case "test_simple_text":
 		return content(textBlock("This is a simple text response for testing.")), nil
@@ -143,12 +144,12 @@ func (e *Everything) CallTool(ctx context.Context, r *mcp.Request) (json.RawMess
 		return content(textBlock("Progress completed")), nil
 	case "test_tool_with_logging", "test_logging_tool":
 		for _, m := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
-			r.Log("info", "test", json.RawMessage(jsonrpc.AppendString(nil, m)))
+			r.Log("info", "test", json.RawMessage(jsonscan.AppendString(nil, m)))
 			sleep(ctx, 20*time.Millisecond)
 		}
 		return content(textBlock("Logging completed")), nil
 	case "test_sampling":
-		params := `{"messages":[{"role":"user","content":{"type":"text","text":` + string(jsonrpc.AppendString(nil, arg("prompt"))) + `}}],"maxTokens":100}`
+		params := `{"messages":[{"role":"user","content":{"type":"text","text":` + string(jsonscan.AppendString(nil, arg("prompt"))) + `}}],"maxTokens":100}`
 		res, err := r.ClientCall(ctx, "sampling/createMessage", json.RawMessage(params))
 		if err != nil {
 			return nil, err
@@ -161,7 +162,7 @@ func (e *Everything) CallTool(ctx context.Context, r *mcp.Request) (json.RawMess
 		_ = json.Unmarshal(res, &cm)
 		return content(textBlock("LLM response: " + cm.Content.Text)), nil
 	case "test_elicitation":
-		return e.elicit(ctx, r, `{"message":`+string(jsonrpc.AppendString(nil, arg("message")))+`,"requestedSchema":{"type":"object","properties":{"username":{"type":"string"},"email":{"type":"string"}},"required":["username","email"]}}`, "User response")
+		return e.elicit(ctx, r, `{"message":`+string(jsonscan.AppendString(nil, arg("message")))+`,"requestedSchema":{"type":"object","properties":{"username":{"type":"string"},"email":{"type":"string"}},"required":["username","email"]}}`, "User response")
 	case "test_elicitation_sep1034_defaults":
 		return e.elicit(ctx, r, `{"message":"Defaults test","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},"status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},"verified":{"type":"boolean","default":true}}}}`, "Elicitation completed")
 	case "test_elicitation_sep1330_enums":
@@ -256,7 +257,7 @@ func inputRequired(requests map[string]string, state string) json.RawMessage {
 	}
 	b.WriteString("}")
 	if state != "" {
-		b.WriteString(`,"requestState":` + string(jsonrpc.AppendString(nil, state)))
+		b.WriteString(`,"requestState":` + string(jsonscan.AppendString(nil, state)))
 	}
 	b.WriteString("}")
 	return json.RawMessage(b.String())
@@ -266,7 +267,7 @@ func inputRequired(requests map[string]string, state string) json.RawMessage {
 func mrtr(r *mcp.Request, p *everythingParams) (json.RawMessage, error) {
 	has := func(k string) bool {
 		v, ok := p.InputResponses[k]
-		return ok && jsonrpc.Kind(v) == 'o'
+		return ok && jsonscan.Kind(v) == 'o'
 	}
 	state := ""
 	if p.RequestState != nil {
@@ -359,9 +360,9 @@ func (e *Everything) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]j
 
 // ReadResource implements mcp.Provider.
 func (e *Everything) ReadResource(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
-	uri, _ := jsonrpc.String(jsonMember(r.Params, "uri"))
+	uri, _ := jsonscan.String(jsonMember(r.Params, "uri"))
 	item := func(mime, field, value string) json.RawMessage {
-		return json.RawMessage(`{"contents":[{"uri":` + string(jsonrpc.AppendString(nil, uri)) + `,"mimeType":"` + mime + `","` + field + `":` + string(jsonrpc.AppendString(nil, value)) + `}]}`)
+		return json.RawMessage(`{"contents":[{"uri":` + string(jsonscan.AppendString(nil, uri)) + `,"mimeType":"` + mime + `","` + field + `":` + string(jsonscan.AppendString(nil, value)) + `}]}`)
 	}
 	switch {
 	case uri == "test://static-text":
@@ -378,7 +379,7 @@ func (e *Everything) ReadResource(ctx context.Context, r *mcp.Request) (json.Raw
 }
 
 func jsonMember(obj []byte, name string) []byte {
-	v, _ := jsonrpc.Member(obj, name)
+	v, _ := jsonscan.Member(obj, name)
 	return v
 }
 
@@ -424,12 +425,12 @@ func (e *Everything) GetPrompt(ctx context.Context, r *mcp.Request) (json.RawMes
 	case "test_prompt_with_arguments":
 		return msgs(textBlock("Prompt with arguments: arg1='" + p.Arguments["arg1"] + "', arg2='" + p.Arguments["arg2"] + "'")), nil
 	case "test_prompt_with_embedded_resource":
-		return msgs(`{"type":"resource","resource":{"uri":`+string(jsonrpc.AppendString(nil, p.Arguments["resourceUri"]))+`,"mimeType":"text/plain","text":"Embedded resource content for testing."}}`,
+		return msgs(`{"type":"resource","resource":{"uri":`+string(jsonscan.AppendString(nil, p.Arguments["resourceUri"]))+`,"mimeType":"text/plain","text":"Embedded resource content for testing."}}`,
 			textBlock("Please process the embedded resource above.")), nil
 	case "test_prompt_with_image":
 		return msgs(imageBlock, textBlock("Please analyze the image above.")), nil
 	case "test_input_required_result_prompt":
-		if v, ok := p.InputResponses["user_context"]; !ok || jsonrpc.Kind(v) != 'o' {
+		if v, ok := p.InputResponses["user_context"]; !ok || jsonscan.Kind(v) != 'o' {
 			return inputRequired(map[string]string{"user_context": `{"method":"elicitation/create","params":{"message":"What context should the prompt use?","requestedSchema":{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}}}`}, ""), nil
 		}
 		return msgs(textBlock("Prompt with context: " + string(p.InputResponses["user_context"]))), nil

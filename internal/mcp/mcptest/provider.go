@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
@@ -133,7 +134,7 @@ func (p *Provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage
 
 func text(s string) json.RawMessage {
 	b := []byte(`{"content":[{"type":"text","text":`)
-	b = jsonrpc.AppendString(b, s)
+	b = jsonscan.AppendString(b, s)
 	return append(b, "}]}"...)
 }
 
@@ -162,7 +163,7 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 	p.started(cp.Name)
 	arg := func(name string) string {
 		v := cp.Arguments[name]
-		if s, ok := jsonrpc.String(v); ok {
+		if s, ok := jsonscan.String(v); ok {
 			return s
 		}
 		return string(v)
@@ -294,7 +295,7 @@ func (p *Provider) elicit(ctx context.Context, r *mcp.Request, cp *callParams, m
 	if message == "" {
 		message = "What is your name?"
 	}
-	params := fmt.Sprintf(elicitParams, jsonrpc.AppendString(nil, message))
+	params := fmt.Sprintf(elicitParams, jsonscan.AppendString(nil, message))
 	if r.Stateless {
 		if resp, ok := cp.InputResponses["name"]; ok {
 			return text("hello " + elicitedName(resp)), nil
@@ -354,9 +355,9 @@ func (p *Provider) ReadResource(ctx context.Context, r *mcp.Request) (json.RawMe
 	_ = json.Unmarshal(r.Params, &rp)
 	content := func(field, mime, value string) json.RawMessage {
 		b := []byte(`{"contents":[{"uri":`)
-		b = jsonrpc.AppendString(b, rp.URI)
+		b = jsonscan.AppendString(b, rp.URI)
 		b = append(b, `,"mimeType":"`+mime+`","`+field+`":`...)
-		b = jsonrpc.AppendString(b, value)
+		b = jsonscan.AppendString(b, value)
 		return append(b, "}]}"...)
 	}
 	switch {
@@ -394,7 +395,7 @@ func (p *Provider) GetPrompt(ctx context.Context, r *mcp.Request) (json.RawMessa
 	}
 	msg := func(s string) json.RawMessage {
 		b := []byte(`{"messages":[{"role":"user","content":{"type":"text","text":`)
-		b = jsonrpc.AppendString(b, s)
+		b = jsonscan.AppendString(b, s)
 		return append(b, "}}]}"...)
 	}
 	switch gp.Name {
@@ -452,7 +453,7 @@ func (p *Provider) SlotShare(r *mcp.Request) string {
 	if r.Method != "tools/call" || json.Unmarshal(r.Params, &cp) != nil {
 		return ""
 	}
-	s, _ := jsonrpc.String(cp.Arguments["share"])
+	s, _ := jsonscan.String(cp.Arguments["share"])
 	return s
 }
 

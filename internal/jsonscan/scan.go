@@ -1,4 +1,4 @@
-package jsonrpc
+package jsonscan
 
 import (
 	"encoding/json"
