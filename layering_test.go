@@ -50,14 +50,65 @@ func within(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }
 
-// TestLayering enforces the import rules of DESIGN.md: imports point one
-// way, wazero stays inside runtime and hostapi, the protocol engine knows
-// nothing of Wasm, and every third-party module has exactly one importer.
+// allowed is, for each package of this module (its path relative to the
+// module root, "." for the root), the packages of ours it may import
+// directly. It is the import graph written out: a new package, or a new
+// arrow between two packages, fails TestLayering until it is added here,
+// so that it is chosen rather than noticed; an arrow that is no longer
+// drawn fails too, so the list stays the graph. The invariants behind it
+// (imports point one way, the protocol engine knows nothing of Wasm, the
+// guest SDK knows nothing of the host) are checked on top, over the
+// transitive dependencies, in TestLayering.
+var allowed = map[string][]string{
+	".":                                  {},
+	"cmd/wasmcp":                         {"internal/config", "internal/jsonrpc", "internal/scaffold", "internal/server"},
+	"examples/conformance/go-everything": {"sdk/go"},
+	"examples/go-fetch":                  {"sdk/go"},
+	"examples/go-notes":                  {"sdk/go"},
+	"examples/go-text":                   {"sdk/go"},
+	"hostapi":                            {"internal/abi", "runtime"},
+	"internal/abi":                       {},
+	"internal/auth":                      {},
+	"internal/config":                    {},
+	"internal/fetch":                     {},
+	"internal/jsonrpc":                   {"internal/jsonscan"},
+	"internal/jsonscan":                  {},
+	"internal/mcp":                       {"internal/jsonrpc", "internal/jsonscan"},
+	"internal/mcp/mcptest":               {"internal/jsonrpc", "internal/jsonscan", "internal/mcp"},
+	"internal/scaffold":                  {"."},
+	"internal/schema":                    {"internal/jsonscan"},
+	"internal/server":                    {"hostapi", "internal/auth", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/telemetry", "internal/verify", "plugins", "runtime"},
+	"internal/telemetry":                 {"internal/abi", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "plugins", "runtime"},
+	"internal/verify":                    {"internal/fetch"},
+	"plugins":                            {"hostapi", "internal/abi", "internal/jsonscan", "internal/schema", "runtime"},
+	"runtime":                            {"internal/abi", "runtime/internal/extism", "runtime/internal/instrument"},
+	"runtime/internal/extism":            {},
+	"runtime/internal/instrument":        {},
+	"sdk/go":                             {"internal/abi", "internal/jsonscan"},
+	"sdk/go/wasmcptest":                  {"internal/abi", "sdk/go"},
+	"sdk/sdktest":                        {},
+}
+
+// relPath returns the path of our package p relative to the module root
+// ("." for the root).
+func relPath(p string) string {
+	if p == mod {
+		return "."
+	}
+	return strings.TrimPrefix(p, mod+"/")
+}
+
+// TestLayering enforces the import rules of DESIGN.md: every arrow between
+// our packages is one listed in allowed; imports point one way, wazero
+// stays inside runtime and hostapi, the protocol engine knows nothing of
+// Wasm, the guest SDK nothing of the host or of the JSON-RPC wire format,
+// and every third-party module has exactly one importer.
 func TestLayering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
 	pkgs := listPackages(t)
+	checkAllowList(t, pkgs)
 	ours := func(p string) bool { return within(p, mod) }
 	wazero := "github.com/tetratelabs/wazero"
 	owners := map[string][]string{ // third-party module -> packages allowed to import it
@@ -96,11 +147,7 @@ func TestLayering(t *testing.T) {
 		case within(rel, "internal/jsonscan"), within(rel, "internal/abi"), within(rel, "internal/auth"):
 			forbidden = []string{mod}
 		case within(rel, "internal/jsonrpc"):
-			for _, dep := range info.deps {
-				if ours(dep) && dep != path && dep != mod+"/internal/jsonscan" {
-					t.Errorf("%s depends on %s; of ours it may use only internal/jsonscan", path, dep)
-				}
-			}
+			forbidden = []string{mod + "/internal/abi", mod + "/internal/mcp", mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/server", mod + "/sdk"}
 		case within(rel, "internal/mcp"):
 			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/server", wazero}
 		case within(rel, "runtime"):
@@ -116,13 +163,74 @@ func TestLayering(t *testing.T) {
 			}
 			forbidden = []string{mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config"}
 		case within(rel, "sdk"), within(rel, "examples"):
-			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config", wazero}
+			// The guest SDK and its examples share only the ABI and the
+			// byte-level JSON toolkit with the host, never the JSON-RPC
+			// wire format.
+			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/mcp", mod + "/internal/server", mod + "/internal/config", mod + "/internal/jsonrpc", wazero}
 		}
 		for _, dep := range info.deps {
 			for _, f := range forbidden {
 				if within(dep, f) && !(f == mod && dep == path) {
 					t.Errorf("%s depends on %s, which the layering rules forbid", path, dep)
 				}
+			}
+		}
+	}
+}
+
+// checkAllowList fails for every package of ours that allowed does not
+// list, every direct import of ours it does not allow, and every allowed
+// arrow that is no longer drawn.
+func checkAllowList(t *testing.T, pkgs map[string]pkgInfo) {
+	t.Helper()
+	seen := map[string]bool{}
+	for path, info := range pkgs {
+		if !within(path, mod) {
+			continue
+		}
+		rel := relPath(path)
+		seen[rel] = true
+		list, ok := allowed[rel]
+		if !ok {
+			t.Errorf("package %s is not in the allow-list of layering_test.go: add it with the packages of ours it may import", rel)
+			continue
+		}
+		may := map[string]bool{}
+		for _, a := range list {
+			may[a] = true
+		}
+		drawn := map[string]bool{}
+		for _, imp := range info.imports {
+			if !within(imp, mod) {
+				continue
+			}
+			r := relPath(imp)
+			drawn[r] = true
+			if !may[r] {
+				t.Errorf("%s imports %s, an arrow the allow-list of layering_test.go does not have: choose it there (and keep DESIGN.md's layering true) or drop the import", rel, r)
+			}
+		}
+		for _, a := range list {
+			if !drawn[a] {
+				t.Errorf("the allow-list of layering_test.go lets %s import %s, which it no longer does: remove the arrow", rel, a)
+			}
+		}
+	}
+	for rel := range allowed {
+		if !seen[rel] {
+			t.Errorf("the allow-list of layering_test.go names %s, which is not a package of the module any more", rel)
+		}
+	}
+	// The Go guest SDK must not reach the host's JSON-RPC package, directly
+	// or not (internal/jsonscan is what it shares with the host).
+	for _, p := range []string{mod + "/sdk/go", mod + "/sdk/go/wasmcptest"} {
+		info, ok := pkgs[p]
+		if !ok {
+			t.Fatalf("go list did not list %s", p)
+		}
+		for _, dep := range info.deps {
+			if dep == mod+"/internal/jsonrpc" {
+				t.Errorf("%s depends on internal/jsonrpc; the guest SDK may use only internal/jsonscan", p)
 			}
 		}
 	}
