@@ -45,10 +45,13 @@ RUSTC=/usr/bin/rustc
 # The WASI target of that rustc: wasm32-wasip1 (Rust 1.78+) or wasm32-wasi
 # (older, e.g. Debian's 1.63), whichever it lists and has a std for.
 rust_target() {
-	local sysroot t
+	local sysroot t targets
 	sysroot="$("$RUSTC" --print sysroot)"
+	# The list is read whole: `rustc … | grep -q` dies of SIGPIPE under
+	# pipefail whenever grep stops reading first.
+	targets="$("$RUSTC" --print target-list)"
 	for t in wasm32-wasip1 wasm32-wasi; do
-		if "$RUSTC" --print target-list | grep -qx "$t" && [ -d "$sysroot/lib/rustlib/$t" ]; then
+		if grep -qx "$t" <<<"$targets" && [ -d "$sysroot/lib/rustlib/$t" ]; then
 			echo "$t"
 			return
 		fi
