@@ -93,33 +93,50 @@ func skipValue(data []byte, i int) int {
 	}
 }
 
-// ObjectIter walks the members of a JSON object. The object must be valid
-// JSON (see Valid); the iterator does not validate.
-type ObjectIter struct {
+// cursor is an iterator's position inside a JSON container.
+type cursor struct {
 	data []byte
 	i    int
 }
 
+// openCursor returns a cursor just inside the container that data starts
+// with (after space), and whether that container opens with the byte open.
+func openCursor(data []byte, open byte) (cursor, bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != open {
+		return cursor{}, false
+	}
+	return cursor{data: data, i: i + 1}, true
+}
+
+// start returns the index where the next item begins: past space and
+// the comma that separates it from the previous one.
+func (c *cursor) start() int {
+	d := c.data
+	i := skipSpace(d, c.i)
+	if i < len(d) && d[i] == ',' {
+		i = skipSpace(d, i+1)
+	}
+	return i
+}
+
+// ObjectIter walks the members of a JSON object. The object must be valid
+// JSON (see Valid); the iterator does not validate.
+type ObjectIter struct{ c cursor }
+
 // NewObjectIter returns an iterator over the members of obj and whether
 // obj is a JSON object at all.
 func NewObjectIter(obj []byte) (ObjectIter, bool) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return ObjectIter{}, false
-	}
-	return ObjectIter{data: obj, i: i + 1}, true
+	c, ok := openCursor(obj, '{')
+	return ObjectIter{c}, ok
 }
 
 // Next returns the next member: its key as the raw bytes between the
 // quotes (escapes not decoded, see KeyIs) and its value as raw JSON.
 func (it *ObjectIter) Next() (key, value []byte, ok bool) {
-	d := it.data
-	i := skipSpace(d, it.i)
-	if i < len(d) && d[i] == ',' {
-		i = skipSpace(d, i+1)
-	}
+	d, i := it.c.data, it.c.start()
 	if i >= len(d) || d[i] != '"' {
-		it.i = len(d)
+		it.c.i = len(d)
 		return nil, nil, false
 	}
 	end := skipString(d, i)
@@ -130,7 +147,7 @@ func (it *ObjectIter) Next() (key, value []byte, ok bool) {
 	}
 	vend := skipValue(d, i)
 	value = d[i:vend]
-	it.i = vend
+	it.c.i = vend
 	return key, value, true
 }
 
@@ -164,34 +181,24 @@ func Member(obj []byte, name string) (value []byte, ok bool) {
 }
 
 // ArrayIter walks the elements of a JSON array (valid JSON, not validated).
-type ArrayIter struct {
-	data []byte
-	i    int
-}
+type ArrayIter struct{ c cursor }
 
 // NewArrayIter returns an iterator over the elements of arr and whether
 // arr is a JSON array at all.
 func NewArrayIter(arr []byte) (ArrayIter, bool) {
-	i := skipSpace(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return ArrayIter{}, false
-	}
-	return ArrayIter{data: arr, i: i + 1}, true
+	c, ok := openCursor(arr, '[')
+	return ArrayIter{c}, ok
 }
 
 // Next returns the next element as raw JSON.
 func (it *ArrayIter) Next() (value []byte, ok bool) {
-	d := it.data
-	i := skipSpace(d, it.i)
-	if i < len(d) && d[i] == ',' {
-		i = skipSpace(d, i+1)
-	}
+	d, i := it.c.data, it.c.start()
 	if i >= len(d) || d[i] == ']' {
-		it.i = len(d)
+		it.c.i = len(d)
 		return nil, false
 	}
 	end := skipValue(d, i)
-	it.i = end
+	it.c.i = end
 	return d[i:end], true
 }
 

@@ -20,30 +20,21 @@ func Valid(data []byte) bool {
 			return false
 		}
 		switch c := data[i]; {
-		case c == '{':
+		case c == '{' || c == '[':
 			if len(stack) >= maxDepth {
 				return false
 			}
 			i = skipSpace(data, i+1)
-			if i < n && data[i] == '}' {
+			if i < n && data[i] == closing(c) {
 				i++
 				break
 			}
-			stack = append(stack, '{')
-			if i = validKey(data, i); i < 0 {
-				return false
+			stack = append(stack, c)
+			if c == '{' {
+				if i = validKey(data, i); i < 0 {
+					return false
+				}
 			}
-			continue
-		case c == '[':
-			if len(stack) >= maxDepth {
-				return false
-			}
-			i = skipSpace(data, i+1)
-			if i < n && data[i] == ']' {
-				i++
-				break
-			}
-			stack = append(stack, '[')
 			continue
 		case c == '"':
 			if i = validString(data, i); i < 0 {
@@ -91,7 +82,7 @@ func Valid(data []byte) bool {
 				}
 				break
 			}
-			if (top == '{' && c == '}') || (top == '[' && c == ']') {
+			if c == closing(top) {
 				stack = stack[:len(stack)-1]
 				i++
 				continue
@@ -100,6 +91,10 @@ func Valid(data []byte) bool {
 		}
 	}
 }
+
+// closing returns the byte that closes the container opened by open ('{'
+// or '['): in ASCII, '}' and ']' are two after their openers.
+func closing(open byte) byte { return open + 2 }
 
 // validKey checks `"key" :` at i and returns the index after the colon
 // and its following space, or -1.
