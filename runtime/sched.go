@@ -114,6 +114,9 @@ func (t *task) end() {
 
 // probe runs on the call's goroutine at each exit of its guest code.
 func (t *task) probe() {
+	if t.done == nil {
+		return // guest code run outside a call's arm and disarm: never park it
+	}
 	now := time.Now()
 	t.cpu += min(now.Sub(t.last), maxGap)
 	t.last = now
