@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the toolchains the tests and example builds need, if missing:
 # Debian packages (clang, lld, wasi-libc, wabt, binaryen, rustc with the
-# wasm32 standard library). npm packages and Node 22 are installed by the
-# scripts that use them, into .cache/.
+# wasm32 standard library, redis-server and nginx for the cluster harness
+# scripts/cluster.sh). npm packages and Node 22 are installed by the
+# scripts that use them, into .cache/. The tests use no service a package
+# may start: they run their own redis-server and nginx on loopback ports.
 set -euo pipefail
 need=()
 command -v clang >/dev/null || need+=(clang)
@@ -14,6 +16,8 @@ command -v wasm-opt >/dev/null || need+=(binaryen)
 [ -x /usr/bin/rustc ] || need+=(rustc)
 [ -d /usr/lib/rustlib/wasm32-wasi ] || need+=(libstd-rust-dev-wasm32)
 command -v node >/dev/null || need+=(nodejs npm)
+command -v redis-server >/dev/null || need+=(redis-server)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need+=(nginx)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "installing: ${need[*]}"
 	sudo=""
