@@ -78,6 +78,8 @@ var allowed = map[string][]string{
 	"internal/scaffold":                  {"."},
 	"internal/schema":                    {"internal/jsonscan"},
 	"internal/server":                    {"hostapi", "internal/auth", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/telemetry", "internal/verify", "plugins", "runtime"},
+	"internal/tasks":                     {},
+	"internal/tasks/taskstest":           {"internal/tasks"},
 	"internal/telemetry":                 {"internal/abi", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "plugins", "runtime"},
 	"internal/verify":                    {"internal/fetch"},
 	"plugins":                            {"hostapi", "internal/abi", "internal/jsonscan", "internal/schema", "runtime"},
