@@ -227,10 +227,12 @@ func (h *httpHandler) isDraining() bool {
 	}
 }
 
-// refuse answers a call refused before dispatch: its status (503 or
-// 429) with Retry-After and a JSON-RPC error.
+// refuse answers a message refused before dispatch: its status, with
+// Retry-After when the refusal names one (503, 429), and a JSON-RPC error.
 func refuse(w http.ResponseWriter, id jsonrpc.ID, r *refusal) {
-	w.Header()["Retry-After"] = []string{strconv.Itoa(r.retryAfter)}
+	if r.retryAfter > 0 {
+		w.Header()["Retry-After"] = []string{strconv.Itoa(r.retryAfter)}
+	}
 	writeError(w, r.status, id, r.err)
 }
 

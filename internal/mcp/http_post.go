@@ -36,70 +36,53 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	body := *buf
-	if jsonrpc.IsBatch(body) {
-		h.postBatch(w, r, body)
-		return
-	}
-	m, perr := jsonrpc.Parse(body)
-	if perr != nil {
-		writeError(w, http.StatusBadRequest, m.ID, perr)
-		return
-	}
-	if m.IsRequest() && h.isDraining() {
-		refuseBusy(w, m.ID, errShuttingDown)
-		return
-	}
-	var mi metaInfo
-	if m.IsRequest() {
-		scanMeta(m.Params, &mi)
-	}
 	sid := r.Header.Get("Mcp-Session-Id")
-	hv := r.Header.Get("Mcp-Protocol-Version")
-	switch {
-	case m.IsRequest() && (mi.modern || isModernOnlyMethod(m.Method)):
-		h.postModern(w, r, &m, &mi)
-	case sid != "":
-		ss := h.sessionOf(r, sid)
-		if ss == nil {
-			writeError(w, http.StatusNotFound, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
+	var ss *httpSession
+	if sid != "" {
+		ss = h.sessionOf(r, sid)
+	}
+	if jsonrpc.IsBatch(body) {
+		h.postBatch(w, r, sid, ss, body)
+		return
+	}
+	in := h.inbound(r, sid, ss)
+	var m jsonrpc.Message
+	var mi metaInfo
+	rt, rf := h.s.admitMessage(body, &in, &m, &mi)
+	switch rt {
+	case routeRefused:
+		refuse(w, m.ID, rf)
+	case routeNotice:
+		if ss != nil {
+			h.postNotice(w, ss, &m)
 			return
 		}
-		keep = h.postLegacy(w, r, ss, &m, &mi, buf)
-	case m.IsRequest() && m.Method == methodInitialize:
-		h.postInitialize(w, r, &m)
-	case m.IsRequest() && hv != "" && !isLegacyVersion(hv):
-		h.postModern(w, r, &m, &mi)
-	case !m.IsRequest():
 		w.WriteHeader(http.StatusAccepted)
+	case routePong:
+		writeResult(w, m.ID, []byte("{}"))
+	case routeInitialize:
+		h.postInitialize(w, r, &m)
+	case routeModern:
+		h.postModern(w, r, &m, &mi)
 	default:
-		writeError(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "invalid request: missing Mcp-Session-Id (send initialize first, or per-request _meta for protocol version 2026-07-28)"})
+		keep = h.postLegacy(w, r, ss, &m, &mi, buf)
 	}
 }
 
-// postModern serves a 2026-07-28 request. The checks run in the order the
-// protocol fixes: _meta (-32602), headers (-32020), version (-32022), then
-// the method (-32601, 404); every refusal is JSON with the request id.
+// inbound describes request r, of session ss (sid its id, "" for none),
+// to admission.
+func (h *httpHandler) inbound(r *http.Request, sid string, ss *httpSession) inbound {
+	in := inbound{unknownSession: sid != "" && ss == nil, version: r.Header.Get("Mcp-Protocol-Version"), draining: h.isDraining(),
+		headers: func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error { return h.checkHeaders(r, m, mi) }}
+	if ss != nil {
+		in.c = ss.c
+	}
+	return in
+}
+
+// postModern serves a 2026-07-28 request that admission let through.
 func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, mi *metaInfo) {
 	s := h.s
-	e := checkModernMeta(mi)
-	if e == nil {
-		e = h.checkHeaders(r, m, mi)
-	}
-	if e == nil {
-		e = checkModernVersion(mi)
-	}
-	if e == nil {
-		e = checkModernMethod(m.Method)
-	}
-	if e != nil {
-		status := statusFor(e.Code)
-		if e.Code == jsonrpc.CodeInvalidParams {
-			status = http.StatusBadRequest
-		}
-		writeError(w, status, m.ID, e)
-		return
-	}
 	ds := &directSink{w: w, rc: http.NewResponseController(w)}
 	cl := s.newModernCall(r.Context(), m, mi, ds)
 	cl.header = r.Header
@@ -109,8 +92,7 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	cl.stop = h.done
 	cl.drain = h.draining
 	cl.remote = remoteHost(r)
-	if rf := s.admitCall(cl); rf != nil {
-		cl.cancel()
+	if rf := s.startCall(cl, nil); rf != nil {
 		refuse(w, m.ID, rf)
 		return
 	}
@@ -143,10 +125,6 @@ func remoteHost(r *http.Request) string {
 
 // postInitialize opens a legacy session.
 func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !isSupportedVersion(v) {
-		writeError(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unsupported MCP-Protocol-Version " + v})
-		return
-	}
 	ss := h.newSession()
 	ss.principal = identityFrom(r.Context()).Principal
 	res, e := ss.c.initialize(m)
@@ -161,47 +139,45 @@ func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", ss.id)
+	writeResult(w, m.ID, res)
+}
+
+// writeResult writes a JSON-RPC result with status 200.
+func writeResult(w http.ResponseWriter, id jsonrpc.ID, res []byte) {
 	b := getBuf()
-	*b = jsonrpc.AppendResult((*b)[:0], m.ID, res)
+	*b = jsonrpc.AppendResult((*b)[:0], id, res)
 	writeJSON(w, http.StatusOK, *b)
 	putBuf(b)
+}
+
+// postNotice delivers a notification or response of session ss.
+func (h *httpHandler) postNotice(w http.ResponseWriter, ss *httpSession, m *jsonrpc.Message) {
+	if !ss.enter() {
+		writeError(w, http.StatusNotFound, m.ID, errSessionNotFound)
+		return
+	}
+	defer ss.leave()
+	if m.IsResponse() {
+		ss.c.handleResponse(m)
+	} else {
+		ss.c.handleNotification(m)
+	}
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // postLegacy serves a message of a legacy session. It reports whether it
 // kept buf (a request running past the handler owns it).
 func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *httpSession, m *jsonrpc.Message, mi *metaInfo, buf *[]byte) bool {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !isSupportedVersion(v) {
-		writeError(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unsupported MCP-Protocol-Version " + v})
-		return false
-	}
 	if !ss.enter() {
-		writeError(w, http.StatusNotFound, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
+		writeError(w, http.StatusNotFound, m.ID, errSessionNotFound)
 		return false
 	}
 	defer ss.leave()
-	switch {
-	case m.IsResponse():
-		ss.c.handleResponse(m)
-		w.WriteHeader(http.StatusAccepted)
-		return false
-	case m.IsNotification():
-		ss.c.handleNotification(m)
-		w.WriteHeader(http.StatusAccepted)
-		return false
-	}
 	st := ss.newStream()
 	cl := ss.c.newLegacyCall(m, mi, st)
 	cl.header = r.Header
 	cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
-	if !ss.c.track(cl) {
-		cl.cancel()
-		ss.dropStream(st)
-		writeError(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"})
-		return false
-	}
-	if rf := h.s.admitCall(cl); rf != nil {
-		ss.c.untrack(cl)
-		cl.cancel()
+	if rf := h.s.startCall(cl, ss.c); rf != nil {
 		ss.dropStream(st)
 		refuse(w, m.ID, rf)
 		return false
@@ -237,8 +213,15 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 		if done {
 			ss.dropStream(st)
 			if final == nil {
-				// Cancelled: an SSE response without events.
-				startSSE(w)
+				select {
+				case <-ss.done:
+					// Cancelled with its session (the select below may
+					// see the request end first).
+					writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session terminated"})
+				default:
+					// Cancelled: an SSE response without events.
+					startSSE(w)
+				}
 				return
 			}
 			writeJSON(w, http.StatusOK, final)
@@ -268,78 +251,32 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 	}
 }
 
-// postBatch serves a 2025-03-26 batch: every request runs, the responses
-// come back as one JSON array (their notifications go to the session's
-// standalone stream).
-func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
-	if !jsonscan.Valid(body) {
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"})
+// postBatch serves a 2025-03-26 batch of session ss (sid its id): every
+// request runs, the responses come back as one JSON array (their
+// notifications go to the session's standalone stream).
+func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, sid string, ss *httpSession, body []byte) {
+	if sid != "" && ss == nil && jsonscan.Valid(body) {
+		writeError(w, http.StatusNotFound, jsonrpc.ID{}, errSessionNotFound)
 		return
 	}
-	if h.isDraining() {
-		refuseBusy(w, jsonrpc.ID{}, errShuttingDown)
-		return
-	}
-	ss := h.sessionOf(r, r.Header.Get("Mcp-Session-Id"))
-	if ss == nil {
-		if r.Header.Get("Mcp-Session-Id") != "" {
-			writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
+	var c *conn
+	if ss != nil {
+		if !ss.enter() {
+			writeError(w, http.StatusNotFound, jsonrpc.ID{}, errSessionNotFound)
 			return
 		}
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: batches are only accepted in a 2025-03-26 session"})
+		defer ss.leave()
+		c = ss.c
+	}
+	calls, immediate, rf := h.s.admitBatch(body, c, h.isDraining(), func(m *jsonrpc.Message, mi *metaInfo) *call {
+		cl := ss.c.newLegacyCall(m, mi, ss.standalone)
+		cl.header = r.Header
+		cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
+		return cl
+	})
+	if rf != nil {
+		refuse(w, jsonrpc.ID{}, rf)
 		return
-	}
-	if _, v, _, _ := ss.c.snapshot(); v != version20250326 {
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: batches are only accepted in a 2025-03-26 session"})
-		return
-	}
-	if !ss.enter() {
-		writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
-		return
-	}
-	defer ss.leave()
-	elems, perr := jsonrpc.ParseBatch(body)
-	if perr == nil {
-		perr = h.s.batchTooLong(len(elems))
-	}
-	if perr != nil {
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, perr)
-		return
-	}
-	var calls []*call
-	var immediate [][]byte
-	for _, e := range elems {
-		m, perr := jsonrpc.Parse(e)
-		switch {
-		case perr != nil:
-			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
-		case m.IsResponse():
-			ss.c.handleResponse(&m)
-		case m.IsNotification():
-			ss.c.handleNotification(&m)
-		case m.Method == methodInitialize:
-			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "invalid request: initialize must not be part of a batch"}))
-		default:
-			var mi metaInfo
-			scanMeta(m.Params, &mi)
-			cl := ss.c.newLegacyCall(&m, &mi, ss.standalone)
-			cl.header = r.Header
-			cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
-			if !ss.c.track(cl) {
-				cl.cancel()
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-					Message: "invalid request: a request with this id is already running"}))
-				continue
-			}
-			if rf := h.s.admitCall(cl); rf != nil {
-				ss.c.untrack(cl)
-				cl.cancel()
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, rf.err))
-				continue
-			}
-			calls = append(calls, cl)
-		}
 	}
 	out := append(immediate, runBatch(h.s, ss.c, calls)...)
 	if len(out) == 0 {

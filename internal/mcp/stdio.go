@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
-	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // ServeStdio serves one client over newline-delimited JSON-RPC: requests
@@ -191,79 +190,52 @@ func (st *stdioConn) handleLine(line []byte) {
 	}
 	buf := getBuf()
 	*buf = append((*buf)[:0], line...)
-	m, perr := jsonrpc.Parse(*buf)
-	switch {
-	case perr != nil:
-		st.writeError(m.ID, perr)
-	case m.IsResponse():
-		st.c.handleResponse(&m)
-	case m.IsNotification():
-		st.c.handleNotification(&m)
-	default:
-		if st.handleRequest(&m, buf) {
-			return // buf now belongs to the request
-		}
+	if st.handleMessage(*buf, buf) {
+		return // buf now belongs to the request
 	}
 	putBuf(buf)
 }
 
-// prepare routes request m: it answers what needs no handler goroutine and
-// returns the call to run otherwise.
-func (st *stdioConn) prepare(m *jsonrpc.Message, out sink) *call {
+// handleMessage admits one message and starts, answers or delivers it; it
+// reports whether it kept buf (which holds body).
+func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
+	var m jsonrpc.Message
 	var mi metaInfo
-	scanMeta(m.Params, &mi)
-	c := st.c
-	if st.srv.isDraining() {
-		st.writeError(m.ID, errShuttingDown)
-		return nil
-	}
-	if mi.modern || isModernOnlyMethod(m.Method) {
-		if e := checkModern(m, &mi); e != nil {
-			st.writeError(m.ID, e)
-			return nil
+	in := inbound{c: st.c, draining: st.srv.isDraining()}
+	rt, rf := st.srv.admitMessage(body, &in, &m, &mi)
+	var cl *call
+	switch rt {
+	case routeRefused:
+		st.writeError(m.ID, rf.err)
+		return false
+	case routeNotice:
+		if m.IsResponse() {
+			st.c.handleResponse(&m)
+		} else {
+			st.c.handleNotification(&m)
 		}
-		return st.srv.newModernCall(context.Background(), m, &mi, out)
-	}
-	if m.Method == methodInitialize {
-		res, e := c.initialize(m)
+		return false
+	case routePong:
+		st.writeResult(m.ID, []byte("{}"))
+		return false
+	case routeInitialize:
+		res, e := st.c.initialize(&m)
 		if e != nil {
 			st.writeError(m.ID, e)
 		} else {
 			st.writeResult(m.ID, res)
 		}
-		return nil
-	}
-	if ok, _, _, _ := c.snapshot(); ok {
-		return c.newLegacyCall(m, &mi, out)
-	}
-	if m.Method == methodPing {
-		st.writeResult(m.ID, []byte("{}"))
-		return nil
-	}
-	st.writeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-		Message: "invalid request: send initialize first (or per-request _meta for protocol version 2026-07-28)"})
-	return nil
-}
-
-// handleRequest starts request m; it reports whether it kept buf.
-func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
-	cl := st.prepare(m, st.sink)
-	if cl == nil {
 		return false
+	case routeModern:
+		cl = st.srv.newModernCall(context.Background(), &m, &mi, st.sink)
+	default:
+		cl = st.c.newLegacyCall(&m, &mi, st.sink)
 	}
-	st.acquire()
-	if !st.c.track(cl) {
-		st.release()
-		cl.cancel()
-		st.writeError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"})
-		return false
-	}
-	cl.slots = st
 	cl.remote = "stdio " + st.c.id
-	if rf := st.srv.admitCall(cl); rf != nil {
-		st.c.untrack(cl)
+	cl.slots = st
+	st.acquire()
+	if rf := st.srv.startCall(cl, st.c); rf != nil {
 		st.release()
-		cl.cancel()
 		st.writeError(m.ID, rf.err)
 		return false
 	}
@@ -281,69 +253,16 @@ func (st *stdioConn) handleRequest(m *jsonrpc.Message, buf *[]byte) bool {
 	return true
 }
 
-// handleBatch serves a JSON-RPC batch, accepted only in a 2025-03-26
-// session. The responses go out as one array once all requests are done.
+// handleBatch serves a 2025-03-26 batch. The responses go out as one
+// array once all its requests are done.
 func (st *stdioConn) handleBatch(line []byte) {
-	ok, version, _, _ := st.c.snapshot()
-	if !jsonscan.Valid(line) {
-		st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"})
-		return
-	}
-	if !ok || version != version20250326 {
-		st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "invalid request: batches are only accepted in a 2025-03-26 session"})
-		return
-	}
-	if st.srv.isDraining() {
-		st.writeError(jsonrpc.ID{}, errShuttingDown)
-		return
-	}
 	data := append([]byte(nil), line...)
-	elems, perr := jsonrpc.ParseBatch(data)
-	if perr == nil {
-		perr = st.srv.batchTooLong(len(elems))
-	}
-	if perr != nil {
-		st.writeError(jsonrpc.ID{}, perr)
+	calls, immediate, rf := st.srv.admitBatch(data, st.c, st.srv.isDraining(), func(m *jsonrpc.Message, mi *metaInfo) *call {
+		return st.c.newLegacyCall(m, mi, st.sink)
+	})
+	if rf != nil {
+		st.writeError(jsonrpc.ID{}, rf.err)
 		return
-	}
-	var calls []*call
-	var immediate [][]byte
-	for _, e := range elems {
-		m, perr := jsonrpc.Parse(e)
-		switch {
-		case perr != nil:
-			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
-		case m.IsResponse():
-			st.c.handleResponse(&m)
-		case m.IsNotification():
-			st.c.handleNotification(&m)
-		case m.Method == methodInitialize:
-			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "invalid request: initialize must not be part of a batch"}))
-		default:
-			var mi metaInfo
-			scanMeta(m.Params, &mi)
-			if mi.modern || isModernOnlyMethod(m.Method) {
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-					Message: "invalid request: 2026-07-28 requests cannot be batched"}))
-				continue
-			}
-			cl := st.c.newLegacyCall(&m, &mi, st.sink)
-			if !st.c.track(cl) {
-				cl.cancel()
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-					Message: "invalid request: a request with this id is already running"}))
-				continue
-			}
-			if rf := st.srv.admitCall(cl); rf != nil {
-				st.c.untrack(cl)
-				cl.cancel()
-				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, rf.err))
-				continue
-			}
-			calls = append(calls, cl)
-		}
 	}
 	if len(calls) == 0 {
 		st.writeBatch(immediate)
@@ -373,22 +292,6 @@ func (st *stdioConn) writeBatch(msgs [][]byte) {
 		return
 	}
 	_ = st.lw.writeMsg(joinBatch(msgs))
-}
-
-func joinBatch(msgs [][]byte) []byte {
-	n := 2
-	for _, m := range msgs {
-		n += len(m) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, m := range msgs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, m...)
-	}
-	return append(b, ']')
 }
 
 func trimSpaceBytes(b []byte) []byte {

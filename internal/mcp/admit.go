@@ -1,0 +1,252 @@
+package mcp
+
+import (
+	"net/http"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
+)
+
+// Admission is the one place where the rules for what a client sends are
+// kept: which era a message belongs to, the order of the 2026-07-28
+// checks, the legacy session and version-header rules, the batch rules of
+// 2025-03-26 and the limiter. Every transport (stdio, Streamable HTTP,
+// HTTP+SSE) frames its messages, hands each one to admitMessage (or a
+// batch to admitBatch) and then only writes what it is told, with its own
+// statuses and streams.
+
+// route is what admission decided for one message.
+type route int
+
+const (
+	routeRefused    route = iota // answered with the refusal: nothing runs
+	routeNotice                  // a notification or response, handled by in.c (none: accepted and dropped)
+	routePong                    // a ping outside a session: answered {}
+	routeInitialize              // initialize: the transport initializes (or opens) its session
+	routeModern                  // a 2026-07-28 request: every check passed, it runs statelessly
+	routeLegacy                  // a request of the legacy session in.c
+)
+
+// inbound is what admission knows of where a message came in.
+type inbound struct {
+	// c is the legacy session the message belongs to: the connection of
+	// stdio, the session HTTP names. nil when there is none.
+	c *conn
+	// unknownSession: HTTP named a session that does not exist (or is not
+	// the caller's).
+	unknownSession bool
+	// version is the MCP-Protocol-Version header; "" when absent, and on
+	// transports without headers.
+	version string
+	// headers checks the 2026-07-28 HTTP headers of request m against
+	// its body; nil on transports without them (stdio, HTTP+SSE).
+	headers func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error
+	// draining: the transport takes no new requests.
+	draining bool
+}
+
+// Refusals of admission. Their statuses are those of Streamable HTTP;
+// transports without statuses send only the error.
+var (
+	errNoSession = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: "invalid request: no session: send initialize first (over HTTP, then its Mcp-Session-Id), or per-request _meta for protocol version 2026-07-28"}
+	errSessionNotFound = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"}
+	errDuplicateID     = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: a request with this id is already running"}
+	errBatchSession    = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: batches are only accepted in a 2025-03-26 session"}
+	errBatchInitialize = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: initialize must not be part of a batch"}
+	errBatchModern     = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: 2026-07-28 requests cannot be batched"}
+	errBatchJSON       = &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"}
+)
+
+func badRequest(e *jsonrpc.Error) *refusal { return &refusal{err: e, status: http.StatusBadRequest} }
+
+func shuttingDown() *refusal {
+	return &refusal{err: errShuttingDown, status: http.StatusServiceUnavailable, retryAfter: retryAfterSeconds}
+}
+
+// isModernRequest is era detection: request m is served statelessly
+// (2026-07-28) when it carries 2026-07-28 _meta or its method exists only
+// in 2026-07-28, whatever session it arrives in.
+func isModernRequest(m *jsonrpc.Message, mi *metaInfo) bool {
+	return mi.modern || isModernOnlyMethod(m.Method)
+}
+
+// admitMessage parses one message (not a batch) and decides its route. m
+// and mi are filled in as far as the message could be read; m aliases
+// body. A refusal carries the error to answer, with the id of m.
+func (s *Server) admitMessage(body []byte, in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
+	var perr *jsonrpc.Error
+	*m, perr = jsonrpc.Parse(body)
+	*mi = metaInfo{}
+	if perr != nil {
+		return routeRefused, badRequest(perr)
+	}
+	if !m.IsRequest() {
+		switch {
+		case in.unknownSession:
+			return routeRefused, &refusal{err: errSessionNotFound, status: http.StatusNotFound}
+		case in.c != nil:
+			if r := checkVersionHeader(in.version); r != nil {
+				return routeRefused, r
+			}
+		}
+		return routeNotice, nil
+	}
+	if in.draining {
+		return routeRefused, shuttingDown()
+	}
+	scanMeta(m.Params, mi)
+	if isModernRequest(m, mi) {
+		return s.admitModern(m, mi, in)
+	}
+	if in.unknownSession {
+		return routeRefused, &refusal{err: errSessionNotFound, status: http.StatusNotFound}
+	}
+	initialized := false
+	if in.c != nil {
+		initialized, _, _, _ = in.c.snapshot()
+	}
+	switch {
+	case initialized || m.Method == methodInitialize:
+		if r := checkVersionHeader(in.version); r != nil {
+			return routeRefused, r
+		}
+		if initialized {
+			return routeLegacy, nil // initialize again: the session answers it is initialized
+		}
+		return routeInitialize, nil
+	case in.version != "" && !isLegacyVersion(in.version):
+		// The header names 2026-07-28 (or an unknown version): the
+		// stateless checks say what is missing.
+		return s.admitModern(m, mi, in)
+	case m.Method == methodPing:
+		return routePong, nil
+	}
+	return routeRefused, badRequest(errNoSession)
+}
+
+// admitModern runs the checks of a 2026-07-28 request in the order the
+// protocol fixes: _meta (-32602), headers (-32020), version (-32022), then
+// the method (-32601, HTTP 404).
+func (s *Server) admitModern(m *jsonrpc.Message, mi *metaInfo, in *inbound) (route, *refusal) {
+	e := checkModernMeta(mi)
+	if e == nil && in.headers != nil {
+		e = in.headers(m, mi)
+	}
+	if e == nil {
+		e = checkModernVersion(mi)
+	}
+	if e == nil {
+		e = checkModernMethod(m.Method)
+	}
+	if e != nil {
+		status := statusFor(e.Code)
+		if e.Code == jsonrpc.CodeInvalidParams {
+			status = http.StatusBadRequest
+		}
+		return routeRefused, &refusal{err: e, status: status}
+	}
+	return routeModern, nil
+}
+
+// checkVersionHeader refuses an MCP-Protocol-Version header naming a
+// version the engine does not speak.
+func checkVersionHeader(v string) *refusal {
+	if v == "" || isSupportedVersion(v) {
+		return nil
+	}
+	return badRequest(&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unsupported MCP-Protocol-Version " + v})
+}
+
+// startCall registers cl with its session c (nil: none) for cancellation
+// and takes its limiter place. On a refusal cl is cancelled and forgotten.
+func (s *Server) startCall(cl *call, c *conn) *refusal {
+	if c != nil && !c.track(cl) {
+		cl.cancel()
+		return badRequest(errDuplicateID)
+	}
+	if rf := s.admitCall(cl); rf != nil {
+		if c != nil {
+			c.untrack(cl)
+		}
+		cl.cancel()
+		return rf
+	}
+	return nil
+}
+
+// admitBatch admits a JSON-RPC batch arriving in session c (nil: none).
+// Batches exist only in 2025-03-26 sessions; inside one, initialize and
+// 2026-07-28 requests are refused one by one (-32600), notifications and
+// responses go to the session, and newCall prepares each other request,
+// which is then started. It returns the started calls (they alias body)
+// and the responses already due, or a refusal of the whole batch.
+func (s *Server) admitBatch(body []byte, c *conn, draining bool, newCall func(*jsonrpc.Message, *metaInfo) *call) ([]*call, [][]byte, *refusal) {
+	if !jsonscan.Valid(body) {
+		return nil, nil, badRequest(errBatchJSON)
+	}
+	if draining {
+		return nil, nil, shuttingDown()
+	}
+	if c == nil {
+		return nil, nil, badRequest(errBatchSession)
+	}
+	if ok, v, _, _ := c.snapshot(); !ok || v != version20250326 {
+		return nil, nil, badRequest(errBatchSession)
+	}
+	elems, perr := jsonrpc.ParseBatch(body)
+	if perr == nil {
+		perr = s.batchTooLong(len(elems))
+	}
+	if perr != nil {
+		return nil, nil, badRequest(perr)
+	}
+	var calls []*call
+	var immediate [][]byte
+	for _, e := range elems {
+		m, perr := jsonrpc.Parse(e)
+		if perr == nil && m.Method == methodInitialize && m.IsRequest() {
+			perr = errBatchInitialize
+		}
+		var mi metaInfo
+		if perr == nil && m.IsRequest() {
+			scanMeta(m.Params, &mi)
+			if isModernRequest(&m, &mi) {
+				perr = errBatchModern
+			}
+		}
+		switch {
+		case perr != nil:
+			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
+		case m.IsResponse():
+			c.handleResponse(&m)
+		case m.IsNotification():
+			c.handleNotification(&m)
+		default:
+			cl := newCall(&m, &mi)
+			if rf := s.startCall(cl, c); rf != nil {
+				immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, rf.err))
+				continue
+			}
+			calls = append(calls, cl)
+		}
+	}
+	return calls, immediate, nil
+}
+
+// joinBatch makes one JSON array of the responses of a batch.
+func joinBatch(msgs [][]byte) []byte {
+	n := 2
+	for _, m := range msgs {
+		n += len(m) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}
