@@ -249,6 +249,18 @@ func DecodeCursor(c string) (time.Time, string, error) {
 	return time.UnixMilli(n).UTC(), id, nil
 }
 
+// Delete implements Store.
+func (m *Memory) Delete(_ context.Context, principal, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, err := m.getLocked(principal, id, time.Now())
+	if err != nil {
+		return err
+	}
+	m.dropLocked(t)
+	return nil
+}
+
 // Expire implements Store.
 func (m *Memory) Expire(_ context.Context, now time.Time) (int, error) {
 	m.mu.Lock()

@@ -156,6 +156,9 @@ type Store interface {
 	// after the opaque cursor ("" for the first page), and the cursor of
 	// the next page ("" after the last).
 	List(ctx context.Context, principal, cursor string, limit int) ([]*Task, string, error)
+	// Delete removes the task id of principal at once (a task the
+	// engine created but never announced); ErrNotFound if there is none.
+	Delete(ctx context.Context, principal, id string) error
 	// Expire drops the tasks whose ExpiresAt is not after now and returns
 	// how many it dropped. (Get never returns an expired task either.)
 	Expire(ctx context.Context, now time.Time) (int, error)

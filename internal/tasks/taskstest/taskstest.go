@@ -314,6 +314,23 @@ func RunStoreTests(t *testing.T, newStore NewStore) {
 			t.Fatalf("List after Expire: %d tasks", len(page))
 		}
 	})
+	t.Run("Delete", func(t *testing.T) {
+		s := newStore(t, tasks.Limits{MaxLive: 1})
+		c := mustCreate(t, s, newTask("alice"))
+		if err := s.Delete(ctx, "bob", c.ID); !errors.Is(err, tasks.ErrNotFound) {
+			t.Fatalf("Delete by another principal: %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "alice", c.ID); err != nil {
+			t.Fatalf("Delete: %v", err)
+		}
+		if _, err := s.Get(ctx, "alice", c.ID); !errors.Is(err, tasks.ErrNotFound) {
+			t.Fatalf("Get after Delete: %v", err)
+		}
+		if err := s.Delete(ctx, "alice", c.ID); !errors.Is(err, tasks.ErrNotFound) {
+			t.Fatalf("second Delete: %v", err)
+		}
+		mustCreate(t, s, newTask("alice")) // the deleted task gave its place back
+	})
 	t.Run("List", func(t *testing.T) {
 		s := newStore(t, tasks.Limits{})
 		var want []string
