@@ -43,6 +43,8 @@ if [ $quick = 0 ]; then
 			"$s" --check
 		fi
 	done
+	step "container image (deploy/image: OCI tarball, non-root, static binary)"
+	(cd deploy/image && go vet ./... && go test -race -timeout 10m ./...)
 	if [ -x scripts/conformance.sh ]; then
 		step "MCP conformance suite"
 		scripts/conformance.sh
