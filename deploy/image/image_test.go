@@ -115,21 +115,13 @@ func readOCIArchive(t *testing.T, path string) v1.Image {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEntry(t, f, func(h *tar.Header, tr *tar.Reader) {
 		p := filepath.Join(dir, filepath.FromSlash(h.Name))
 		if h.Typeflag == tar.TypeDir {
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			continue
+			return
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
@@ -138,7 +130,7 @@ func readOCIArchive(t *testing.T, path string) v1.Image {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	lp, err := layout.FromPath(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -189,15 +181,7 @@ func unpack(t *testing.T, img v1.Image) (files map[string]*tar.Header, bin strin
 	}
 	defer rc.Close()
 	files = map[string]*tar.Header{}
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEntry(t, rc, func(h *tar.Header, tr *tar.Reader) {
 		p := "/" + strings.TrimSuffix(h.Name, "/")
 		if p == binPath {
 			bin = filepath.Join(dir, "wasmcp")
@@ -211,11 +195,27 @@ func unpack(t *testing.T, img v1.Image) (files map[string]*tar.Header, bin strin
 			f.Close()
 		}
 		files[p] = h
-	}
+	})
 	if bin == "" {
 		t.Fatalf("no %s in the layer", binPath)
 	}
 	return files, bin
+}
+
+// eachEntry calls fn for each entry of the tar stream r.
+func eachEntry(t *testing.T, r io.Reader, fn func(*tar.Header, *tar.Reader)) {
+	t.Helper()
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(h, tr)
+	}
 }
 
 // checkStatic fails unless bin is an ELF executable with no interpreter
