@@ -6,11 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/plugins"
 	"github.com/wasmcp/wasmcp/runtime"
@@ -31,7 +26,6 @@ type callHook struct{ t *Telemetry }
 // callInfo is one plugin call in flight (a request's calls run one
 // after the other: the input_required rounds).
 type callInfo struct {
-	span  trace.Span
 	start time.Time
 	wait0 time.Duration // the request's queue wait before the call
 }
@@ -44,10 +38,10 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	}
 	st.plugin = plugin
 	st.calls++
-	st.cur = callInfo{start: time.Now(), wait0: st.queueWait}
-	if st.span != nil && st.span.IsRecording() { // the plugin span follows its request's
-		ctx, st.cur.span = h.t.tracer.Start(ctx, "plugin "+plugin, trace.WithSpanKind(trace.SpanKindInternal),
-			trace.WithAttributes(attribute.String("wasmcp.plugin.name", plugin)))
+	st.cur.start, st.cur.wait0 = time.Now(), st.queueWait
+	if st.sampled() { // the plugin span follows its request's
+		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin "+plugin, kindInternal, st.cur.start)
+		st.sp.call.str("wasmcp.plugin.name", plugin)
 	}
 	st.host = countingHost{h: host, t: h.t, st: st}
 	return ctx, &st.host
@@ -60,21 +54,22 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		return
 	}
 	ci := &st.cur
+	now := time.Now()
 	wait := st.queueWait - ci.wait0
-	run := time.Since(ci.start) - wait
+	run := now.Sub(ci.start) - wait
 	st.runTime += run
-	if ci.span == nil {
+	if st.sp == nil || !st.sp.call.sampled {
 		return
 	}
-	ci.span.SetAttributes(attribute.Float64("wasmcp.queue.wait_seconds", wait.Seconds()),
-		attribute.Float64("wasmcp.run.seconds", run.Seconds()),
-		attribute.Int("wasmcp.host_calls", st.hostCalls))
+	cs := &st.sp.call
+	cs.float("wasmcp.queue.wait_seconds", wait.Seconds())
+	cs.float("wasmcp.run.seconds", run.Seconds())
+	cs.int("wasmcp.host_calls", int64(st.hostCalls))
 	if err != nil {
-		ci.span.SetStatus(codes.Error, kindOf(err))
-		ci.span.SetAttributes(attribute.String("error.type", kindOf(err)))
+		cs.fail(kindOf(err))
 	}
-	ci.span.End()
-	ci.span = nil
+	h.t.tr.finish(cs, now)
+	cs.sampled = false
 }
 
 // kindOf names a runtime failure.
@@ -111,21 +106,19 @@ func (c *countingHost) Log(ctx context.Context, level int32, msg []byte) { c.h.L
 
 func (c *countingHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
 	st := c.st
-	var span trace.Span
+	var sp span
 	switch method {
 	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
-		if st.cur.span != nil { // a kv operation is a span of its own
-			ctx, span = c.t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindInternal))
+		if st.sp != nil && st.sp.call.sampled { // a kv operation is a span of its own
+			c.t.tr.startChild(&sp, &st.sp.call, method, kindInternal, time.Now())
 		}
 	}
 	res, errno := c.h.Call(ctx, method, params)
-	if span != nil {
+	if sp.sampled {
 		if errno < 0 {
-			e := errnoName(errno)
-			span.SetStatus(codes.Error, e)
-			span.SetAttributes(attribute.String("error.type", e))
+			sp.fail(errnoName(errno))
 		}
-		span.End()
+		c.t.tr.finish(&sp, time.Now())
 	}
 	st.hostCalls++
 	if method == abi.HostHTTPFetch {
@@ -225,7 +218,7 @@ func (q *timedQueueHook) Resume(ctx context.Context) error {
 // span per request and the traceparent header injected; rt itself when
 // tracing is off.
 func (t *Telemetry) WrapTransport(rt http.RoundTripper) http.RoundTripper {
-	if t == nil || t.tracer == nil {
+	if t == nil || t.tr == nil {
 		return rt
 	}
 	return &tracingTransport{rt: rt, t: t}
@@ -237,36 +230,40 @@ type tracingTransport struct {
 }
 
 func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	st := stateFrom(req.Context())
+	if st == nil || st.sp == nil || !st.sp.req.valid() {
 		return tt.rt.RoundTrip(req) // not within a traced request
 	}
+	out := req.Clone(req.Context())
+	if !st.sp.call.sampled { // sampled out: the context is passed on all the same
+		inject(out.Header, &st.sp.req.spanContext, st.baggage)
+		return tt.rt.RoundTrip(out)
+	}
+	var sp span
+	tt.t.tr.startChild(&sp, &st.sp.call, req.Method, kindClient, time.Now())
 	u := *req.URL
 	u.RawQuery, u.Fragment, u.User = "", "", nil
-	attrs := []attribute.KeyValue{
-		attribute.String("http.request.method", req.Method),
-		attribute.String("url.full", u.String()),
-		attribute.String("server.address", req.URL.Hostname()),
-	}
+	sp.str("http.request.method", req.Method)
+	sp.str("url.full", u.String())
+	sp.str("server.address", req.URL.Hostname())
 	if p := req.URL.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err == nil {
-			attrs = append(attrs, attribute.Int("server.port", n))
+			sp.int("server.port", int64(n))
 		}
 	}
-	ctx, span := tt.t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	defer span.End()
-	out := req.Clone(ctx)
-	tt.t.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
+	inject(out.Header, &sp.spanContext, st.baggage)
 	resp, err := tt.rt.RoundTrip(out)
 	if err != nil {
-		span.SetStatus(codes.Error, "request failed")
-		span.SetAttributes(attribute.String("error.type", "_OTHER"))
+		sp.failed, sp.errMsg = true, "request failed"
+		sp.str("error.type", "_OTHER")
+		tt.t.tr.finish(&sp, time.Now())
 		return nil, err
 	}
-	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	sp.int("http.response.status_code", int64(resp.StatusCode))
 	if resp.StatusCode >= 400 {
-		span.SetStatus(codes.Error, "")
-		span.SetAttributes(attribute.String("error.type", strconv.Itoa(resp.StatusCode)))
+		sp.fail(strconv.Itoa(resp.StatusCode))
+		sp.errMsg = ""
 	}
+	tt.t.tr.finish(&sp, time.Now())
 	return resp, nil
 }

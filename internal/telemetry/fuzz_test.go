@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +63,61 @@ func FuzzObserve(f *testing.F) {
 		}
 		tel.RequestEnd(ctx, ri, out, nil)
 	})
+}
+
+// FuzzTraceparent: parseTraceparent never panics, accepts only what
+// traceparent writes back the same (trace, span, sampled), and takes the
+// valid examples of the W3C specification.
+func FuzzTraceparent(f *testing.F) {
+	for _, s := range []string{
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-later",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		sc, ok := parseTraceparent(v)
+		if !ok {
+			return
+		}
+		back, ok2 := parseTraceparent(traceparent(&sc))
+		if !ok2 || back != sc {
+			t.Fatalf("%q parsed as %+v, written %q, read back %+v %v", v, sc, traceparent(&sc), back, ok2)
+		}
+	})
+}
+
+// TestParseTraceparent: the W3C rules (version ff and all-zero IDs
+// invalid, lowercase hex, exact length for version 00, a later version's
+// extra fields after "-").
+func TestParseTraceparent(t *testing.T) {
+	const id = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+	for _, c := range []struct {
+		in      string
+		ok      bool
+		sampled bool
+	}{
+		{"00-" + id + "-01", true, true},
+		{"00-" + id + "-00", true, false},
+		{"00-" + id + "-03", true, true},
+		{"01-" + id + "-01-x", true, true},
+		{"01-" + id + "-01x", false, false},
+		{"00-" + id + "-01-x", false, false},
+		{"ff-" + id + "-01", false, false},
+		{"00-" + strings.ToUpper(id) + "-01", false, false},
+		{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", false, false},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false, false},
+		{"00-" + id + "-0", false, false},
+		{"0x-" + id + "-01", false, false},
+	} {
+		sc, ok := parseTraceparent(c.in)
+		if ok != c.ok || (ok && sc.sampled != c.sampled) {
+			t.Errorf("parseTraceparent(%q) = sampled %v, ok %v; want %v, %v", c.in, sc.sampled, ok, c.sampled, c.ok)
+		}
+	}
 }

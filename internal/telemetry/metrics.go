@@ -33,19 +33,23 @@ type metrics struct {
 	httpReqs   *prometheus.CounterVec
 	httpBytes  *prometheus.CounterVec
 
-	// per plugin, the children of the vectors without outcome or kind
-	// (a map lookup instead of a label hash on every call).
-	mu      sync.Mutex
-	plugins map[string]*pluginSeries
+	// The series bound once, so that a call hashes no label values: per
+	// plugin (string → *pluginSeries), and of the histogram per method,
+	// tool and error type (opKey → prometheus.Observer).
+	plugins sync.Map
+	ops     sync.Map
+	mu      sync.Mutex // creating a plugin's series or an outcome's
 }
 
 type pluginSeries struct {
 	queueWait, queued, runTime, hostCalls, httpReqs, httpSent, httpRecv prometheus.Counter
-	outcomes                                                            map[string]prometheus.Counter
+	outcomes                                                            sync.Map // outcome → prometheus.Counter
 }
 
+type opKey struct{ method, tool, errType string }
+
 func newMetrics(stats func() []PluginStats) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry(), plugins: map[string]*pluginSeries{}}
+	m := &metrics{reg: prometheus.NewRegistry()}
 	m.opDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "mcp_server_operation_duration_seconds",
 		Help:    "MCP request duration as seen by the server (OpenTelemetry mcp.server.operation.duration).",
@@ -81,18 +85,21 @@ func newMetrics(stats func() []PluginStats) *metrics {
 
 // series returns the per-plugin counters of name.
 func (m *metrics) series(name string) *pluginSeries {
+	if s, ok := m.plugins.Load(name); ok {
+		return s.(*pluginSeries)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.plugins[name]
-	if s == nil {
-		s = &pluginSeries{
-			queueWait: m.queueWait.WithLabelValues(name), queued: m.queued.WithLabelValues(name),
-			runTime: m.runTime.WithLabelValues(name), hostCalls: m.hostCalls.WithLabelValues(name),
-			httpReqs: m.httpReqs.WithLabelValues(name), httpSent: m.httpBytes.WithLabelValues(name, "sent"),
-			httpRecv: m.httpBytes.WithLabelValues(name, "received"), outcomes: map[string]prometheus.Counter{},
-		}
-		m.plugins[name] = s
+	if s, ok := m.plugins.Load(name); ok {
+		return s.(*pluginSeries)
 	}
+	s := &pluginSeries{
+		queueWait: m.queueWait.WithLabelValues(name), queued: m.queued.WithLabelValues(name),
+		runTime: m.runTime.WithLabelValues(name), hostCalls: m.hostCalls.WithLabelValues(name),
+		httpReqs: m.httpReqs.WithLabelValues(name), httpSent: m.httpBytes.WithLabelValues(name, "sent"),
+		httpRecv: m.httpBytes.WithLabelValues(name, "received"),
+	}
+	m.plugins.Store(name, s)
 	return s
 }
 
@@ -100,20 +107,22 @@ func (m *metrics) operation(method, tool, errType string, d time.Duration) {
 	if !methods[method] {
 		method = "other"
 	}
-	m.opDuration.WithLabelValues(method, tool, errType).Observe(d.Seconds())
+	k := opKey{method, tool, errType}
+	o, ok := m.ops.Load(k)
+	if !ok {
+		o, _ = m.ops.LoadOrStore(k, m.opDuration.WithLabelValues(method, tool, errType))
+	}
+	o.(prometheus.Observer).Observe(d.Seconds())
 }
 
 // call records one request a plugin served.
 func (m *metrics) call(plugin, outcome string, st *reqState) {
 	s := m.series(plugin)
-	m.mu.Lock()
-	c := s.outcomes[outcome]
-	if c == nil {
-		c = m.calls.WithLabelValues(plugin, outcome)
-		s.outcomes[outcome] = c
+	c, ok := s.outcomes.Load(outcome)
+	if !ok {
+		c, _ = s.outcomes.LoadOrStore(outcome, m.calls.WithLabelValues(plugin, outcome))
 	}
-	m.mu.Unlock()
-	c.Inc()
+	c.(prometheus.Counter).Inc()
 	if st.queued {
 		s.queued.Inc()
 		s.queueWait.Add(st.queueWait.Seconds())

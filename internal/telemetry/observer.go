@@ -9,11 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
@@ -47,11 +42,12 @@ func (t *Telemetry) Observer() mcp.Observer {
 // provider gets. Its fields are written by the request's own goroutine
 // (the provider, the plugin call and its host calls run on it).
 type reqState struct {
-	t      *Telemetry
-	ri     *mcp.RequestInfo
-	span   trace.Span // nil without tracing
-	target string     // tool or prompt name
-	uri    string     // resources/read
+	t       *Telemetry
+	ri      *mcp.RequestInfo
+	sp      *reqSpans // nil without tracing
+	baggage string    // W3C baggage received, passed on to http/fetch
+	target  string    // tool or prompt name
+	uri     string    // resources/read
 
 	plugin    string // the plugin that served it, once known
 	outcome   string
@@ -72,6 +68,20 @@ type reqState struct {
 	qhook timedQueueHook
 }
 
+// reqSpans are a traced request's spans, allocated with its reqState.
+type reqSpans struct {
+	req  span // the SERVER span
+	call span // the plugin call in flight; started when req is sampled
+}
+
+type tracedState struct {
+	st reqState
+	sp reqSpans
+}
+
+// sampled reports whether the request's span is recorded.
+func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.sampled }
+
 type stateKey struct{}
 
 func stateFrom(ctx context.Context) *reqState {
@@ -84,72 +94,81 @@ func stateFrom(ctx context.Context) *reqState {
 // else from the HTTP traceparent header.
 func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) context.Context {
 	r := ri.Request
-	st := &reqState{t: t, ri: ri}
+	var st *reqState
+	if t.tr != nil {
+		ts := &tracedState{}
+		st = &ts.st
+		st.sp = &ts.sp
+	} else {
+		st = &reqState{}
+	}
+	st.t, st.ri = t, ri
 	switch r.Method {
 	case "tools/call", "prompts/get":
 		st.target = stringMember(r.Params, "name")
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		st.uri = stringMember(r.Params, "uri")
 	}
-	if t.tracer != nil {
-		ctx = t.extract(ctx, r.Params, ri.Header)
+	if t.tr != nil {
+		parent := t.extract(st, r.Params, ri.Header)
 		name := r.Method
 		if st.target != "" {
 			name += " " + st.target
 		}
-		ctx, st.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(ri.Start))
-		if st.span.IsRecording() { // no attributes for a span sampled out
-			st.span.SetAttributes(t.requestAttrs(st)...)
-		}
+		t.tr.startRoot(&st.sp.req, &parent, name, kindServer, ri.Start)
 	}
 	return context.WithValue(ctx, stateKey{}, st)
 }
 
-// requestAttrs are the semconv attributes of the request's span.
-func (t *Telemetry) requestAttrs(st *reqState) []attribute.KeyValue {
-	ri, r := st.ri, st.ri.Request
-	attrs := make([]attribute.KeyValue, 0, 9)
-	attrs = append(attrs,
-		attribute.String("mcp.method.name", r.Method),
-		attribute.String("jsonrpc.request.id", ri.ID),
-		attribute.String("network.transport", ri.Transport))
+// requestAttrs sets the semconv attributes of the request's span.
+func (st *reqState) requestAttrs() {
+	ri, r, s := st.ri, st.ri.Request, &st.sp.req
+	s.str("mcp.method.name", r.Method)
+	s.str("jsonrpc.request.id", ri.ID)
+	s.str("network.transport", ri.Transport)
 	if r.ProtocolVersion != "" {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", r.ProtocolVersion))
+		s.str("mcp.protocol.version", r.ProtocolVersion)
 	}
 	if !r.Stateless && r.SessionID != "" {
-		attrs = append(attrs, attribute.String("mcp.session.id", r.SessionID))
+		s.str("mcp.session.id", r.SessionID)
 	}
 	switch r.Method {
 	case "tools/call":
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", st.target), attribute.String("gen_ai.operation.name", "execute_tool"))
+		s.str("gen_ai.tool.name", st.target)
+		s.str("gen_ai.operation.name", "execute_tool")
 	case "prompts/get":
-		attrs = append(attrs, attribute.String("gen_ai.prompt.name", st.target))
+		s.str("gen_ai.prompt.name", st.target)
 	}
 	if st.uri != "" {
-		attrs = append(attrs, attribute.String("mcp.resource.uri", st.uri))
+		s.str("mcp.resource.uri", st.uri)
 	}
-	return attrs
 }
 
-// extract returns ctx with the remote parent of the request: from
-// params._meta when it has a traceparent, else from header.
-func (t *Telemetry) extract(ctx context.Context, params json.RawMessage, header http.Header) context.Context {
+// extract returns the remote parent of the request, from params._meta
+// when it has a traceparent, else from header (zero when neither has a
+// valid one); the baggage that came with it goes to st.
+func (t *Telemetry) extract(st *reqState, params json.RawMessage, header http.Header) spanContext {
 	if meta, ok := jsonscan.Member(params, "_meta"); ok && jsonscan.Kind(meta) == 'o' {
 		if tp := stringMember(meta, "traceparent"); tp != "" {
-			c := propagation.MapCarrier{"traceparent": tp}
-			if v := stringMember(meta, "tracestate"); v != "" {
-				c["tracestate"] = v
+			sc, ok := parseTraceparent(tp)
+			if !ok {
+				return spanContext{}
 			}
-			if v := stringMember(meta, "baggage"); v != "" {
-				c["baggage"] = v
-			}
-			return t.prop.Extract(ctx, c)
+			sc.traceState = validTraceState(stringMember(meta, "tracestate"))
+			st.baggage = validBaggage(stringMember(meta, "baggage"))
+			return sc
 		}
 	}
-	if header != nil && header.Get("traceparent") != "" {
-		return t.prop.Extract(ctx, propagation.HeaderCarrier(header))
+	if header == nil {
+		return spanContext{}
 	}
-	return ctx
+	sc, ok := parseTraceparent(header.Get("traceparent"))
+	if !ok {
+		return spanContext{}
+	}
+	sc.traceState = validTraceState(header.Get("tracestate"))
+	st.baggage = validBaggage(header.Get("baggage"))
+	return sc
 }
 
 // RequestEnd implements mcp.Observer: it ends the span and records the
@@ -159,7 +178,8 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	if st == nil {
 		return
 	}
-	dur := time.Since(ri.Start)
+	now := time.Now()
+	dur := now.Sub(ri.Start)
 	outcome := ""
 	if st.plugin != "" { // a plugin ran: its outcome (set, or from the result)
 		outcome = st.outcome
@@ -176,18 +196,16 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		outcome = OutcomeDenied
 	}
 	errType := errorType(err, result, outcome)
-	if st.span != nil && st.span.IsRecording() {
+	if st.sampled() {
+		st.requestAttrs()
 		if errType != "" {
-			st.span.SetAttributes(attribute.String("error.type", errType))
-			st.span.SetStatus(codes.Error, errType)
+			st.sp.req.fail(errType)
 		}
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
-			st.span.SetAttributes(attribute.String("rpc.response.status_code", strconv.Itoa(je.Code)))
+			st.sp.req.str("rpc.response.status_code", strconv.Itoa(je.Code))
 		}
-	}
-	if st.span != nil {
-		st.span.End()
+		t.tr.finish(&st.sp.req, now)
 	}
 	if m := t.metrics; m != nil {
 		tool := ""

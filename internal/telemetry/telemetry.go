@@ -17,13 +17,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Config selects what New turns on. The OTLP fields are the [telemetry]
@@ -81,11 +76,9 @@ type PluginStats struct {
 type Telemetry struct {
 	cfg     Config
 	log     *slog.Logger
-	tp      *sdktrace.TracerProvider // nil: tracing off
+	tr      *tracer                  // nil: tracing off
 	mp      *sdkmetric.MeterProvider // nil: no OTLP metrics export
-	tracer  trace.Tracer
-	prop    propagation.TextMapPropagator
-	metrics *metrics // nil: metrics off
+	metrics *metrics                 // nil: metrics off
 }
 
 // The OTEL_* variables that turn tracing on (any of them set).
@@ -122,8 +115,7 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	if !tracing && !c.Metrics && !c.UsageInMeta && !c.Audit {
 		return nil, nil
 	}
-	t := &Telemetry{cfg: c, log: c.Logger,
-		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
+	t := &Telemetry{cfg: c, log: c.Logger}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
@@ -136,36 +128,35 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
-		tp, err := newTracerProvider(ctx, &c, res)
-		if err != nil {
+		// Export failures go to the server's log, not to the standard
+		// logger (the OpenTelemetry handler is process-wide).
+		log := t.log
+		onError := func(err error) { log.Warn("telemetry: export failed", "error", err) }
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(onError))
+		if t.tr, err = newTracerFor(ctx, &c, res, onError); err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 		if otlpMetrics {
 			if t.mp, err = newMeterProvider(ctx, &c, res, t.metrics.reg); err != nil {
-				_ = tp.Shutdown(ctx)
+				_ = t.tr.shutdown(ctx)
 				return nil, fmt.Errorf("telemetry: %w", err)
 			}
 		}
-		t.tp, t.tracer = tp, tp.Tracer("github.com/wasmcp/wasmcp")
-		// Export failures go to the server's log, not to the standard
-		// logger (the OpenTelemetry handler is process-wide).
-		log := t.log
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("telemetry: export failed", "error", err) }))
 	}
 	return t, nil
 }
 
 // Tracing reports whether spans are recorded and exported.
-func (t *Telemetry) Tracing() bool { return t != nil && t.tp != nil }
+func (t *Telemetry) Tracing() bool { return t != nil && t.tr != nil }
 
 // Shutdown flushes the spans not yet exported and stops the exporter,
 // waiting at most until ctx ends.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if t == nil || t.tp == nil {
+	if t == nil || t.tr == nil {
 		return nil
 	}
 	var errs []error
-	if err := t.tp.Shutdown(ctx); err != nil {
+	if err := t.tr.shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("telemetry: flushing spans: %w", err))
 	}
 	if t.mp != nil {
@@ -187,57 +178,79 @@ func setting(def string, names ...string) string {
 	return def
 }
 
-func newTracerProvider(ctx context.Context, c *Config, res *resource.Resource) (*sdktrace.TracerProvider, error) {
-	exp, err := newExporter(ctx, c)
+// newTracerFor is the tracer of c: its exporter, sampler and batching
+// (OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE,
+// OTEL_BSP_MAX_EXPORT_BATCH_SIZE).
+func newTracerFor(ctx context.Context, c *Config, res *resource.Resource, onError func(error)) (*tracer, error) {
+	delay := 5 * time.Second
+	if c.ScheduleDelay > 0 {
+		delay = c.ScheduleDelay
+	}
+	var err error
+	if delay, err = envMillis("OTEL_BSP_SCHEDULE_DELAY", delay); err != nil {
+		return nil, err
+	}
+	maxQueue, err := envInt("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
 	if err != nil {
 		return nil, err
 	}
-	var bsp []sdktrace.BatchSpanProcessorOption
-	if os.Getenv("OTEL_BSP_SCHEDULE_DELAY") == "" && c.ScheduleDelay > 0 {
-		bsp = append(bsp, sdktrace.WithBatchTimeout(c.ScheduleDelay))
+	batch, err := envInt("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
+	if err != nil {
+		return nil, err
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp, bsp...), sdktrace.WithResource(res)}
-	if os.Getenv("OTEL_TRACES_SAMPLER") == "" && c.Sampler != "" {
-		s, err := sampler(c.Sampler, c.SamplerArg)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, sdktrace.WithSampler(s))
+	batch = min(batch, maxQueue)
+	name, arg := c.Sampler, c.SamplerArg
+	if v := os.Getenv("OTEL_TRACES_SAMPLER"); v != "" {
+		name, arg = v, os.Getenv("OTEL_TRACES_SAMPLER_ARG")
 	}
-	return sdktrace.NewTracerProvider(opts...), nil
-}
-
-// newExporter is the OTLP exporter of c's protocol: the SDK reads the
-// OTEL_EXPORTER_OTLP_* variables itself; c's endpoints apply when they
-// are unset.
-func newExporter(ctx context.Context, c *Config) (sdktrace.SpanExporter, error) {
+	if name == "" {
+		name = "parentbased_always_on"
+	}
+	smp, err := parseSampler(name, arg)
+	if err != nil {
+		return nil, err
+	}
+	var exp exporter
 	proto := setting(c.Protocol, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-	envSet := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 	switch proto {
 	case "", "http/protobuf":
-		var opts []otlptracehttp.Option
-		if !envSet {
-			switch {
-			case c.TracesEndpoint != "":
-				opts = append(opts, otlptracehttp.WithEndpointURL(c.TracesEndpoint))
-			case c.Endpoint != "":
-				opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(c.Endpoint, "/")+"/v1/traces"))
-			}
-		}
-		return otlptracehttp.New(ctx, opts...)
+		exp, err = newHTTPExporter(c)
 	case "grpc":
-		var opts []otlptracegrpc.Option
-		if !envSet {
-			switch {
-			case c.TracesEndpoint != "":
-				opts = append(opts, otlptracegrpc.WithEndpointURL(c.TracesEndpoint))
-			case c.Endpoint != "":
-				opts = append(opts, otlptracegrpc.WithEndpointURL(c.Endpoint))
-			}
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		exp, err = newGRPCExporter(ctx, c)
+	default:
+		return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", proto)
 	}
-	return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", proto)
+	if err != nil {
+		return nil, err
+	}
+	return newTracer(smp, exp, encodeResource(res.Attributes()), encodeScope("github.com/wasmcp/wasmcp"),
+		delay, maxQueue, batch, onError), nil
+}
+
+// envMillis reads the variable name as milliseconds, def when unset.
+func envMillis(name string, def time.Duration) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	ms, err := strconv.Atoi(v)
+	if err != nil || ms <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive number of milliseconds", name, v)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// envInt reads the variable name as a positive integer, def when unset.
+func envInt(name string, def int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive integer", name, v)
+	}
+	return n, nil
 }
 
 // metricsEndpointSet reports whether an OTLP endpoint for metrics is
@@ -307,28 +320,28 @@ func newResource(ctx context.Context, c *Config) (*resource.Resource, error) {
 }
 
 // sampler parses an OTEL_TRACES_SAMPLER value and its argument.
-func sampler(name, arg string) (sdktrace.Sampler, error) {
+func parseSampler(name, arg string) (sampler, error) {
 	ratio := 1.0
 	if arg != "" {
 		r, err := strconv.ParseFloat(arg, 64)
 		if err != nil || r < 0 || r > 1 {
-			return nil, fmt.Errorf("sampler argument %q: want a ratio from 0 to 1", arg)
+			return sampler{}, fmt.Errorf("sampler argument %q: want a ratio from 0 to 1", arg)
 		}
 		ratio = r
 	}
 	switch name {
 	case "always_on":
-		return sdktrace.AlwaysSample(), nil
+		return newSampler(false, 1), nil
 	case "always_off":
-		return sdktrace.NeverSample(), nil
+		return newSampler(false, 0), nil
 	case "traceidratio":
-		return sdktrace.TraceIDRatioBased(ratio), nil
+		return newSampler(false, ratio), nil
 	case "parentbased_always_on":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+		return newSampler(true, 1), nil
 	case "parentbased_always_off":
-		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+		return newSampler(true, 0), nil
 	case "parentbased_traceidratio":
-		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), nil
+		return newSampler(true, ratio), nil
 	}
-	return nil, fmt.Errorf("sampler %q: want always_on, always_off, traceidratio or their parentbased_ forms", name)
+	return sampler{}, fmt.Errorf("sampler %q: want always_on, always_off, traceidratio or their parentbased_ forms", name)
 }

@@ -1,6 +1,8 @@
 package telemetry_test
 
 import (
+	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -16,6 +18,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/wasmcp/wasmcp/internal/telemetry"
 )
 
 // receiver is an in-process OTLP/HTTP traces endpoint: it decodes every
@@ -27,12 +31,22 @@ type receiver struct {
 	service  []string
 	metrics  []string // metric names of the OTLP metrics exports
 	requests int
+	apiKey   []string // the x-api-key header of each traces export
 }
 
 func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
+		var rd io.Reader = req.Body
+		if req.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(req.Body)
+			if err != nil {
+				t.Errorf("gzip: %v", err)
+				return
+			}
+			rd = zr
+		}
+		body, _ := io.ReadAll(rd)
 		if req.URL.Path == "/v1/metrics" {
 			var ex collectormetrics.ExportMetricsServiceRequest
 			if err := proto.Unmarshal(body, &ex); err != nil {
@@ -64,6 +78,7 @@ func newReceiver(t *testing.T) *receiver {
 		}
 		r.mu.Lock()
 		r.requests++
+		r.apiKey = append(r.apiKey, req.Header.Get("x-api-key"))
 		for _, rs := range ex.ResourceSpans {
 			for _, a := range rs.GetResource().GetAttributes() {
 				if a.Key == "service.name" {
@@ -341,5 +356,56 @@ func TestTracesOff(t *testing.T) {
 	}
 	if seen := w.traceparents(); len(seen) != 1 || seen[0] != "" {
 		t.Errorf("outbound traceparent with tracing off: %q", seen)
+	}
+}
+
+// TestTracesExportSettings: the OTLP/HTTP exporter applies
+// OTEL_EXPORTER_OTLP_HEADERS (percent-decoded) and gzip compression, the
+// traces variables over the general ones, and refuses bad values at
+// start.
+func TestTracesExportSettings(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		env     map[string]string
+		wantKey string
+		wantErr string
+	}{
+		{"headers, gzip", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=s%20ecret,bad", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}, "s ecret", ""},
+		{"traces headers win", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-api-key=b"}, "b", ""},
+		{"bad compression", map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, "", "compression"},
+		{"bad timeout", map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "", "timeout"},
+		{"bad sampler argument", map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, "", "ratio"},
+		{"bad queue size", map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "0"}, "", "OTEL_BSP_MAX_QUEUE_SIZE"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			noOTEL(t)
+			rcv := newReceiver(t)
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.srv.URL)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			if c.wantErr != "" {
+				_, err := telemetry.New(context.Background(), telemetry.Config{})
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("New: %v, want an error about %s", err, c.wantErr)
+				}
+				return
+			}
+			srv, _ := newServer(t, testConfig(newWeb(t), ""))
+			cl := startStdio(t, srv)
+			cl.initialize()
+			cl.call("tools/call", tool("echo", map[string]any{"text": "x"}, nil))
+			if err := srv.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(find(rcv.all(), "tools/call echo")); n != 1 {
+				t.Errorf("%d echo spans", n)
+			}
+			rcv.mu.Lock()
+			defer rcv.mu.Unlock()
+			if len(rcv.apiKey) == 0 || rcv.apiKey[0] != c.wantKey {
+				t.Errorf("x-api-key %q, want %q", rcv.apiKey, c.wantKey)
+			}
+		})
 	}
 }

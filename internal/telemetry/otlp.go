@@ -1,0 +1,369 @@
+package telemetry
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// The OTLP protobuf encoding of spans (opentelemetry/proto/trace/v1),
+// written by hand: a span is encoded once, straight from its fields.
+
+// appendSpan appends the Span message of s (without its field tag).
+func appendSpan(b []byte, s *span) []byte {
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendBytes(b, s.traceID[:])
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendBytes(b, s.spanID[:])
+	if s.traceState != "" {
+		b = protowire.AppendTag(b, 3, protowire.BytesType)
+		b = protowire.AppendString(b, s.traceState)
+	}
+	if s.parentID != [8]byte{} {
+		b = protowire.AppendTag(b, 4, protowire.BytesType)
+		b = protowire.AppendBytes(b, s.parentID[:])
+	}
+	b = protowire.AppendTag(b, 5, protowire.BytesType)
+	b = protowire.AppendString(b, s.name)
+	b = protowire.AppendTag(b, 6, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(s.kind))
+	b = protowire.AppendTag(b, 7, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, uint64(s.start))
+	b = protowire.AppendTag(b, 8, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, uint64(s.end))
+	for i := range s.n {
+		b = appendKV(b, 9, &s.attrs[i])
+	}
+	if s.failed {
+		b = protowire.AppendTag(b, 15, protowire.BytesType)
+		n := 2 // the code field
+		if s.errMsg != "" {
+			n += 1 + protowire.SizeBytes(len(s.errMsg))
+		}
+		b = protowire.AppendVarint(b, uint64(n))
+		if s.errMsg != "" {
+			b = protowire.AppendTag(b, 2, protowire.BytesType)
+			b = protowire.AppendString(b, s.errMsg)
+		}
+		b = protowire.AppendTag(b, 3, protowire.VarintType)
+		b = protowire.AppendVarint(b, 2) // STATUS_CODE_ERROR
+	}
+	// flags: the W3C trace flags, and whether the parent is remote.
+	flags := uint32(0x100)
+	if s.sampled {
+		flags |= 1
+	}
+	if s.remote {
+		flags |= 0x200
+	}
+	b = protowire.AppendTag(b, 16, protowire.Fixed32Type)
+	return protowire.AppendFixed32(b, flags)
+}
+
+// appendKV appends a KeyValue as field num.
+func appendKV(b []byte, num protowire.Number, a *kv) []byte {
+	var vlen int
+	switch a.typ {
+	case 's':
+		vlen = 1 + protowire.SizeBytes(len(a.str))
+	case 'i':
+		vlen = 1 + protowire.SizeVarint(a.num)
+	case 'b':
+		vlen = 2
+	default:
+		vlen = 1 + 8
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(a.key))+1+protowire.SizeBytes(vlen)))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendString(b, a.key)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(vlen))
+	switch a.typ {
+	case 's':
+		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		return protowire.AppendString(b, a.str)
+	case 'i':
+		b = protowire.AppendTag(b, 3, protowire.VarintType)
+		return protowire.AppendVarint(b, a.num)
+	case 'b':
+		b = protowire.AppendTag(b, 2, protowire.VarintType)
+		return protowire.AppendVarint(b, a.num)
+	}
+	b = protowire.AppendTag(b, 4, protowire.Fixed64Type)
+	return protowire.AppendFixed64(b, a.num)
+}
+
+// encodeResource is the Resource message of attrs.
+func encodeResource(attrs []attribute.KeyValue) []byte {
+	var b []byte
+	for _, a := range attrs {
+		v := kv{key: string(a.Key)}
+		switch a.Value.Type() {
+		case attribute.BOOL:
+			v.typ = 'b'
+			if a.Value.AsBool() {
+				v.num = 1
+			}
+		case attribute.INT64:
+			v.typ, v.num = 'i', uint64(a.Value.AsInt64())
+		case attribute.FLOAT64:
+			v.typ, v.num = 'f', math.Float64bits(a.Value.AsFloat64())
+		default:
+			v.typ, v.str = 's', a.Value.Emit()
+		}
+		b = appendKV(b, 1, &v)
+	}
+	return b
+}
+
+// encodeScope is the InstrumentationScope message of name.
+func encodeScope(name string) []byte {
+	b := protowire.AppendTag(nil, 1, protowire.BytesType)
+	return protowire.AppendString(b, name)
+}
+
+// appendRequest appends an ExportTraceServiceRequest of one
+// ResourceSpans with one ScopeSpans whose spans fields are spans.
+func appendRequest(b, resource, scope, spans []byte) []byte {
+	ss := 1 + protowire.SizeBytes(len(scope)) + len(spans)
+	rs := 1 + protowire.SizeBytes(len(resource)) + 1 + protowire.SizeBytes(ss)
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(rs))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendBytes(b, resource)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(ss))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendBytes(b, scope)
+	return append(b, spans...)
+}
+
+// errDropped is the error reported when the export queue was full.
+type errDropped uint64
+
+func (e errDropped) Error() string {
+	return fmt.Sprintf("%d spans dropped: the export queue (OTEL_BSP_MAX_QUEUE_SIZE) was full", uint64(e))
+}
+
+// httpExporter posts OTLP/HTTP protobuf requests.
+type httpExporter struct {
+	url    string
+	header http.Header
+	client *http.Client
+	gzip   bool
+	gzBuf  bytes.Buffer
+	gz     *gzip.Writer
+}
+
+// newHTTPExporter reads the OTEL_EXPORTER_OTLP_[TRACES_]{ENDPOINT,
+// HEADERS,TIMEOUT,COMPRESSION,CERTIFICATE,CLIENT_CERTIFICATE,CLIENT_KEY}
+// variables as the OpenTelemetry exporter does; c's endpoints apply when
+// no endpoint variable is set.
+func newHTTPExporter(c *Config) (*httpExporter, error) {
+	u := "http://localhost:4318/v1/traces"
+	switch {
+	case os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "":
+		u = os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	case os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "":
+		u = strings.TrimSuffix(os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
+	case c.TracesEndpoint != "":
+		u = c.TracesEndpoint
+	case c.Endpoint != "":
+		u = strings.TrimSuffix(c.Endpoint, "/") + "/v1/traces"
+	}
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return nil, fmt.Errorf("OTLP traces endpoint %q: want an http or https URL", u)
+	}
+	e := &httpExporter{url: u, header: http.Header{}}
+	for _, h := range []string{os.Getenv("OTEL_EXPORTER_OTLP_HEADERS"), os.Getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS")} {
+		for _, pair := range strings.Split(h, ",") {
+			k, v, ok := strings.Cut(pair, "=")
+			k = strings.TrimSpace(k)
+			if !ok || k == "" {
+				continue
+			}
+			if d, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
+				e.header.Set(k, d)
+			}
+		}
+	}
+	e.header.Set("Content-Type", "application/x-protobuf")
+	timeout := 10 * time.Second
+	if v := setting("", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return nil, fmt.Errorf("OTLP timeout %q: want milliseconds", v)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	switch v := setting("none", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"); v {
+	case "gzip":
+		e.gzip = true
+		e.gz = gzip.NewWriter(&e.gzBuf)
+		e.header.Set("Content-Encoding", "gzip")
+	case "none":
+	default:
+		return nil, fmt.Errorf("OTLP compression %q: want gzip or none", v)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if tc, err := tlsConfig(); err != nil {
+		return nil, err
+	} else if tc != nil {
+		tr.TLSClientConfig = tc
+	}
+	e.client = &http.Client{Transport: tr, Timeout: timeout}
+	return e, nil
+}
+
+// tlsConfig is the TLS setting of the OTEL_EXPORTER_OTLP_*CERTIFICATE
+// variables, nil when none is set.
+func tlsConfig() (*tls.Config, error) {
+	ca := setting("", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+	cert := setting("", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+	key := setting("", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY")
+	if ca == "" && cert == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP certificate: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("OTLP certificate %s: no PEM certificate", ca)
+		}
+	}
+	if cert != "" {
+		c, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{c}
+	}
+	return tc, nil
+}
+
+// exportError is a refused export.
+type exportError struct {
+	status int
+	body   string
+}
+
+func (e *exportError) Error() string {
+	return fmt.Sprintf("OTLP export: HTTP %d %s", e.status, strings.TrimSpace(e.body))
+}
+
+func (e *httpExporter) export(ctx context.Context, body []byte) error {
+	if e.gzip {
+		e.gzBuf.Reset()
+		e.gz.Reset(&e.gzBuf)
+		_, _ = e.gz.Write(body)
+		if err := e.gz.Close(); err != nil {
+			return fmt.Errorf("OTLP export: %w", err)
+		}
+		body = e.gzBuf.Bytes()
+	}
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := e.post(ctx, body)
+		var ee *exportError
+		retry := err != nil && (!errors.As(err, &ee) || ee.status == 429 || ee.status == 502 || ee.status == 503 || ee.status == 504)
+		if !retry || attempt == 3 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff *= 4
+	}
+}
+
+func (e *httpExporter) post(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("OTLP export: %w", err)
+	}
+	for k, v := range e.header {
+		req.Header[k] = v
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("OTLP export: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		if resp.Header.Get("Content-Type") == "application/x-protobuf" {
+			msg = nil // a google.rpc.Status; the code says enough
+		}
+		return &exportError{status: resp.StatusCode, body: string(msg)}
+	}
+	return nil
+}
+
+func (e *httpExporter) shutdown(context.Context) error {
+	e.client.CloseIdleConnections()
+	return nil
+}
+
+// grpcExporter sends through the OpenTelemetry OTLP/gRPC client (which
+// reads the OTEL_EXPORTER_OTLP_* variables): the encoded request is
+// decoded into its protobuf structs first, a cost the HTTP exporter does
+// not pay.
+type grpcExporter struct{ client otlptrace.Client }
+
+func newGRPCExporter(ctx context.Context, c *Config) (*grpcExporter, error) {
+	var opts []otlptracegrpc.Option
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		switch {
+		case c.TracesEndpoint != "":
+			opts = append(opts, otlptracegrpc.WithEndpointURL(c.TracesEndpoint))
+		case c.Endpoint != "":
+			opts = append(opts, otlptracegrpc.WithEndpointURL(c.Endpoint))
+		}
+	}
+	cl := otlptracegrpc.NewClient(opts...)
+	if err := cl.Start(ctx); err != nil {
+		return nil, fmt.Errorf("OTLP/gRPC client: %w", err)
+	}
+	return &grpcExporter{client: cl}, nil
+}
+
+func (g *grpcExporter) export(ctx context.Context, body []byte) error {
+	var req collectortrace.ExportTraceServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("OTLP export: %w", err)
+	}
+	if err := g.client.UploadTraces(ctx, req.ResourceSpans); err != nil {
+		return fmt.Errorf("OTLP export: %w", err)
+	}
+	return nil
+}
+
+func (g *grpcExporter) shutdown(ctx context.Context) error { return g.client.Stop(ctx) }
