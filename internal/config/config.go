@@ -21,7 +21,10 @@ type Config struct {
 	Auth   Auth   `toml:"auth" json:"auth"`
 	// Telemetry is the [telemetry] table: traces, metrics, per-call usage.
 	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
-	Plugins   []Plugin  `toml:"plugins" json:"plugins"`
+	// Cluster is the [cluster] table; nil when the file has none (each
+	// process then keeps its state to itself).
+	Cluster *Cluster `toml:"cluster" json:"cluster,omitempty"`
+	Plugins []Plugin `toml:"plugins" json:"plugins"`
 	// File is the configuration file [Load] read (absolute); empty when
 	// the configuration did not come from a file. wasmcp.lock lives
 	// beside it.
@@ -450,6 +453,7 @@ func Parse(data []byte, dir string) (*Config, error) {
 	if errs := locatePlugins(c, data, md); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	locateCluster(c, data)
 	if errs := expandStrings(c, os.LookupEnv); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -17,6 +17,7 @@ func testEnv(t *testing.T) {
 	t.Setenv("WASMCP_TEST_HOME", "/home/test")
 	t.Setenv("WASMCP_TEST_KEY", "s3cret")
 	t.Setenv("WASMCP_TEST_TOKEN", "0123456789abcdef-env")
+	t.Setenv("WASMCP_TEST_CLUSTER_KEY", "0123456789abcdef0123456789abcdef-env")
 	os.Unsetenv("WASMCP_TEST_UNSET")
 	os.Unsetenv("WASMCP_TEST_MEM")
 }

@@ -166,6 +166,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, checkAuth(&c.Auth, scoped)...)
+	errs = append(errs, checkCluster(c.Cluster)...)
 
 	seen := map[string]int{}
 	for i := range c.Plugins {
