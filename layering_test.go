@@ -67,8 +67,11 @@ var allowed = map[string][]string{
 	"examples/go-notes":                  {"sdk/go"},
 	"examples/go-text":                   {"sdk/go"},
 	"hostapi":                            {"internal/abi", "runtime"},
+	"hostapi/kvtest":                     {"hostapi", "internal/abi"},
 	"internal/abi":                       {},
 	"internal/auth":                      {},
+	"internal/cluster":                   {"hostapi"},
+	"internal/cluster/redistest":         {},
 	"internal/config":                    {},
 	"internal/fetch":                     {},
 	"internal/jsonrpc":                   {"internal/jsonscan"},
@@ -77,7 +80,7 @@ var allowed = map[string][]string{
 	"internal/mcp/mcptest":               {"internal/jsonrpc", "internal/jsonscan", "internal/mcp"},
 	"internal/scaffold":                  {"."},
 	"internal/schema":                    {"internal/jsonscan"},
-	"internal/server":                    {"hostapi", "internal/auth", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/telemetry", "internal/verify", "plugins", "runtime"},
+	"internal/server":                    {"hostapi", "internal/auth", "internal/cluster", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/telemetry", "internal/verify", "plugins", "runtime"},
 	"internal/tasks":                     {},
 	"internal/tasks/taskstest":           {"internal/tasks"},
 	"internal/telemetry":                 {"internal/abi", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "plugins", "runtime"},
@@ -123,6 +126,7 @@ func TestLayering(t *testing.T) {
 		"github.com/sigstore/sigstore":             {mod + "/internal/verify"},
 		"go.opentelemetry.io":                      {mod + "/internal/telemetry"},
 		"github.com/prometheus":                    {mod + "/internal/telemetry"},
+		"github.com/redis/go-redis":                {mod + "/internal/cluster"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")

@@ -37,7 +37,7 @@ type Options struct {
 	Plugin string
 	Grants Grants
 	// KV is the store behind kv/*; nil denies kv/* even when granted.
-	KV *KVStore
+	KV KV
 	// HTTP bounds http/fetch; zero fields take the defaults documented on
 	// HTTPPolicy.
 	HTTP HTTPPolicy
@@ -50,7 +50,7 @@ type Options struct {
 type Host struct {
 	plugin string
 	grants Grants
-	kv     *KVStore
+	kv     KV
 	http   *fetcher
 	log    *slog.Logger
 }
@@ -61,6 +61,9 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("hostapi: plugin name is required")
 	}
 	h := &Host{plugin: opts.Plugin, grants: opts.Grants, kv: opts.KV, log: opts.Logger}
+	if kv, ok := opts.KV.(*KVStore); ok && kv == nil {
+		h.kv = nil // a nil *KVStore denies kv/*, as a nil KV does
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -127,7 +130,7 @@ func (b *bound) Call(ctx context.Context, method string, params []byte) (result 
 		if !b.h.grants.KV || b.h.kv == nil {
 			return nil, abi.ErrDenied
 		}
-		return b.h.kvCall(method, params)
+		return b.h.kvCall(ctx, method, params)
 	case abi.HostElicit, abi.HostSample, abi.HostRoots:
 		return b.request(ctx, method, params)
 	}

@@ -3,6 +3,7 @@ package hostapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -27,7 +28,8 @@ type KVQuota struct {
 	MaxBytes     int64 // key + value bytes per plugin (default 64 MiB)
 }
 
-func (q KVQuota) withDefaults() KVQuota {
+// WithDefaults returns q with its zero fields set to the defaults.
+func (q KVQuota) WithDefaults() KVQuota {
 	if q.MaxKeySize <= 0 {
 		q.MaxKeySize = 512
 	}
@@ -43,8 +45,37 @@ func (q KVQuota) withDefaults() KVQuota {
 	return q
 }
 
-// KVStore is the store behind kv/*: one namespace per plugin, in memory or
-// persisted in a directory.
+// KV is the store behind kv/*: one namespace per plugin, each bounded by
+// a KVQuota. [KVStore] is the process's own; internal/cluster keeps one in
+// Redis. Implementations return ErrKVQuota for a key, a value or a
+// namespace over its quota, and an error wrapping ErrKVUnavailable when
+// the storage cannot be reached in bounded time. Safe for concurrent use.
+type KV interface {
+	// Get returns the live value of key, or found false.
+	Get(ctx context.Context, plugin, key string) (value json.RawMessage, found bool, err error)
+	// Set stores value under key, expiring after ttl when ttl > 0.
+	Set(ctx context.Context, plugin, key string, value json.RawMessage, ttl time.Duration) error
+	// Delete removes key; a missing key is not an error.
+	Delete(ctx context.Context, plugin, key string) error
+	// List returns up to limit live keys with prefix after the key
+	// after, sorted bytewise, and the key to pass as after for the next
+	// page ("" when this page is the last).
+	List(ctx context.Context, plugin, prefix, after string, limit int) (keys []string, next string, err error)
+}
+
+// ErrKVQuota is returned by a [KV] for a key, value or namespace over its
+// quota; plugins see abi.ErrTooBig.
+var ErrKVQuota = errors.New("kv quota exceeded")
+
+// ErrKVUnavailable is wrapped by the errors of a [KV] whose storage cannot
+// be reached; plugins see a failure whose message says the store is
+// unavailable.
+var ErrKVUnavailable = errors.New("kv store unavailable")
+
+var _ KV = (*KVStore)(nil)
+
+// KVStore is the process's own [KV]: one namespace per plugin, in memory
+// or persisted in a directory.
 //
 // # Persistence
 //
@@ -89,8 +120,6 @@ type kvRecord struct {
 	D bool            `json:"d,omitempty"`
 }
 
-var errKVQuota = errors.New("kv quota exceeded")
-
 // OpenKV opens a store. dir "" keeps everything in memory; otherwise dir is
 // created 0700 and namespaces persist across restarts.
 func OpenKV(dir string, q KVQuota) (*KVStore, error) {
@@ -99,7 +128,7 @@ func OpenKV(dir string, q KVQuota) (*KVStore, error) {
 			return nil, fmt.Errorf("open kv store: %w", err)
 		}
 	}
-	return &KVStore{dir: dir, q: q.withDefaults(), spaces: map[string]*kvSpace{}}, nil
+	return &KVStore{dir: dir, q: q.WithDefaults(), spaces: map[string]*kvSpace{}}, nil
 }
 
 // Close fsyncs and closes every namespace log. Later calls fail.
@@ -248,7 +277,8 @@ func (sp *kvSpace) expireAll(now int64) {
 	}
 }
 
-func (s *KVStore) get(plugin, key string) (json.RawMessage, bool, error) {
+// Get implements [KV].
+func (s *KVStore) Get(_ context.Context, plugin, key string) (json.RawMessage, bool, error) {
 	sp, err := s.space(plugin)
 	if err != nil {
 		return nil, false, err
@@ -266,9 +296,10 @@ func (s *KVStore) get(plugin, key string) (json.RawMessage, bool, error) {
 	return it.value, true, nil
 }
 
-func (s *KVStore) set(plugin, key string, value json.RawMessage, ttl time.Duration) error {
+// Set implements [KV].
+func (s *KVStore) Set(_ context.Context, plugin, key string, value json.RawMessage, ttl time.Duration) error {
 	if len(key) > s.q.MaxKeySize || len(value) > s.q.MaxValueSize {
-		return errKVQuota
+		return ErrKVQuota
 	}
 	sp, err := s.space(plugin)
 	if err != nil {
@@ -291,7 +322,7 @@ func (s *KVStore) set(plugin, key string, value json.RawMessage, ttl time.Durati
 		sp.expireAll(time.Now().UnixNano())
 		old, exists = sp.items[key]
 		if !fits() {
-			return errKVQuota
+			return ErrKVQuota
 		}
 	}
 	var exp int64
@@ -303,7 +334,8 @@ func (s *KVStore) set(plugin, key string, value json.RawMessage, ttl time.Durati
 	return sp.append(kvRecord{K: key, V: value, E: exp})
 }
 
-func (s *KVStore) delete(plugin, key string) error {
+// Delete implements [KV].
+func (s *KVStore) Delete(_ context.Context, plugin, key string) error {
 	sp, err := s.space(plugin)
 	if err != nil {
 		return err
@@ -317,9 +349,8 @@ func (s *KVStore) delete(plugin, key string) error {
 	return sp.append(kvRecord{K: key, D: true})
 }
 
-// list returns up to limit live keys with prefix after cursor, sorted, and
-// the cursor of the next page ("" when done).
-func (s *KVStore) list(plugin, prefix, after string, limit int) ([]string, string, error) {
+// List implements [KV].
+func (s *KVStore) List(_ context.Context, plugin, prefix, after string, limit int) ([]string, string, error) {
 	sp, err := s.space(plugin)
 	if err != nil {
 		return nil, "", err
@@ -348,7 +379,7 @@ const kvPage = 100
 // cursor?}. Errnos: -2 malformed params (empty key, missing value, bad
 // cursor, negative ttl), -4 key/value size or namespace quota, -5 storage
 // failure.
-func (h *Host) kvCall(method string, params []byte) ([]byte, int32) {
+func (h *Host) kvCall(ctx context.Context, method string, params []byte) ([]byte, int32) {
 	var p struct {
 		Key    string          `json:"key"`
 		Value  json.RawMessage `json:"value"`
@@ -365,7 +396,7 @@ func (h *Host) kvCall(method string, params []byte) ([]byte, int32) {
 	var err error
 	switch method {
 	case abi.HostKVGet:
-		v, found, gerr := h.kv.get(h.plugin, p.Key)
+		v, found, gerr := h.kv.Get(ctx, h.plugin, p.Key)
 		if gerr == nil {
 			if !found {
 				v = json.RawMessage("null")
@@ -383,15 +414,15 @@ func (h *Host) kvCall(method string, params []byte) ([]byte, int32) {
 		if p.TTL != nil {
 			ttl = time.Duration(*p.TTL * float64(time.Second))
 		}
-		err = h.kv.set(h.plugin, p.Key, p.Value, ttl)
+		err = h.kv.Set(ctx, h.plugin, p.Key, p.Value, ttl)
 	case abi.HostKVDelete:
-		err = h.kv.delete(h.plugin, p.Key)
+		err = h.kv.Delete(ctx, h.plugin, p.Key)
 	case abi.HostKVList:
 		after, derr := base64.RawURLEncoding.DecodeString(p.Cursor)
 		if derr != nil {
 			return nil, abi.ErrBadParams
 		}
-		keys, next, lerr := h.kv.list(h.plugin, p.Prefix, string(after), kvPage)
+		keys, next, lerr := h.kv.List(ctx, h.plugin, p.Prefix, string(after), kvPage)
 		if lerr == nil {
 			res := struct {
 				Keys   []string `json:"keys"`
@@ -410,8 +441,11 @@ func (h *Host) kvCall(method string, params []byte) ([]byte, int32) {
 	switch {
 	case err == nil:
 		return empty, 0
-	case errors.Is(err, errKVQuota):
+	case errors.Is(err, ErrKVQuota):
 		return nil, abi.ErrTooBig
+	case errors.Is(err, ErrKVUnavailable):
+		h.log.Warn("kv failed", "error", err)
+		return failed(codeFailed, "kv store unavailable; retry later")
 	}
 	h.log.Error("kv failed", "error", err)
 	return failed(codeFailed, "storage failed")

@@ -127,7 +127,7 @@ type templateEntry struct {
 // loadDeps is what loading needs besides the spec.
 type loadDeps struct {
 	engine   *runtime.Engine
-	kv       *hostapi.KVStore
+	kv       hostapi.KV
 	http     hostapi.HTTPPolicy
 	log      *slog.Logger
 	manifest ManifestLimits

@@ -24,7 +24,7 @@ type Options struct {
 	// Engine compiles and runs the plugins.
 	Engine *runtime.Engine
 	// KV is the store behind kv/*; nil denies kv to every plugin.
-	KV *hostapi.KVStore
+	KV hostapi.KV
 	// HTTP bounds http/fetch for every plugin.
 	HTTP hostapi.HTTPPolicy
 	// StateKey is the HMAC key that protects requestState; empty means a

@@ -19,11 +19,15 @@ const (
 )
 
 // Ready reports whether the server is ready to serve every configured
-// plugin: nil when no plugin is still loading and the kv store's
-// directory is reachable; otherwise an error that says why.
+// plugin: nil when no plugin is still loading and the kv store (its
+// directory, or with [cluster] the Redis) is reachable; otherwise an
+// error that says why.
 func (s *Server) Ready() error {
 	if n := len(s.reg.Loading()); n > 0 {
 		return fmt.Errorf("%d plugin(s) still loading", n)
+	}
+	if s.clu != nil {
+		return s.clu.Ready()
 	}
 	if dir := kvDir(s.cfg.Server.KVDir); dir != "" {
 		if fi, err := os.Stat(dir); err != nil {

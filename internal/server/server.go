@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/auth"
+	"github.com/wasmcp/wasmcp/internal/cluster"
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/telemetry"
@@ -70,7 +71,8 @@ type Server struct {
 	cfg    *config.Config
 	log    *slog.Logger
 	engine *runtime.Engine
-	kv     *hostapi.KVStore
+	kv     *hostapi.KVStore // the process's own store; nil with [cluster]
+	clu    *cluster.Cluster // nil without [cluster]
 	reg    *plugins.Registry
 	mcp    *mcp.Server
 	tel    *telemetry.Telemetry // nil: telemetry off
@@ -115,9 +117,21 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}
-	s.kv, err = hostapi.OpenKV(kvDir(cfg.Server.KVDir), opts.KVQuota)
-	if err != nil {
-		return nil, fmt.Errorf("kv store: %w", err)
+	var kv hostapi.KV
+	var stateKey []byte
+	if cfg.Cluster != nil {
+		s.clu, err = cluster.Open(ctx, cluster.Options{URL: string(cfg.Cluster.Redis), Key: string(cfg.Cluster.Key), Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		kv = s.clu.KV(opts.KVQuota)
+		stateKey = s.clu.Key("requestState")
+	} else {
+		s.kv, err = hostapi.OpenKV(kvDir(cfg.Server.KVDir), opts.KVQuota)
+		if err != nil {
+			return nil, fmt.Errorf("kv store: %w", err)
+		}
+		kv = s.kv
 	}
 	version := cfg.Server.Version
 	if version == "" {
@@ -131,10 +145,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		opts.HTTP.WrapTransport = s.tel.WrapTransport
 	}
 	s.reg, err = plugins.NewRegistry(plugins.Options{
-		Engine: s.engine,
-		KV:     s.kv,
-		HTTP:   opts.HTTP,
-		Logger: log,
+		Engine:   s.engine,
+		KV:       kv,
+		StateKey: stateKey,
+		HTTP:     opts.HTTP,
+		Logger:   log,
 		Manifest: plugins.ManifestLimits{
 			MaxItems: cfg.Limits.MaxManifestItems,
 			MaxBytes: int(cfg.Limits.MaxManifestBytes),
@@ -393,6 +408,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.kv != nil {
 		errs = append(errs, s.kv.Close())
+	}
+	if s.clu != nil {
+		errs = append(errs, s.clu.Close())
 	}
 	return errors.Join(errs...)
 }
