@@ -5,7 +5,9 @@
 #   NAME.wat       -> NAME.wasm   (wat2wasm; a first line ";; wat2wasm: FLAGS"
 #                                  adds FLAGS, e.g. --no-check for a module
 #                                  that must be invalid)
-#   NAME.c         -> NAME.wasm   (clang + wasi-libc, sdk/c, reactor, --stack-first)
+#   NAME.c         -> NAME.wasm   (clang + wasi-libc, sdk/c, reactor, --stack-first;
+#                                  -O2 --strip-all unless a first line
+#                                  "// clang: FLAGS" gives FLAGS instead)
 #   NAME/main.go   -> NAME.wasm   (GOOS=wasip1 -buildmode=c-shared, sdk/go)
 #
 #   testdata/hostile/build.sh           build in place
@@ -13,7 +15,8 @@
 #                                       committed .wasm differs
 #
 # Builds are reproducible: paths are stripped (-ffile-prefix-map, -trimpath),
-# symbols and debug info removed, and the Go toolchain pinned with
+# symbols and debug info removed (but for debugtrap, whose line table
+# is kept with relative paths), and the Go toolchain pinned with
 # GOTOOLCHAIN (default go1.26.8). Debian packages: wabt clang lld wasi-libc
 # libclang-rt-14-dev-wasm32.
 set -euo pipefail
@@ -27,7 +30,7 @@ check=0
 case "${1:-}" in
 --check) check=1 ;;
 "") ;;
-*) sed -n '2,18p' "$0"; exit 2 ;;
+*) sed -n '2,20p' "$0"; exit 2 ;;
 esac
 
 tmp="$(mktemp -d)"
@@ -44,9 +47,12 @@ build_one() {
 		wat2wasm $flags -o "$out" "$src"
 		;;
 	*.c)
-		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \
+		local flags
+		flags="$(sed -n '1s|^// clang: ||p' "$src")"
+		# shellcheck disable=SC2086 # FLAGS are words
+		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor ${flags:--O2 -Wl,--strip-all} \
 			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
-			-Wl,--stack-first -Wl,--strip-all -I"$root/sdk/c" \
+			-Wl,--stack-first -I"$root/sdk/c" \
 			-o "$out" "$src"
 		;;
 	*/main.go)

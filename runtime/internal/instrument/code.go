@@ -75,9 +75,13 @@ func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *In
 	out = slices.Grow(out, 6+int(total))
 	out = append(out, secCode)
 	out = appendU32(out, uint32(total))
+	payload := len(out) // code offsets (DWARF addresses) count from here
 	out = appendU32(out, count)
 	for k := range bodies {
-		out = bodies[k].append(out, p, points, c)
+		out = bodies[k].append(out, p, points, c, payload, m.anchors)
+	}
+	if m.anchors != nil {
+		m.codeEnd = len(out) - payload // the original code's end (the added functions follow)
 	}
 	if slow {
 		out = appendU32(out, uint32(len(c.slow)))
@@ -156,15 +160,24 @@ func (b *body) check(q int, c check, points []point) check {
 	return c
 }
 
-// append appends the instrumented body, size included.
-func (b *body) append(out, p []byte, points []point, c check) []byte {
+// append appends the instrumented body, size included. If anchors is not
+// nil it records where the original code goes (see anchor), the output's
+// code section payload starting at out[payload].
+func (b *body) append(out, p []byte, points []point, c check, payload int, anchors *[]anchor) []byte {
+	mark := func(orig int) {
+		if anchors != nil {
+			*anchors = append(*anchors, anchor{orig: orig, out: len(out) - payload})
+		}
+	}
 	out = appendU32(out, uint32(b.size))
+	mark(b.start)
 	from := b.start
 	if b.extra > 0 { // one more declaration: (local i32 …)
 		out = appendU32(out, b.decls+1)
 		out = append(out, p[b.countEnd:b.localsEnd]...)
 		out = append(out, byte(b.extra), 0x7f)
 		from = b.localsEnd
+		mark(from)
 	}
 	for q := b.first; q < b.first+b.n; q++ {
 		out = append(out, p[from:points[q].at]...)
@@ -174,6 +187,7 @@ func (b *body) append(out, p []byte, points []point, c check) []byte {
 			out = b.check(q, c, points).append(out, pt.charge)
 		}
 		from = points[q].at
+		mark(from)
 	}
 	return append(out, p[from:b.end]...)
 }

@@ -20,6 +20,9 @@ func FuzzInstrument(f *testing.F) {
 		f.Add(read(f, fx.file))
 	}
 	f.Add(withBody(0, 0x03, 0x40, 0x0b, 0x0b))
+	// DWARF that debug/dwarf reads (a line table rebuilt by appendDWARF),
+	// for the fuzzer to corrupt.
+	f.Add(append(withBody(0, 0x03, 0x40, 0x0b, 0x0b), appendDWARF(nil, []lineRow{{addr: 2, file: "a.c", line: 3, col: 1}, {addr: 4, file: "b.c", line: 1}}, 7)...))
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(api.CoreFeaturesV2))
 	f.Cleanup(func() { _ = rt.Close(ctx) })

@@ -92,9 +92,16 @@
 // plain exits.
 //
 // A start section is turned into an export named StartName (the host
-// calls it after instantiation, when it can interrupt it). Custom sections
-// named .debug_* are dropped, since the code offsets they refer to change;
-// the name section is kept.
+// calls it after instantiation, when it can interrupt it). The name
+// section is kept (function indices do not move). Custom sections named
+// .debug_* are dropped, since the code offsets they refer to change; in
+// their place, if they hold a line table debug/dwarf can read and are at
+// most MaxDebugSections, go three new ones (.debug_abbrev, .debug_info,
+// .debug_line) with that table's rows moved to the instrumented code, so
+// that wazero's stack traces still give each frame's file:line:column
+// (inlined frames, variables and types are not carried over; see
+// dwarf.go). Bound keeps the .debug_* sections as they are (the code does
+// not move) under the same bound.
 //
 // The decoder knows the immediates of every instruction of wazero's
 // api.CoreFeaturesV2 (MVP, sign extension, non-trapping float-to-int,
@@ -161,7 +168,8 @@ type Info struct {
 	Functions int  // function bodies given an entry check
 	Loops     int  // loops given a check
 	Start     bool // the start section became the StartName export
-	Dropped   int  // custom .debug_* sections dropped
+	Dropped   int  // custom sections dropped (.debug_* ones, and a name section over MaxNameSection)
+	Lines     bool // a line table for the instrumented code replaces the DWARF (see the package doc)
 	// MemoryMax is the declared maximum of the module's memory in pages,
 	// which Instrument removed (see the package doc), or -1 if it had
 	// none.
@@ -231,6 +239,8 @@ type module struct {
 	elems          uint32 // element segments
 	dataCount      uint32 // the data count section's, if hasDataCount
 	hasDataCount   bool
+	anchors        *[]anchor // where appendCode moved the code, if the DWARF is carried over
+	codeEnd        int       // the output's code offset where the original functions end
 }
 
 // Instrument returns the instrumented module (see the package doc) and a
@@ -319,13 +329,31 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 		}
 	}
 	missing(-1)
+	debug := m.debugSections()
+	if instrument && debug != nil {
+		m.anchors = &[]anchor{}
+	}
+	coded := false // the code section is written; its lines go before the next custom section
+	lines := func() {
+		if coded && m.anchors != nil {
+			if d := rebuildLines(debug, *m.anchors, m.codeEnd); d != nil {
+				out = append(out, d...)
+				info.Lines = true
+			}
+			m.anchors = nil
+		}
+	}
 	for k, s := range m.secs {
 		payload := wasm[s.start:s.end]
 		switch s.id {
 		case secCustom:
-			if name, _ := customName(payload); strings.HasPrefix(name, ".debug_") || name == "name" && len(payload) > MaxNameSection {
+			lines()
+			name, _ := customName(payload)
+			switch {
+			case strings.HasPrefix(name, ".debug_") && (instrument || debug == nil),
+				name == "name" && len(payload) > MaxNameSection:
 				info.Dropped++
-			} else {
+			default:
 				out = append(out, wasm[s.head:s.end]...)
 			}
 		case secTable:
@@ -377,12 +405,38 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 			if out, err = appendCode(out, payload, s.start, m, check, slow, &info); err != nil {
 				return nil, Info{}, err
 			}
+			coded = true
 		default:
 			out = append(out, wasm[s.head:s.end]...)
 		}
 		missing(k)
 	}
+	lines()
 	return out, info, nil
+}
+
+// debugSections returns the module's .debug_* custom sections by name, or
+// nil if there are none, if they lack a line table, or if together they
+// exceed MaxDebugSections.
+func (m *module) debugSections() debugSections {
+	var d debugSections
+	for _, s := range m.secs {
+		if s.id != secCustom {
+			continue
+		}
+		p := m.wasm[s.start:s.end]
+		name, _ := customName(p)
+		if strings.HasPrefix(name, ".debug_") {
+			if d == nil {
+				d = debugSections{}
+			}
+			d[name] = p[lenU32(uint32(len(name)))+len(name):]
+		}
+	}
+	if d[".debug_line"] == nil || d[".debug_info"] == nil || d.size() > MaxDebugSections {
+		return nil
+	}
+	return d
 }
 
 // scan splits the module into sections, checks their order, and reads the
