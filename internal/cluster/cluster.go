@@ -53,9 +53,15 @@ type Cluster struct {
 	op     time.Duration
 	origin string // this replica's id on the bus
 
-	health atomic.Pointer[error] // last probe error; nil pointer before the first
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
+	health     atomic.Pointer[error] // last probe error; nil pointer before the first
+	probeEvery time.Duration
+	hub        hub
+	busOnce    sync.Once
+	bus        *Bus
+	closed     chan struct{} // closed by Close
+	closeOnce  sync.Once
+	stop       context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // Open connects to Redis. An unreachable Redis is not an error: the
@@ -91,9 +97,11 @@ func Open(ctx context.Context, o Options) (*Cluster, error) {
 	ro.MaxRetryBackoff = 100 * time.Millisecond
 	ro.DisableIdentity = true
 	ro.Protocol = 2
-	var id [8]byte
+	var id [originLen / 2]byte
 	_, _ = rand.Read(id[:])
-	c := &Cluster{rdb: redis.NewClient(ro), key: []byte(o.Key), log: o.Logger, op: o.OpTimeout, origin: hex.EncodeToString(id[:])}
+	c := &Cluster{rdb: redis.NewClient(ro), key: []byte(o.Key), log: o.Logger, op: o.OpTimeout, origin: hex.EncodeToString(id[:]), probeEvery: o.ProbeInterval}
+	c.hub.c = c
+	c.closed = make(chan struct{})
 	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	c.stop = stop
 	c.probe(pctx)
@@ -153,11 +161,18 @@ func (c *Cluster) Key(purpose string) []byte {
 	return m.Sum(nil)
 }
 
-// Close stops the probe and closes the connections.
+// Close stops the probe and the bus and closes the connections. Later
+// calls do nothing.
 func (c *Cluster) Close() error {
-	c.stop()
-	c.wg.Wait()
-	return c.rdb.Close()
+	var err error
+	c.closeOnce.Do(func() {
+		c.stop()
+		close(c.closed)
+		c.hub.close()
+		c.wg.Wait()
+		err = c.rdb.Close()
+	})
+	return err
 }
 
 // ctx bounds one operation by the operation timeout.

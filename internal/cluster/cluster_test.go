@@ -164,3 +164,54 @@ func TestKey(t *testing.T) {
 		t.Errorf("key of %d bytes", len(a.Key("x")))
 	}
 }
+
+// TestBus checks that a message published on one replica reaches the
+// subscribers of the others, not its own (the engine notifies its own
+// clients directly), and none after unsubscribing.
+func TestBus(t *testing.T) {
+	r := redistest.Start(t)
+	a, b, c := open(t, r).Bus(), open(t, r).Bus(), open(t, r).Bus()
+	got := map[string]chan string{"a": make(chan string, 8), "b": make(chan string, 8), "c": make(chan string, 8)}
+	a.Subscribe(func(m []byte) { got["a"] <- string(m) })
+	b.Subscribe(func(m []byte) { got["b"] <- string(m) })
+	stopC := c.Subscribe(func(m []byte) { got["c"] <- string(m) })
+	// A subscription is live once a message published after it arrives.
+	waitFor(t, "subscriptions", func() bool {
+		_ = a.Publish([]byte("ping"))
+		select {
+		case <-got["b"]:
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+		select {
+		case <-got["c"]:
+			return true
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
+	for k := range got {
+		for len(got[k]) > 0 {
+			<-got[k]
+		}
+	}
+	stopC()
+	stopC()
+	if err := a.Publish([]byte("Rkitchen://static")); err != nil {
+		t.Fatal(err)
+	}
+	for m := "ping"; m == "ping"; { // a late ping of the loop above
+		select {
+		case m = <-got["b"]:
+			if m != "Rkitchen://static" && m != "ping" {
+				t.Fatalf("b got %q", m)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("b got nothing within 10s")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if len(got["a"]) != 0 || len(got["c"]) != 0 {
+		t.Errorf("the publisher or an unsubscribed replica got a message: a %d, c %d", len(got["a"]), len(got["c"]))
+	}
+}

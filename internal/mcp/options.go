@@ -116,6 +116,25 @@ type Options struct {
 	// Observer, when set, is told of every request the engine runs
 	// (telemetry). Default none.
 	Observer Observer
+
+	// Bus, when set, carries NotifyListChanged and NotifyResourceUpdated
+	// to the other replicas of a cluster, and theirs to this server's
+	// sessions and listen streams. Default none: notifications stay in
+	// the process.
+	Bus Bus
+}
+
+// Bus carries notifications between the servers (replicas) that serve
+// one deployment. The engine always notifies its own clients directly;
+// the Bus is only for the others.
+type Bus interface {
+	// Publish sends msg to every other server. It must return within a
+	// bounded time; an error is logged and the notification is lost to
+	// the others.
+	Publish(msg []byte) error
+	// Subscribe calls fn with every message another server published,
+	// until the returned function is called. fn must not block.
+	Subscribe(fn func(msg []byte)) (unsubscribe func())
 }
 
 func (o *Options) withDefaults() Options {

@@ -39,6 +39,8 @@ type Server struct {
 	draining  bool
 
 	tools atomic.Pointer[toolIndex] // x-mcp-header annotations, see http_headers.go
+
+	unsubscribe func() // ends the Bus subscription; nil without a Bus
 }
 
 // NewServer returns a Server for p. opts may be nil. It panics if p is nil.
@@ -67,7 +69,41 @@ func NewServer(p Provider, opts *Options) *Server {
 	info = append(info, `,"version":`...)
 	info = jsonscan.AppendString(info, o.Version)
 	s.serverInfo = append(info, '}')
+	if o.Bus != nil {
+		s.unsubscribe = o.Bus.Subscribe(s.fromBus)
+	}
 	return s
+}
+
+// Bus messages: one byte for the kind, then the list kind or the URI.
+const (
+	busListChanged     = 'L'
+	busResourceUpdated = 'R'
+)
+
+// fromBus notifies this server's clients of a change another server
+// published.
+func (s *Server) fromBus(msg []byte) {
+	if len(msg) < 2 || s.ctx.Err() != nil {
+		return
+	}
+	switch msg[0] {
+	case busListChanged:
+		s.fanListChanged(string(msg[1:]))
+	case busResourceUpdated:
+		s.fanResourceUpdated(string(msg[1:]))
+	}
+}
+
+// toBus publishes a change to the other servers, if there is a Bus.
+func (s *Server) toBus(kind byte, v string) {
+	if s.opts.Bus == nil {
+		return
+	}
+	msg := append([]byte{kind}, v...)
+	if err := s.opts.Bus.Publish(msg); err != nil {
+		s.log.Warn("notification not sent to the other replicas", "error", err)
+	}
 }
 
 // Close ends every session, stream and subscription the server serves:
@@ -75,6 +111,9 @@ func NewServer(p Provider, opts *Options) *Server {
 // receive their completion result. Close is safe to call more than once.
 func (s *Server) Close() error {
 	s.cancel()
+	if s.unsubscribe != nil {
+		s.unsubscribe()
+	}
 	s.mu.Lock()
 	closers := s.closers
 	s.closers = nil
@@ -156,8 +195,17 @@ func (s *Server) unregister(c *conn) {
 // "resources" or "prompts") changed: every legacy session gets
 // notifications/<kind>/list_changed, and every 2026-07-28 listen stream that
 // asked for it gets the same notification tagged with its subscription id.
-// Nothing is sent unless Features().ListChanged is set.
+// Nothing is sent unless Features().ListChanged is set. With a Bus, the
+// other servers notify their clients too.
 func (s *Server) NotifyListChanged(kind string) {
+	if s.fanListChanged(kind) {
+		s.toBus(busListChanged, kind)
+	}
+}
+
+// fanListChanged notifies this server's clients that the list of kind
+// changed and reports whether kind is a list kind.
+func (s *Server) fanListChanged(kind string) bool {
 	var method string
 	switch kind {
 	case "tools":
@@ -169,10 +217,10 @@ func (s *Server) NotifyListChanged(kind string) {
 		method = "notifications/prompts/list_changed"
 	default:
 		s.log.Warn("NotifyListChanged: unknown list kind", "kind", kind)
-		return
+		return false
 	}
 	if !s.p.Features().ListChanged {
-		return
+		return true
 	}
 	legacy := jsonrpc.AppendNotification(nil, method, nil)
 	s.mu.Lock()
@@ -193,19 +241,29 @@ func (s *Server) NotifyListChanged(kind string) {
 	for _, l := range ls {
 		l.deliver(method, taggedNotification(method, "", l.id))
 	}
+	return true
 }
 
 // NotifyResourceUpdated tells the clients subscribed to uri (legacy
 // resources/subscribe, or a listen stream's resourceSubscriptions) that it
 // changed. A subscription to a URI also covers the URIs below it
-// ("file:///dir/" covers "file:///dir/a.txt").
+// ("file:///dir/" covers "file:///dir/a.txt"). With a Bus, the other
+// servers notify their subscribers too.
 func (s *Server) NotifyResourceUpdated(uri string) {
+	if s.fanResourceUpdated(uri) {
+		s.toBus(busResourceUpdated, uri)
+	}
+}
+
+// fanResourceUpdated notifies this server's subscribers of uri and
+// reports whether the notification was valid to send.
+func (s *Server) fanResourceUpdated(uri string) bool {
 	if f := s.p.Features(); !f.Resources || !f.Subscribe {
-		return
+		return false
 	}
 	if len(uri) > s.opts.MaxURIBytes {
 		s.log.Warn("resources/updated dropped: URI too long", "bytes", len(uri), "max", s.opts.MaxURIBytes)
-		return
+		return false
 	}
 	params := append([]byte(`{"uri":`), jsonscan.AppendString(nil, uri)...)
 	params = append(params, '}')
@@ -231,6 +289,7 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 	for _, l := range ls {
 		l.deliver(key, taggedNotification(notifUpdated, uri, l.id))
 	}
+	return true
 }
 
 // checkURI refuses a subscribed URI longer than Options.MaxURIBytes.

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -139,5 +142,79 @@ func TestClusterRedisDown(t *testing.T) {
 	eventually(t, "ready again", func() bool { code, _ := readyz(t, base); return code == 200 })
 	if got := decodeTool(t, c.modern("tools/call", map[string]any{"name": "counter"}).response).text(); got != "1" {
 		t.Errorf("counter after restart (Redis lost its data): %q", got)
+	}
+}
+
+// listenStream opens a 2026-07-28 subscriptions/listen stream on base for
+// the resource uri and returns the data lines of its events after the
+// acknowledgement.
+func listenStream(t *testing.T, base, uri string) <-chan string {
+	t.Helper()
+	params := map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}, "_meta": modernMeta(map[string]any{})}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "l1", "method": "subscriptions/listen", "params": params})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				lines <- d
+			}
+		}
+	}()
+	select {
+	case ack := <-lines:
+		if !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("listen: first event %s", ack)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("listen: no acknowledgement within 10s")
+	}
+	return lines
+}
+
+// TestClusterListen checks that a listen stream on one replica receives
+// the resources/updated a plugin call causes on another (the kitchen
+// counter notifies kitchen://static).
+func TestClusterListen(t *testing.T) {
+	urls := replicas(t, redistest.Start(t), 2)
+	lines := listenStream(t, urls[0], "kitchen://static")
+	c := &httpClient{t: t, url: urls[1] + "/mcp"}
+	// The bus subscription of a new replica is live within a moment:
+	// call until a notification arrives, then measure one.
+	eventually(t, "first notification across replicas", func() bool {
+		c.modern("tools/call", map[string]any{"name": "counter"})
+		select {
+		case <-lines:
+			return true
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	})
+	for len(lines) > 0 {
+		<-lines
+	}
+	start := time.Now()
+	c.modern("tools/call", map[string]any{"name": "counter"})
+	select {
+	case d := <-lines:
+		if !strings.Contains(d, `"method":"notifications/resources/updated"`) || !strings.Contains(d, `"uri":"kitchen://static"`) || !strings.Contains(d, `"l1"`) {
+			t.Fatalf("listen stream got %s", d)
+		}
+		t.Logf("resources/updated reached the other replica %v after the call started", time.Since(start))
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/updated on replica 0 within 10s of a change on replica 1")
 	}
 }

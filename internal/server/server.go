@@ -172,7 +172,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, err
 	}
+	var bus mcp.Bus
+	if s.clu != nil {
+		bus = s.clu.Bus()
+	}
 	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel}, &mcp.Options{
+		Bus:                 bus,
 		Observer:            s.tel.Observer(),
 		Name:                cfg.Server.Name,
 		Version:             version,
