@@ -70,7 +70,7 @@ var allowed = map[string][]string{
 	"hostapi/kvtest":                     {"hostapi", "internal/abi"},
 	"internal/abi":                       {},
 	"internal/auth":                      {},
-	"internal/cluster":                   {"hostapi"},
+	"internal/cluster":                   {"hostapi", "internal/tasks"},
 	"internal/cluster/redistest":         {},
 	"internal/config":                    {},
 	"internal/fetch":                     {},

@@ -127,11 +127,15 @@ var errBusFull = fmt.Errorf("cluster: notification bus: %w: %d notifications alr
 
 // Bus returns the notification bus of the cluster (one per Cluster).
 func (c *Cluster) Bus() *Bus {
-	c.busOnce.Do(func() {
-		c.bus = &Bus{c: c, channel: "wasmcp:bus:notify", queue: make(chan []byte, busQueue)}
-		c.wg.Go(c.bus.run)
-	})
+	c.busOnce.Do(func() { c.bus = c.newBus("wasmcp:bus:notify") })
 	return c.bus
+}
+
+// newBus starts a queued publisher on channel.
+func (c *Cluster) newBus(channel string) *Bus {
+	b := &Bus{c: c, channel: channel, queue: make(chan []byte, busQueue)}
+	c.wg.Go(b.run)
+	return b
 }
 
 // Publish queues msg for the other replicas.

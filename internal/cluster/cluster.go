@@ -58,10 +58,13 @@ type Cluster struct {
 	hub        hub
 	busOnce    sync.Once
 	bus        *Bus
-	closed     chan struct{} // closed by Close
-	closeOnce  sync.Once
-	stop       context.CancelFunc
-	wg         sync.WaitGroup
+	// notifierOnce makes the one TaskNotifier.
+	notifierOnce sync.Once
+	notifier     *TaskNotifier
+	closed       chan struct{} // closed by Close
+	closeOnce    sync.Once
+	stop         context.CancelFunc
+	wg           sync.WaitGroup
 }
 
 // Open connects to Redis. An unreachable Redis is not an error: the

@@ -1,0 +1,377 @@
+package cluster
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/wasmcp/wasmcp/internal/tasks"
+)
+
+// Tasks is the task store in Redis (tasks.Store): every replica reads
+// and updates the same records, so tasks/get, tasks/cancel and
+// tasks/result work on any of them. A task is one JSON value; sorted sets
+// index it by owner (creation order, for List), by expiry (for Expire),
+// and while it is live (for the caps). Create, Delete and Expire are Lua
+// scripts; Update is compare-and-set on the JSON value, retried when
+// another replica changed the task meanwhile. All keys share one hash
+// tag, so a Redis Cluster keeps them on one shard. Expiry follows the
+// replicas' clocks (ExpiresAt); Redis drops a task's value a minute after
+// it as garbage collection.
+type Tasks struct {
+	c   *Cluster
+	lim tasks.Limits
+	p   string // key prefix
+}
+
+var _ tasks.Store = (*Tasks)(nil)
+
+// Tasks returns the task store in Redis with the caps lim.
+func (c *Cluster) Tasks(lim tasks.Limits) *Tasks {
+	return &Tasks{c: c, lim: lim, p: "{wasmcp:tasks}"}
+}
+
+const tasksLib = `
+local P = ARGV[1]
+local function sweep(now, n)
+  local ms = redis.call('ZRANGEBYSCORE', P .. ':all', '-inf', now, 'LIMIT', 0, n)
+  for _, m in ipairs(ms) do
+    local ph, id = string.match(m, '^([^:]*):(.*)$')
+    redis.call('DEL', P .. ':t:' .. id)
+    redis.call('ZREM', P .. ':all', m)
+    redis.call('ZREM', P .. ':live', m)
+    redis.call('ZREM', P .. ':live:' .. ph, id)
+    redis.call('ZREM', P .. ':idx:' .. ph, id)
+  end
+  return #ms
+end
+`
+
+var (
+	// ARGV: prefix, id, owner hex, json, created ms, expires ms, max
+	// live, max live per owner. Returns 1, -1 (total cap), -2 (owner
+	// cap) or -3 (id taken).
+	tasksCreate = redis.NewScript(tasksLib + `
+local id, ph, js = ARGV[2], ARGV[3], ARGV[4]
+local now, exp = tonumber(ARGV[5]), tonumber(ARGV[6])
+local maxLive, maxPer = tonumber(ARGV[7]), tonumber(ARGV[8])
+sweep(now, 64)
+if maxLive > 0 and redis.call('ZCOUNT', P .. ':live', '(' .. now, '+inf') >= maxLive then return -1 end
+if maxPer > 0 and redis.call('ZCOUNT', P .. ':live:' .. ph, '(' .. now, '+inf') >= maxPer then return -2 end
+if not redis.call('SET', P .. ':t:' .. id, js, 'NX', 'PXAT', exp + 60000) then return -3 end
+local m = ph .. ':' .. id
+redis.call('ZADD', P .. ':all', exp, m)
+redis.call('ZADD', P .. ':live', exp, m)
+redis.call('ZADD', P .. ':live:' .. ph, exp, id)
+redis.call('ZADD', P .. ':idx:' .. ph, now, id)
+return 1
+`)
+	// ARGV: prefix, id, owner hex, old json, new json, "1" when the
+	// task just ended. Returns 1, or 0 when the value changed meanwhile.
+	tasksSwap = redis.NewScript(tasksLib + `
+local id, ph = ARGV[2], ARGV[3]
+local k = P .. ':t:' .. id
+if redis.call('GET', k) ~= ARGV[4] then return 0 end
+redis.call('SET', k, ARGV[5], 'KEEPTTL')
+if ARGV[6] == '1' then
+  redis.call('ZREM', P .. ':live', ph .. ':' .. id)
+  redis.call('ZREM', P .. ':live:' .. ph, id)
+end
+return 1
+`)
+	// ARGV: prefix, id, owner hex, old json. Returns 1, or 0 when the
+	// value changed meanwhile.
+	tasksDelete = redis.NewScript(tasksLib + `
+local id, ph = ARGV[2], ARGV[3]
+if redis.call('GET', P .. ':t:' .. id) ~= ARGV[4] then return 0 end
+local m = ph .. ':' .. id
+redis.call('DEL', P .. ':t:' .. id)
+redis.call('ZREM', P .. ':all', m)
+redis.call('ZREM', P .. ':live', m)
+redis.call('ZREM', P .. ':live:' .. ph, id)
+redis.call('ZREM', P .. ':idx:' .. ph, id)
+return 1
+`)
+	// ARGV: prefix, now ms, max. Returns how many it dropped.
+	tasksSweep = redis.NewScript(tasksLib + `
+return sweep(tonumber(ARGV[2]), tonumber(ARGV[3]))
+`)
+)
+
+// swapRetries bounds the compare-and-set rounds of one Update.
+const swapRetries = 64
+
+func ownerHex(principal string) string { return hex.EncodeToString([]byte(principal)) }
+
+// Create implements tasks.Store.
+func (s *Tasks) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) {
+	if !t.Status.Valid() || t.Status.Terminal() {
+		return nil, fmt.Errorf("tasks: create with status %q: want working or input_required", t.Status)
+	}
+	if t.TTL <= 0 {
+		return nil, fmt.Errorf("tasks: create with ttl %v: want a positive ttl", t.TTL)
+	}
+	ctx, cancel := s.c.ctx(ctx)
+	defer cancel()
+	for range 3 {
+		now := tasks.Now()
+		c := t.Clone()
+		c.ID = tasks.NewID()
+		c.CreatedAt, c.UpdatedAt = now, now
+		c.ExpiresAt = now.Add(c.TTL)
+		js, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("tasks: encode: %w", err)
+		}
+		n, err := tasksCreate.Run(ctx, s.c.rdb, nil, s.p, c.ID, ownerHex(c.Principal), js,
+			now.UnixMilli(), c.ExpiresAt.UnixMilli(), s.lim.MaxLive, s.lim.MaxLivePerPrincipal).Int()
+		switch {
+		case err != nil:
+			return nil, wrap("tasks create", err)
+		case n == -1:
+			return nil, fmt.Errorf("%w (%d)", tasks.ErrTooManyTotal, s.lim.MaxLive)
+		case n == -2:
+			return nil, fmt.Errorf("%w (%d)", tasks.ErrTooManyForPrincipal, s.lim.MaxLivePerPrincipal)
+		case n == 1:
+			return c, nil
+		}
+	}
+	return nil, errors.New("tasks: create: no free id after 3 tries")
+}
+
+// load returns the stored JSON of a live task of principal and the task.
+func (s *Tasks) load(ctx context.Context, principal, id string) (string, *tasks.Task, error) {
+	js, err := s.c.rdb.Get(ctx, s.p+":t:"+id).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil, tasks.ErrNotFound
+	}
+	if err != nil {
+		return "", nil, wrap("tasks get", err)
+	}
+	var t tasks.Task
+	if json.Unmarshal([]byte(js), &t) != nil || t.Principal != principal || !time.Now().Before(t.ExpiresAt) {
+		return "", nil, tasks.ErrNotFound
+	}
+	return js, &t, nil
+}
+
+// Get implements tasks.Store.
+func (s *Tasks) Get(ctx context.Context, principal, id string) (*tasks.Task, error) {
+	ctx, cancel := s.c.ctx(ctx)
+	defer cancel()
+	_, t, err := s.load(ctx, principal, id)
+	return t, err
+}
+
+// Update implements tasks.Store.
+func (s *Tasks) Update(ctx context.Context, principal, id string, fn func(*tasks.Task) error) (*tasks.Task, error) {
+	return s.swap(ctx, principal, id, func(old *tasks.Task) (*tasks.Task, error) {
+		c := old.Clone()
+		if err := fn(c); err != nil {
+			return nil, err
+		}
+		if err := tasks.CheckUpdate(old, c); err != nil {
+			return nil, err
+		}
+		return c, nil
+	})
+}
+
+// Cancel implements tasks.Store.
+func (s *Tasks) Cancel(ctx context.Context, principal, id string) (*tasks.Task, error) {
+	return s.swap(ctx, principal, id, func(old *tasks.Task) (*tasks.Task, error) {
+		if old.Status.Terminal() {
+			return nil, nil // unchanged
+		}
+		c := old.Clone()
+		c.Status, c.StatusMessage = tasks.Cancelled, "cancelled by the client"
+		c.InputRequests, c.InputResponses = nil, nil
+		return c, nil
+	})
+}
+
+// swap replaces a task by next(task) with compare-and-set, retrying when
+// another writer came first. next returning nil, nil leaves the task
+// unchanged and returns it.
+func (s *Tasks) swap(ctx context.Context, principal, id string, next func(*tasks.Task) (*tasks.Task, error)) (*tasks.Task, error) {
+	ctx, cancel := s.c.ctx(ctx)
+	defer cancel()
+	for range swapRetries {
+		js, old, err := s.load(ctx, principal, id)
+		if err != nil {
+			return nil, err
+		}
+		c, err := next(old)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil {
+			return old, nil
+		}
+		c.UpdatedAt = tasks.Now()
+		nj, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("tasks: encode: %w", err)
+		}
+		ended := "0"
+		if !old.Status.Terminal() && c.Status.Terminal() {
+			ended = "1"
+		}
+		n, err := tasksSwap.Run(ctx, s.c.rdb, nil, s.p, id, ownerHex(principal), js, nj, ended).Int()
+		if err != nil {
+			return nil, wrap("tasks update", err)
+		}
+		if n == 1 {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("tasks: update of %s: changed by others %d times in a row", id, swapRetries)
+}
+
+// List implements tasks.Store.
+func (s *Tasks) List(ctx context.Context, principal, cursor string, limit int) ([]*tasks.Task, string, error) {
+	var afterAt int64
+	var afterID string
+	min := "-inf"
+	if cursor != "" {
+		at, id, err := tasks.DecodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		afterAt, afterID = at.UnixMilli(), id
+		min = strconv.FormatInt(afterAt, 10)
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	ctx, cancel := s.c.ctx(ctx)
+	defer cancel()
+	idx := s.p + ":idx:" + ownerHex(principal)
+	var page []*tasks.Task
+	now := time.Now()
+	for offset := int64(0); len(page) <= limit; {
+		zs, err := s.c.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: idx, Start: min, Stop: "+inf", ByScore: true, Offset: offset, Count: 256}).Result()
+		if err != nil {
+			return nil, "", wrap("tasks list", err)
+		}
+		if len(zs) == 0 {
+			break
+		}
+		offset += int64(len(zs))
+		keys := make([]string, 0, len(zs))
+		for _, z := range zs {
+			id, _ := z.Member.(string)
+			if cursor != "" && int64(z.Score) == afterAt && id <= afterID {
+				continue
+			}
+			keys = append(keys, s.p+":t:"+id)
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		vals, err := s.c.rdb.MGet(ctx, keys...).Result()
+		if err != nil {
+			return nil, "", wrap("tasks list", err)
+		}
+		for _, v := range vals {
+			js, ok := v.(string)
+			var t tasks.Task
+			if !ok || json.Unmarshal([]byte(js), &t) != nil || t.Principal != principal || !now.Before(t.ExpiresAt) {
+				continue
+			}
+			page = append(page, &t)
+			if len(page) > limit {
+				break
+			}
+		}
+	}
+	if len(page) > limit {
+		last := page[limit-1]
+		return page[:limit], tasks.EncodeCursor(last.CreatedAt, last.ID), nil
+	}
+	return page, "", nil
+}
+
+// Delete implements tasks.Store.
+func (s *Tasks) Delete(ctx context.Context, principal, id string) error {
+	ctx, cancel := s.c.ctx(ctx)
+	defer cancel()
+	for range swapRetries {
+		js, _, err := s.load(ctx, principal, id)
+		if err != nil {
+			return err
+		}
+		n, err := tasksDelete.Run(ctx, s.c.rdb, nil, s.p, id, ownerHex(principal), js).Int()
+		if err != nil {
+			return wrap("tasks delete", err)
+		}
+		if n == 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("tasks: delete of %s: changed by others %d times in a row", id, swapRetries)
+}
+
+// Expire implements tasks.Store.
+func (s *Tasks) Expire(ctx context.Context, now time.Time) (int, error) {
+	ctx, cancel := s.c.ctx(ctx)
+	defer cancel()
+	total := 0
+	for {
+		n, err := tasksSweep.Run(ctx, s.c.rdb, nil, s.p, now.UnixMilli(), 1000).Int()
+		if err != nil {
+			return total, wrap("tasks expire", err)
+		}
+		total += n
+		if n < 1000 {
+			return total, nil
+		}
+	}
+}
+
+// TaskNotifier carries task changes between replicas (tasks.Notifier):
+// Publish calls this replica's subscribers at once and queues the change
+// for the others, whose subscribers Redis pub/sub reaches.
+type TaskNotifier struct {
+	local *tasks.Local
+	bus   *Bus
+}
+
+var _ tasks.Notifier = (*TaskNotifier)(nil)
+
+// TaskNotifier returns the cluster's task notifier (one per Cluster).
+func (c *Cluster) TaskNotifier() *TaskNotifier {
+	c.notifierOnce.Do(func() {
+		n := &TaskNotifier{local: tasks.NewLocal(), bus: c.newBus("wasmcp:bus:tasks")}
+		c.subscribe(n.bus.channel, func(msg []byte) {
+			var ch tasks.Change
+			if json.Unmarshal(msg, &ch) == nil {
+				_ = n.local.Publish(context.Background(), ch)
+			}
+		})
+		c.notifier = n
+	})
+	return c.notifier
+}
+
+// Publish implements tasks.Notifier. Its error says the change did not
+// leave this replica (the queue to Redis is full).
+func (n *TaskNotifier) Publish(ctx context.Context, c tasks.Change) error {
+	_ = n.local.Publish(ctx, c)
+	msg, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("tasks: encode change: %w", err)
+	}
+	return n.bus.Publish(msg)
+}
+
+// Subscribe implements tasks.Notifier.
+func (n *TaskNotifier) Subscribe(fn func(tasks.Change)) (unsubscribe func()) {
+	return n.local.Subscribe(fn)
+}
