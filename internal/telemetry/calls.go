@@ -40,7 +40,8 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.calls++
 	st.cur.start, st.cur.wait0 = time.Now(), st.queueWait
 	if st.sampled() { // the plugin span follows its request's
-		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin "+plugin, kindInternal, st.cur.start)
+		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin", kindInternal, st.cur.start)
+		st.sp.call.target = plugin
 		st.sp.call.str("wasmcp.plugin.name", plugin)
 	}
 	st.host = countingHost{h: host, t: h.t, st: st}

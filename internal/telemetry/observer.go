@@ -42,6 +42,10 @@ func (t *Telemetry) Observer() mcp.Observer {
 // provider gets. Its fields are written by the request's own goroutine
 // (the provider, the plugin call and its host calls run on it).
 type reqState struct {
+	// The request's context, its Value answering stateKey with the
+	// reqState itself (one allocation less than context.WithValue).
+	context.Context
+
 	t       *Telemetry
 	ri      *mcp.RequestInfo
 	sp      *reqSpans // nil without tracing
@@ -84,6 +88,14 @@ func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.sampled }
 
 type stateKey struct{}
 
+// Value implements context.Context.
+func (st *reqState) Value(key any) any {
+	if _, ok := key.(stateKey); ok {
+		return st
+	}
+	return st.Context.Value(key)
+}
+
 func stateFrom(ctx context.Context) *reqState {
 	st, _ := ctx.Value(stateKey{}).(*reqState)
 	return st
@@ -111,36 +123,34 @@ func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) conte
 	}
 	if t.tr != nil {
 		parent := t.extract(st, r.Params, ri.Header)
-		name := r.Method
-		if st.target != "" {
-			name += " " + st.target
-		}
-		t.tr.startRoot(&st.sp.req, &parent, name, kindServer, ri.Start)
+		t.tr.startRoot(&st.sp.req, &parent, r.Method, kindServer, ri.Start)
+		st.sp.req.target = st.target
 	}
-	return context.WithValue(ctx, stateKey{}, st)
+	st.Context = ctx
+	return st
 }
 
-// requestAttrs sets the semconv attributes of the request's span.
-func (st *reqState) requestAttrs() {
-	ri, r, s := st.ri, st.ri.Request, &st.sp.req
-	s.str("mcp.method.name", r.Method)
-	s.str("jsonrpc.request.id", ri.ID)
-	s.str("network.transport", ri.Transport)
+// requestAttrs adds the semconv attributes of the request's span to l.
+func (st *reqState) requestAttrs(l *attrList) {
+	ri, r := st.ri, st.ri.Request
+	l.str("mcp.method.name", r.Method)
+	l.str("jsonrpc.request.id", ri.ID)
+	l.str("network.transport", ri.Transport)
 	if r.ProtocolVersion != "" {
-		s.str("mcp.protocol.version", r.ProtocolVersion)
+		l.str("mcp.protocol.version", r.ProtocolVersion)
 	}
 	if !r.Stateless && r.SessionID != "" {
-		s.str("mcp.session.id", r.SessionID)
+		l.str("mcp.session.id", r.SessionID)
 	}
 	switch r.Method {
 	case "tools/call":
-		s.str("gen_ai.tool.name", st.target)
-		s.str("gen_ai.operation.name", "execute_tool")
+		l.str("gen_ai.tool.name", st.target)
+		l.str("gen_ai.operation.name", "execute_tool")
 	case "prompts/get":
-		s.str("gen_ai.prompt.name", st.target)
+		l.str("gen_ai.prompt.name", st.target)
 	}
 	if st.uri != "" {
-		s.str("mcp.resource.uri", st.uri)
+		l.str("mcp.resource.uri", st.uri)
 	}
 }
 
@@ -197,15 +207,18 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	}
 	errType := errorType(err, result, outcome)
 	if st.sampled() {
-		st.requestAttrs()
+		var l attrList
+		st.requestAttrs(&l)
 		if errType != "" {
-			st.sp.req.fail(errType)
+			st.sp.req.failed, st.sp.req.errMsg = true, errType
+			l.str("error.type", errType)
 		}
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
-			st.sp.req.str("rpc.response.status_code", strconv.Itoa(je.Code))
+		if err != nil {
+			if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
+				l.str("rpc.response.status_code", strconv.Itoa(je.Code))
+			}
 		}
-		t.tr.finish(&st.sp.req, now)
+		t.tr.finish(&st.sp.req, now, l.a[:l.n]...)
 	}
 	if m := t.metrics; m != nil {
 		tool := ""

@@ -29,7 +29,7 @@ import (
 // written by hand: a span is encoded once, straight from its fields.
 
 // appendSpan appends the Span message of s (without its field tag).
-func appendSpan(b []byte, s *span) []byte {
+func appendSpan(b []byte, s *span, extra []kv) []byte {
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendBytes(b, s.traceID[:])
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
@@ -43,7 +43,12 @@ func appendSpan(b []byte, s *span) []byte {
 		b = protowire.AppendBytes(b, s.parentID[:])
 	}
 	b = protowire.AppendTag(b, 5, protowire.BytesType)
-	b = protowire.AppendString(b, s.name)
+	if s.target == "" {
+		b = protowire.AppendString(b, s.name)
+	} else { // name + " " + target, without building the string
+		b = protowire.AppendVarint(b, uint64(len(s.name)+1+len(s.target)))
+		b = append(append(append(b, s.name...), ' '), s.target...)
+	}
 	b = protowire.AppendTag(b, 6, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(s.kind))
 	b = protowire.AppendTag(b, 7, protowire.Fixed64Type)
@@ -52,6 +57,9 @@ func appendSpan(b []byte, s *span) []byte {
 	b = protowire.AppendFixed64(b, uint64(s.end))
 	for i := range s.n {
 		b = appendKV(b, 9, &s.attrs[i])
+	}
+	for i := range extra {
+		b = appendKV(b, 9, &extra[i])
 	}
 	if s.failed {
 		b = protowire.AppendTag(b, 15, protowire.BytesType)

@@ -26,9 +26,9 @@ const (
 	kindClient   = 3
 )
 
-// maxAttrs bounds a span's attributes; the request span has the most
-// (ten).
-const maxAttrs = 10
+// maxAttrs bounds the attributes a span holds (a CLIENT span has seven);
+// the request span's are built when it ends (finish's extra).
+const maxAttrs = 7
 
 // kv is one attribute: a string, an int64 or a float64.
 type kv struct {
@@ -51,15 +51,30 @@ func (sc *spanContext) valid() bool { return sc.traceID != [16]byte{} && sc.span
 // span is one span in flight. The zero span is not started.
 type span struct {
 	spanContext
-	parentID   [8]byte
-	remote     bool // the parent came from the request
-	kind       byte
-	name       string
+	parentID [8]byte
+	remote   bool // the parent came from the request
+	kind     byte
+	name     string
+	target   string // the name is name + " " + target when set
+
 	start, end int64 // Unix nanoseconds
 	errMsg     string
 	failed     bool
 	n          int
 	attrs      [maxAttrs]kv
+}
+
+// attrList is a list of attributes on the stack, for finish's extra.
+type attrList struct {
+	n int
+	a [12]kv
+}
+
+func (l *attrList) str(key, v string) {
+	if l.n < len(l.a) {
+		l.a[l.n] = kv{key: key, str: v, typ: 's'}
+		l.n++
+	}
 }
 
 func (s *span) str(key, v string) {
@@ -192,14 +207,15 @@ func (tr *tracer) startChild(s *span, parent *span, name string, kind byte, star
 
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// finish ends s at end and queues it for export (if sampled).
-func (tr *tracer) finish(s *span, end time.Time) {
+// finish ends s at end and queues it for export (if sampled), with the
+// attributes extra after its own.
+func (tr *tracer) finish(s *span, end time.Time, extra ...kv) {
 	if !s.sampled {
 		return
 	}
 	s.end = end.UnixNano()
 	bp := scratch.Get().(*[]byte)
-	b := appendSpan((*bp)[:0], s)
+	b := appendSpan((*bp)[:0], s, extra)
 	tr.mu.Lock()
 	if tr.closed || tr.queued >= tr.maxQueue {
 		tr.dropped++

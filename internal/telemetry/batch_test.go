@@ -1,0 +1,110 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestBatching: a full batch is exported without waiting for the
+// schedule delay, in one request; spans beyond the queue are dropped and
+// reported; shutdown exports what is left.
+func TestBatching(t *testing.T) {
+	var mu sync.Mutex
+	var got []int // spans per export request
+	block := make(chan struct{})
+	blocked := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req collectortrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			t.Errorf("export: %v", err)
+		}
+		n := 0
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				n += len(ss.Spans)
+			}
+		}
+		mu.Lock()
+		got = append(got, n)
+		b := blocked
+		mu.Unlock()
+		if b {
+			<-block
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	exp, err := newHTTPExporter(&Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errMu sync.Mutex
+	var errs []error
+	tr := newTracer(newSampler(false, 1), exp, nil, encodeScope("t"), time.Hour, 8, 4, func(err error) {
+		errMu.Lock()
+		errs = append(errs, err)
+		errMu.Unlock()
+	})
+	end := func(n int) {
+		for range n {
+			var s span
+			tr.startRoot(&s, &spanContext{}, "x", kindServer, time.Now())
+			tr.finish(&s, time.Now())
+		}
+	}
+	waitFor := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			n := len(got)
+			mu.Unlock()
+			if n >= want {
+				return
+			}
+		}
+		t.Fatalf("%d exports, want %d", len(got), want)
+	}
+	end(4) // a full batch, with an hour's delay
+	waitFor(1)
+	mu.Lock()
+	blocked = true
+	mu.Unlock()
+	end(4) // exported, the receiver holds the request
+	waitFor(2)
+	end(10) // 8 queued, 2 dropped
+	mu.Lock()
+	blocked = false
+	mu.Unlock()
+	close(block)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	end(1) // after shutdown: dropped, never sent
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, n := range got {
+		total += n
+	}
+	if got[0] != 4 || got[1] != 4 || total != 16 {
+		t.Errorf("exports of %v spans, want 4, 4 and 8 in all", got)
+	}
+	errMu.Lock()
+	defer errMu.Unlock()
+	var d errDropped
+	if len(errs) != 1 || !errors.As(errs[0], &d) || d != 2 {
+		t.Errorf("errors %v, want 2 spans dropped", errs)
+	}
+}
