@@ -45,6 +45,8 @@ if [ $quick = 0 ]; then
 	done
 	step "container image (deploy/image: OCI tarball, non-root, static binary)"
 	(cd deploy/image && go vet ./... && go test -race -timeout 10m ./...)
+	step "HTTP+SSE with the TypeScript SDK v1 client"
+	scripts/sse-client.sh
 	if [ -x scripts/conformance.sh ]; then
 		step "MCP conformance suite"
 		scripts/conformance.sh

@@ -109,6 +109,17 @@ const MemoryKV = ":memory:"
 type HTTP struct {
 	// Path is the MCP endpoint path. Default "/mcp".
 	Path string `toml:"path" json:"path"`
+	// SSE serves the HTTP+SSE transport of protocol version 2024-11-05
+	// beside Path, on the same listener with the same checks, access
+	// control and limits. Default true.
+	SSE bool `toml:"sse" json:"sse"`
+	// SSEPath is where a client of the HTTP+SSE transport opens its event
+	// stream (GET). Default "/sse".
+	SSEPath string `toml:"sse_path" json:"sse_path"`
+	// MessagesPath is where a client of the HTTP+SSE transport POSTs its
+	// messages (?sessionId=…, named by the stream's endpoint event).
+	// Default "/messages".
+	MessagesPath string `toml:"messages_path" json:"messages_path"`
 	// AllowedOrigins are the Origin header values accepted besides
 	// same-host origins ("scheme://host[:port]"). Default none.
 	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins,omitempty"`
@@ -388,6 +399,9 @@ func Default() *Config {
 		Server: Server{Name: "wasmcp", LogLevel: "info", ShutdownGrace: Duration(10 * time.Second)},
 		HTTP: HTTP{
 			Path:               "/mcp",
+			SSE:                true,
+			SSEPath:            "/sse",
+			MessagesPath:       "/messages",
 			MaxBody:            4 << 20,
 			MaxHeaderBytes:     64 << 10,
 			ReadHeaderTimeout:  Duration(10 * time.Second),

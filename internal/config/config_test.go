@@ -310,6 +310,19 @@ func TestValidate(t *testing.T) {
 			`plugins[1] ("a"): name: duplicate of plugins[0]`,
 			`plugins[1] ("a"): grants.fs[1].guest: "/g" is already mounted by fs[0]`,
 		}},
+		{name: "sse paths", mutate: func(c *Config) {
+			c.HTTP.SSEPath = "sse"
+			c.HTTP.MessagesPath = "/mcp"
+		}, wantErr: []string{`http.sse_path: "sse" must start with "/"`, `http.messages_path: "/mcp" is already http.path`}},
+		{name: "sse paths collide", mutate: func(c *Config) {
+			c.HTTP.SSEPath = "/mcp"
+			c.HTTP.MessagesPath = "/m?x"
+		}, wantErr: []string{`http.sse_path: "/mcp" is already http.path`, `http.messages_path: "/m?x" must be a path`}},
+		{name: "sse off ignores its paths", mutate: func(c *Config) {
+			c.HTTP.SSE = false
+			c.HTTP.SSEPath = ""
+			c.HTTP.MessagesPath = "/mcp"
+		}},
 		{name: "bearer token too short", mutate: func(c *Config) {
 			c.Auth.Mode = AuthBearer
 			c.Auth.Tokens = []Secret{"short"}

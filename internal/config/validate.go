@@ -70,6 +70,22 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.HTTP.Path, "/") {
 		bad("http.path: %q must start with \"/\"", c.HTTP.Path)
 	}
+	if c.HTTP.SSE {
+		switch {
+		case !strings.HasPrefix(c.HTTP.SSEPath, "/"):
+			bad("http.sse_path: %q must start with \"/\"", c.HTTP.SSEPath)
+		case c.HTTP.SSEPath == c.HTTP.Path:
+			bad("http.sse_path: %q is already http.path", c.HTTP.SSEPath)
+		}
+		switch {
+		case !strings.HasPrefix(c.HTTP.MessagesPath, "/"):
+			bad("http.messages_path: %q must start with \"/\"", c.HTTP.MessagesPath)
+		case c.HTTP.MessagesPath == c.HTTP.Path || c.HTTP.MessagesPath == c.HTTP.SSEPath:
+			bad("http.messages_path: %q is already http.path or http.sse_path", c.HTTP.MessagesPath)
+		case strings.ContainsAny(c.HTTP.MessagesPath, "?#"):
+			bad("http.messages_path: %q must be a path without query or fragment", c.HTTP.MessagesPath)
+		}
+	}
 	for i, o := range c.HTTP.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {
 			bad("http.allowed_origins[%d]: %w", i, err)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -158,6 +159,38 @@ func checkVersionHeader(v string) *refusal {
 	return badRequest(&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unsupported MCP-Protocol-Version " + v})
 }
 
+// settle serves the routes that run nothing on a transport with one
+// session and one stream (stdio, HTTP+SSE): it delivers a notice to c and
+// appends to dst the response due (none for a notice). It reports false
+// for the routes that start a call.
+func settle(rt route, rf *refusal, m *jsonrpc.Message, c *conn, dst []byte) ([]byte, bool) {
+	switch rt {
+	case routeRefused:
+		return jsonrpc.AppendError(dst, m.ID, rf.err), true
+	case routeNotice:
+		c.deliver(m)
+		return dst, true
+	case routePong:
+		return jsonrpc.AppendResult(dst, m.ID, []byte("{}")), true
+	case routeInitialize:
+		res, e := c.initialize(m)
+		if e != nil {
+			return jsonrpc.AppendError(dst, m.ID, e), true
+		}
+		return jsonrpc.AppendResult(dst, m.ID, res), true
+	}
+	return dst, false
+}
+
+// routeCall prepares the call of request m on route rt (routeModern or
+// routeLegacy) in session c, writing to out.
+func (s *Server) routeCall(rt route, c *conn, m *jsonrpc.Message, mi *metaInfo, out sink) *call {
+	if rt == routeModern {
+		return s.newModernCall(context.Background(), m, mi, out)
+	}
+	return c.newLegacyCall(m, mi, out)
+}
+
 // startCall registers cl with its session c (nil: none) for cancellation
 // and takes its limiter place. On a refusal cl is cancelled and forgotten.
 func (s *Server) startCall(cl *call, c *conn) *refusal {
@@ -218,10 +251,8 @@ func (s *Server) admitBatch(body []byte, c *conn, draining bool, newCall func(*j
 		switch {
 		case perr != nil:
 			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
-		case m.IsResponse():
-			c.handleResponse(&m)
-		case m.IsNotification():
-			c.handleNotification(&m)
+		case !m.IsRequest():
+			c.deliver(&m)
 		default:
 			cl := newCall(&m, &mi)
 			if rf := s.startCall(cl, c); rf != nil {

@@ -174,6 +174,15 @@ func (c *conn) untrack(cl *call) {
 	c.mu.Unlock()
 }
 
+// deliver handles a client notification or response.
+func (c *conn) deliver(m *jsonrpc.Message) {
+	if m.IsResponse() {
+		c.handleResponse(m)
+	} else {
+		c.handleNotification(m)
+	}
+}
+
 // handleNotification handles a client notification.
 func (c *conn) handleNotification(m *jsonrpc.Message) {
 	switch m.Method {

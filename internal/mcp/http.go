@@ -20,6 +20,15 @@ type HTTPOptions struct {
 	// Path is the MCP endpoint; requests for other paths get 404. Default
 	// "/mcp".
 	Path string
+	// SSEPath and MessagesPath are the endpoints of the HTTP+SSE
+	// transport of 2024-11-05, served beside Path with the same checks,
+	// access control and limits: GET SSEPath opens a session's event
+	// stream, whose "endpoint" event names MessagesPath?sessionId=… for
+	// the client's POSTs. Defaults "/sse" and "/messages". DisableSSE
+	// turns that transport off (its paths get 404).
+	SSEPath      string
+	MessagesPath string
+	DisableSSE   bool
 
 	// AllowedOrigins lists the browser origins ("https://app.example")
 	// accepted besides loopback origins (http or https on localhost,
@@ -102,6 +111,12 @@ func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
 	if v.Path == "" {
 		v.Path = "/mcp"
 	}
+	if v.SSEPath == "" {
+		v.SSEPath = "/sse"
+	}
+	if v.MessagesPath == "" {
+		v.MessagesPath = "/messages"
+	}
 	if v.MaxBodyBytes <= 0 {
 		v.MaxBodyBytes = 4 << 20
 	}
@@ -177,6 +192,8 @@ type httpHandler struct {
 // a legacy session. Legacy clients open sessions with initialize
 // (Mcp-Session-Id); 2026-07-28 clients send self-contained requests, with
 // the headers of that version validated against the body. opts may be nil.
+// Beside it, unless HTTPOptions.DisableSSE, the handler serves the HTTP+SSE
+// transport of 2024-11-05 (HTTPOptions.SSEPath and MessagesPath).
 //
 // The handler is closed with the Server (Close) or by RunHTTP. It stops
 // taking requests (503 with Retry-After) once Shutdown begins.
@@ -269,13 +286,26 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	dw.extend()
 	defer dw.extend() // what net/http writes after the handler gets the full time
 	w = dw
-	if r.URL.Path != h.opts.Path {
+	var serve func(http.ResponseWriter, *http.Request)
+	switch {
+	case r.URL.Path == h.opts.Path:
+	case h.opts.DisableSSE:
+	case r.URL.Path == h.opts.SSEPath:
+		serve = h.serveSSEStream
+	case r.URL.Path == h.opts.MessagesPath:
+		serve = h.serveSSEMessage
+	}
+	if serve == nil && r.URL.Path != h.opts.Path {
 		writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not found: the MCP endpoint is " + h.opts.Path})
 		return
 	}
 	if why := h.checkOrigin(r); why != "" {
 		h.log.Warn("request refused", "reason", why, "origin", r.Header.Get("Origin"), "host", r.Host)
 		writeError(w, http.StatusForbidden, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "forbidden: " + why})
+		return
+	}
+	if serve != nil {
+		serve(w, r)
 		return
 	}
 	switch r.Method {

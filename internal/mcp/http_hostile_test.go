@@ -635,3 +635,226 @@ func TestHTTPForgedSessions(t *testing.T) {
 		t.Errorf("anonymous tools/list cacheScope = %v, want public", got)
 	}
 }
+
+// The hostile-client tests of the HTTP+SSE transport: what
+// http_hostile_test.go and flood_test.go do to Streamable HTTP.
+
+// TestSSEFlood: with the run slots held, a flood of calls over one
+// HTTP+SSE session is refused at once, each on the stream with -32001,
+// and memory stays flat; a cancellation still gets through.
+func TestSSEFlood(t *testing.T) {
+	const running = 4
+	e := startHTTPWith(t, &mcp.Options{MaxConcurrentCalls: running, MaxWaitingCalls: -1}, nil, nil)
+	started := make(chan string, 100)
+	e.prov.Started = started
+	c := openSSEClient(t, e)
+	c.initialize("2025-03-26")
+	for i := range running {
+		resp := c.post(request(fmt.Sprintf("slow-%d", i), "tools/call", map[string]any{"name": "slow"}), nil)
+		resp.Body.Close()
+	}
+	for range running {
+		<-started
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 3000
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 50)
+	var statusErr error
+	var mu sync.Mutex
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			body := request(1000+i, "tools/call", map[string]any{"name": "echo"})
+			if i%10 == 0 { // batches too
+				body = "[" + body + "]"
+			}
+			req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusAccepted {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				mu.Lock()
+				statusErr = err
+				mu.Unlock()
+			}
+		}()
+	}
+	busy := 0
+	for busy < n {
+		line := c.recv()
+		if strings.Count(line, `"code":-32001`) != 1 || !strings.Contains(line, `"busy":true`) {
+			t.Fatalf("flood answer %s", line)
+		}
+		busy++
+	}
+	wg.Wait()
+	if statusErr != nil {
+		t.Fatal(statusErr)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	growth := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("heap in use %+d KiB after %d refused calls", growth>>10, n)
+	if growth > 8<<20 {
+		t.Errorf("heap grew by %d KiB under the flood", growth>>10)
+	}
+	// Cancelling the held calls frees the slots.
+	for i := range running {
+		resp := c.post(notification("notifications/cancelled", map[string]any{"requestId": fmt.Sprintf("slow-%d", i)}), nil)
+		resp.Body.Close()
+	}
+	m, _ := c.rpc("after", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "again"}})
+	if textOf(t, m.Result) != "again" {
+		t.Fatalf("after the flood: %s", m.raw)
+	}
+}
+
+// TestSSESessionSlots: a session runs at most Options.MaxConcurrency
+// requests; the next POST waits for a slot, while notifications (the
+// cancellation that frees one) still get through.
+func TestSSESessionSlots(t *testing.T) {
+	e := startHTTPWith(t, &mcp.Options{MaxConcurrency: 2}, nil, nil)
+	started := make(chan string, 10)
+	e.prov.Started = started
+	c := openSSEClient(t, e)
+	c.initialize("2025-11-25")
+	for _, id := range []string{"a", "b"} {
+		resp := c.post(request(id, "tools/call", map[string]any{"name": "slow"}), nil)
+		resp.Body.Close()
+		<-started
+	}
+	third := make(chan int, 1)
+	go func() {
+		resp := c.post(request("c", "tools/call", map[string]any{"name": "echo"}), nil)
+		resp.Body.Close()
+		third <- resp.StatusCode
+	}()
+	select {
+	case name := <-started:
+		t.Fatalf("%s started beyond the session's 2 slots", name)
+	case st := <-third:
+		t.Fatalf("the third POST was answered (%d) while both slots were held", st)
+	case <-time.After(200 * time.Millisecond): // can only miss a failure, never flake one
+	}
+	resp := c.post(notification("notifications/cancelled", map[string]any{"requestId": "a"}), nil)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancellation with the slots full: %d", resp.StatusCode)
+	}
+	if st := <-third; st != http.StatusAccepted {
+		t.Fatalf("third POST: %d", st)
+	}
+	m, _ := c.await("c")
+	wantResult(t, m)
+}
+
+// TestSSEClientNeverReads: a client that stops reading its stream while
+// answers and notifications pour in loses it (and its session) after the
+// write timeout; the server goes on, and every goroutine ends.
+func TestSSEClientNeverReads(t *testing.T) {
+	base := countGoroutines()
+	e := startHTTP(t, nil, &mcp.HTTPOptions{WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
+	addr := e.ts.Listener.Addr().String()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+	br := bufio.NewReaderSize(conn, 512)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /sse: %v %v", resp, err)
+	}
+	rd := newSSEReader(resp.Body)
+	ev, ok := rd.next()
+	if !ok || ev.event != "endpoint" {
+		t.Fatalf("endpoint event %+v", ev)
+	}
+	endpoint := "http://" + addr + ev.data
+	post := func(body string) int {
+		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := post(request(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}})); st != http.StatusAccepted {
+		t.Fatalf("initialize: %d", st)
+	}
+	post(request(2, "resources/subscribe", map[string]any{"uri": "file:///big/"}))
+	// The client reads nothing more: large answers and notifications
+	// (7 KiB URIs, each another) fill the socket buffers.
+	uri := "file:///big/" + strings.Repeat("x", 7<<10)
+	for i, end := 0, time.Now().Add(1500*time.Millisecond); time.Now().Before(end); i++ {
+		e.srv.NotifyResourceUpdated(uri + strconv.Itoa(i))
+		if i%50 == 0 {
+			if post(request(100+i, "tools/call", map[string]any{"name": "big", "arguments": map[string]any{"n": 1 << 20}})) != http.StatusAccepted {
+				break // the session is gone already
+			}
+		}
+		runtime.Gosched()
+	}
+	readUntilClosed(t, conn, 5*time.Second)
+	// The session ended with its stream.
+	eventually(t, "the session outlived its stuck stream", func() bool { return post(request(3, "ping", nil)) == http.StatusNotFound })
+	if m := lastMsg(t, e.post(modernBody(4, "tools/list", nil, nil), modernHeaders("tools/list", ""))); m.Error != nil {
+		t.Fatalf("server after a stuck client: %s", m.raw)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	e.srv.Close()
+	e.ts.Close()
+	waitGoroutines(t, base)
+}
+
+// TestSSEShutdown: on Shutdown the stream refuses new requests and ends
+// once the requests in flight have answered on it.
+func TestSSEShutdown(t *testing.T) {
+	e := startHTTP(t, nil, nil)
+	c := openSSEClient(t, e)
+	c.initialize("2025-11-25")
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Shutdown(t.Context()) }()
+	// New requests are refused on the stream until it ends.
+	for {
+		resp := c.post(request(2, "tools/list", nil), nil)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			break
+		}
+		ev, ok := <-c.events
+		if !ok {
+			break
+		}
+		if strings.Contains(ev.data, `"result"`) {
+			continue // Shutdown has not begun yet
+		}
+		m := decodeLine(t, ev.data+"\n")
+		wantError(t, m, jsonrpc.CodeInternalError)
+		break
+	}
+	for range c.events { // the stream ends
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -12,21 +12,8 @@ import (
 
 // servePost handles one POSTed message (or 2025-03-26 batch).
 func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
-	if !checkContentType(r) {
-		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Content-Type must be application/json"})
-		return
-	}
-	buf, err := h.readBody(w, r)
-	if err != nil {
-		if errors.Is(err, errBodyTooLarge) {
-			w.Header().Set("Connection", "close")
-			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: body larger than the server accepts"})
-			return
-		}
-		// Close the connection: net/http would otherwise read the rest of
-		// a slow body before answering.
-		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: could not read the body"})
+	buf, ok := h.readMessage(w, r)
+	if !ok {
 		return
 	}
 	keep := false
@@ -67,6 +54,29 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 	default:
 		keep = h.postLegacy(w, r, ss, &m, &mi, buf)
 	}
+}
+
+// readMessage reads the body of a POSTed message into a pooled buffer,
+// answering the request itself when it cannot (415, 413, 400).
+func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (*[]byte, bool) {
+	if !checkContentType(r) {
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Content-Type must be application/json"})
+		return nil, false
+	}
+	buf, err := h.readBody(w, r)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: body larger than the server accepts"})
+		return nil, false
+	case err != nil:
+		// Close the connection: net/http would otherwise read the rest of
+		// a slow body before answering.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: could not read the body"})
+		return nil, false
+	}
+	return buf, true
 }
 
 // inbound describes request r, of session ss (sid its id, "" for none),
@@ -157,11 +167,7 @@ func (h *httpHandler) postNotice(w http.ResponseWriter, ss *httpSession, m *json
 		return
 	}
 	defer ss.leave()
-	if m.IsResponse() {
-		ss.c.handleResponse(m)
-	} else {
-		ss.c.handleNotification(m)
-	}
+	ss.c.deliver(m)
 	w.WriteHeader(http.StatusAccepted)
 }
 

@@ -23,6 +23,12 @@ type httpSession struct {
 	standalone *sseStream
 	done       chan struct{} // closed when the session ends
 
+	// An HTTP+SSE (2024-11-05) session: its stream carries everything,
+	// slots bound its running requests, calls counts them.
+	sse   bool
+	slots sessionSlots
+	calls sync.WaitGroup
+
 	mu         sync.Mutex
 	streams    map[int64]*sseStream // POST streams that may still be resumed
 	order      []int64              // stream ids, oldest first
@@ -54,14 +60,21 @@ func (h *httpHandler) addSession(ss *httpSession) bool {
 	return true
 }
 
-// sessionOf returns the session id names for request r: nil when there
-// is none, or when it belongs to another principal (a session id is not a
-// credential: with access control on, only its owner may use it).
+// sessionOf returns the Streamable HTTP session id names for request r.
 func (h *httpHandler) sessionOf(r *http.Request, id string) *httpSession {
+	return h.lookupSession(r, id, false)
+}
+
+// lookupSession returns the session id names for request r, of the
+// HTTP+SSE transport (sse) or of Streamable HTTP: nil when there is none
+// of that transport, or when it belongs to another principal (a session
+// id is not a credential: with access control on, only its owner may use
+// it).
+func (h *httpHandler) lookupSession(r *http.Request, id string, sse bool) *httpSession {
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
-	if ss == nil || ss.principal != identityFrom(r.Context()).Principal {
+	if ss == nil || ss.sse != sse || ss.principal != identityFrom(r.Context()).Principal {
 		return nil
 	}
 	return ss

@@ -203,34 +203,17 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
 	var mi metaInfo
 	in := inbound{c: st.c, draining: st.srv.isDraining()}
 	rt, rf := st.srv.admitMessage(body, &in, &m, &mi)
-	var cl *call
-	switch rt {
-	case routeRefused:
-		st.writeError(m.ID, rf.err)
-		return false
-	case routeNotice:
-		if m.IsResponse() {
-			st.c.handleResponse(&m)
-		} else {
-			st.c.handleNotification(&m)
-		}
-		return false
-	case routePong:
-		st.writeResult(m.ID, []byte("{}"))
-		return false
-	case routeInitialize:
-		res, e := st.c.initialize(&m)
-		if e != nil {
-			st.writeError(m.ID, e)
-		} else {
-			st.writeResult(m.ID, res)
-		}
-		return false
-	case routeModern:
-		cl = st.srv.newModernCall(context.Background(), &m, &mi, st.sink)
-	default:
-		cl = st.c.newLegacyCall(&m, &mi, st.sink)
+	out := getBuf()
+	resp, settled := settle(rt, rf, &m, st.c, (*out)[:0])
+	if len(resp) > 0 {
+		_ = st.lw.writeMsg(resp)
 	}
+	*out = resp
+	putBuf(out)
+	if settled {
+		return false
+	}
+	cl := st.srv.routeCall(rt, st.c, &m, &mi, st.sink)
 	cl.remote = "stdio " + st.c.id
 	cl.slots = st
 	st.acquire()

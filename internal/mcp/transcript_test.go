@@ -107,6 +107,7 @@ var transports = []struct {
 }{
 	{"stdio", openStdioTranscript},
 	{"streamable-http", openStreamableTranscript},
+	{"http+sse", openSSETranscript},
 }
 
 func TestTranscripts(t *testing.T) {
@@ -354,4 +355,18 @@ func (s *streamableTranscript) say(line string) []string {
 		}
 	}
 	return out
+}
+
+// openSSETranscript opens an HTTP+SSE session: GET /sse, then POSTs to
+// the endpoint its first event names; answers come on the stream.
+func openSSETranscript(t *testing.T) transcriptConn {
+	e := startHTTPWith(t, transcriptOptions(), nil, nil)
+	c := openSSEClient(t, e)
+	return &streamTranscript{t: t, send: func(line string) {
+		resp := c.post(line, nil)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST %s: status %d", line, resp.StatusCode)
+		}
+	}, recv: c.recv}
 }

@@ -39,6 +39,9 @@ func (s *Server) httpOptions() *mcp.HTTPOptions {
 	h := s.cfg.HTTP
 	o := &mcp.HTTPOptions{
 		Path:               h.Path,
+		SSEPath:            h.SSEPath,
+		MessagesPath:       h.MessagesPath,
+		DisableSSE:         !h.SSE,
 		AllowedOrigins:     h.AllowedOrigins,
 		AllowedHosts:       h.AllowedHosts,
 		MaxBodyBytes:       int64(h.MaxBody),

@@ -465,3 +465,53 @@ func TestStdioIgnoresAuth(t *testing.T) {
 		t.Fatalf("stdio echo: %+v", tr)
 	}
 }
+
+// TestHTTPSSEConfig: [http] sse, sse_path and messages_path reach the
+// handler, and the HTTP+SSE endpoints sit behind the same access control.
+func TestHTTPSSEConfig(t *testing.T) {
+	const base = `
+[server]
+kv_dir = ":memory:"
+[auth]
+tokens = ["reader-0123456789abcdef"]
+[[plugins]]
+name = "ping"
+path = "../../../examples/wat-ping/wat-ping.wasm"
+[http]
+`
+	tests := []struct {
+		name, http, path, token string
+		status                  int
+		endpoint                string // prefix of the endpoint event's data
+	}{
+		{"default paths", ``, "/sse", "reader-0123456789abcdef", 200, "/messages?sessionId="},
+		{"configured paths", "sse_path = \"/events\"\nmessages_path = \"/in\"\n", "/events", "reader-0123456789abcdef", 200, "/in?sessionId="},
+		{"no token", ``, "/sse", "", 401, ""},
+		{"turned off", "sse = false\n", "/sse", "reader-0123456789abcdef", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := serveHTTP(t, newTestServer(t, base+tt.http))
+			req, _ := http.NewRequest(http.MethodGet, url+tt.path, nil)
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("GET %s: %d, want %d", tt.path, resp.StatusCode, tt.status)
+			}
+			if tt.endpoint == "" {
+				return
+			}
+			buf := make([]byte, 256)
+			n, _ := io.ReadAtLeast(resp.Body, buf, len("event: endpoint\ndata: ")+len(tt.endpoint))
+			if got := string(buf[:n]); !strings.HasPrefix(got, "event: endpoint\ndata: "+tt.endpoint) {
+				t.Fatalf("first event %q", got)
+			}
+		})
+	}
+}
