@@ -51,5 +51,7 @@ if [ $quick = 0 ]; then
 		step "MCP conformance suite"
 		scripts/conformance.sh
 	fi
+	step "cluster harness (redis-server, nginx, 3 replicas)"
+	scripts/cluster.sh
 fi
 step "all tests passed"
