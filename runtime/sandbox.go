@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -32,7 +33,8 @@ func cappedSleep(ns int64) {
 }
 
 // moduleConfig builds the sandbox every instance of a pool starts from:
-// no arguments, only the granted environment and mounts, empty stdin,
+// no arguments, only the granted environment and mounts (and outsideFS at
+// "/" around them), empty stdin,
 // crypto randomness, real clocks, capped sleep.
 func moduleConfig(sb Sandbox, start string) (wazero.ModuleConfig, error) {
 	mc := wazero.NewModuleConfig().
@@ -49,28 +51,31 @@ func moduleConfig(sb Sandbox, start string) (wazero.ModuleConfig, error) {
 	for _, k := range slices.Sorted(maps.Keys(sb.Env)) {
 		mc = mc.WithEnv(k, sb.Env[k])
 	}
-	if len(sb.Mounts) > 0 {
-		fc := wazero.NewFSConfig()
-		for _, mt := range sb.Mounts {
-			st, err := os.Stat(mt.HostPath)
-			if err != nil {
-				return nil, fmt.Errorf("mount %s: %w", mt.GuestPath, err)
-			}
-			if !st.IsDir() {
-				return nil, fmt.Errorf("mount %s: host path is not a directory", mt.GuestPath)
-			}
-			if mt.GuestPath == "" || mt.GuestPath[0] != '/' {
-				return nil, fmt.Errorf("mount %q: guest path must be absolute", mt.GuestPath)
-			}
-			mfs, err := mountFS(mt)
-			if err != nil {
-				return nil, err
-			}
-			fc = fc.(sysfs.FSConfig).WithSysFSMount(mfs, mt.GuestPath)
+	fc := wazero.NewFSConfig()
+	var guestPaths []string
+	for _, mt := range sb.Mounts {
+		st, err := os.Stat(mt.HostPath)
+		if err != nil {
+			return nil, fmt.Errorf("mount %s: %w", mt.GuestPath, err)
 		}
-		mc = mc.WithFSConfig(fc)
+		if !st.IsDir() {
+			return nil, fmt.Errorf("mount %s: host path is not a directory", mt.GuestPath)
+		}
+		if mt.GuestPath == "" || mt.GuestPath[0] != '/' {
+			return nil, fmt.Errorf("mount %q: guest path must be absolute", mt.GuestPath)
+		}
+		mfs, err := mountFS(mt)
+		if err != nil {
+			return nil, err
+		}
+		fc = fc.(sysfs.FSConfig).WithSysFSMount(mfs, mt.GuestPath)
+		guestPaths = append(guestPaths, mt.GuestPath)
 	}
-	return mc, nil
+	if !slices.ContainsFunc(guestPaths, func(gp string) bool { return path.Clean(gp) == "/" }) {
+		// Last, so that the mounts keep descriptors 3, 4, …
+		fc = fc.(sysfs.FSConfig).WithSysFSMount(newOutsideFS(guestPaths), "/")
+	}
+	return mc.WithFSConfig(fc), nil
 }
 
 // lockedWriter serialises a pool's instances writing to Sandbox.Output.

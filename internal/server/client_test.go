@@ -28,6 +28,12 @@ func testCacheDir(t testing.TB) string {
 // replaced by the path of the kitchen test plugin.
 func newTestServer(t testing.TB, toml string) *Server {
 	t.Helper()
+	return newTestServerWith(t, toml, Options{Version: "test"})
+}
+
+// newTestServerWith is newTestServer with opts (a logger, say).
+func newTestServerWith(t testing.TB, toml string, opts Options) *Server {
+	t.Helper()
 	cfg, err := config.Parse([]byte(toml), "testdata")
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -36,7 +42,7 @@ func newTestServer(t testing.TB, toml string) *Server {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := New(context.Background(), cfg, Options{Version: "test"})
+	srv, err := New(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -1,13 +1,10 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/wasmcp/wasmcp/internal/config"
 )
 
 // TestTrapSourceInLogOnly: a trap in a plugin built with its name section
@@ -22,20 +19,8 @@ kv_dir = ":memory:"
 name = "debugtrap"
 path = ` + strconv.Quote(hostilePath(t, "debugtrap")) + `
 `
-	cfg, err := config.Parse([]byte(toml), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server.CacheDir = testCacheDir(t)
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
 	logs := &urlLogs{}
-	srv, err := New(context.Background(), cfg, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
+	srv := newTestServerWith(t, toml, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	c := startStdio(t, srv)
 	c.initialize("2025-11-25", map[string]any{})
 	for _, tc := range []struct {

@@ -406,7 +406,7 @@ func hostileCases(e *hostileEnv) []hostileCase {
 		{name: "Go goroutines that never return", params: tool("go_goroutines", nil), want: hostileWant{timeout: true}},
 		{name: "Go goroutines leaked past the call", params: tool("go_leak", nil), want: text("leaked 1000 goroutines")},
 		{name: "Go os and net reach nothing", params: tool("go_sandbox", map[string]any{"path": e.secret, "dial": e.web.Listener.Addr().String()}),
-			want: hostileWant{contains: []string{"file: error", `env: ["TZ=UTC"]`, "root: error", "dial: error"}, absent: noSecret}},
+			want: hostileWant{contains: []string{"file: error", `env: ["TZ=UTC"]`, "root: 0 entries", "dial: error"}, absent: noSecret}},
 
 		// Files, environment and descriptors not granted.
 		{name: "read a host file by absolute path", params: read(e.secret), want: escaped},
@@ -419,11 +419,12 @@ func hostileCases(e *hostileEnv) []hostileCase {
 			}},
 		{name: "no sockets or other descriptors", params: tool("sandbox_fds", nil), want: text("0:"),
 			check: func(t *testing.T, r response, _ [][]byte) {
-				// stdin, stdout, stderr and the mount (a directory, WASI
-				// file type 3); a socket would be type 5 or 6.
+				// stdin, stdout, stderr, the mount and the tree outside
+				// the mounts (directories, WASI file type 3); a socket
+				// would be type 5 or 6.
 				fds := strings.Fields(decodeTool(t, r).text())
-				if len(fds) != 4 || fds[3] != "3:3" {
-					t.Errorf("descriptors %q, want stdio and the mount only", fds)
+				if len(fds) != 5 || fds[3] != "3:3" || fds[4] != "4:3" {
+					t.Errorf("descriptors %q, want stdio, the mount and / only", fds)
 				}
 				for _, fd := range fds {
 					if strings.HasSuffix(fd, ":5") || strings.HasSuffix(fd, ":6") {

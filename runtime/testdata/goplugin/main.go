@@ -165,18 +165,26 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// listing reports a directory read: its error, or how many entries it had.
+func listing(ents []os.DirEntry, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return strconv.Itoa(len(ents)) + " entries"
+}
+
 // sandbox reports what the plugin can reach without grants.
 func sandbox() map[string]any {
 	_, fsErr := os.ReadFile("/etc/passwd")
-	_, dirErr := os.ReadDir("/")
-	_, cwdErr := os.ReadDir(".")
+	root, dirErr := os.ReadDir("/")
+	cwd, cwdErr := os.ReadDir(".")
 	httpErrno, _ := call("http/fetch", []byte(`{"method":"GET","url":"https://example.com/"}`))
 	kvErrno, _ := call("kv/get", []byte(`{"key":"k"}`))
 	cfgErrno, _ := call("config/get", []byte(`{"key":"api_key"}`))
 	return map[string]any{
 		"fs":     errString(fsErr),
-		"root":   errString(dirErr),
-		"cwd":    errString(cwdErr),
+		"root":   listing(root, dirErr),
+		"cwd":    listing(cwd, cwdErr),
 		"env":    os.Environ(),
 		"args":   os.Args,
 		"http":   httpErrno,
