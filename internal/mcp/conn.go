@@ -35,6 +35,11 @@ type conn struct {
 	inflight    map[jsonrpc.ID]*call
 	pending     map[jsonrpc.ID]chan clientReply
 
+	// httpSession is the HTTP session of this conn (nil on stdio), and
+	// shared is set when that session is shared (http_shared.go).
+	httpSession *httpSession
+	shared      *sharedConn
+
 	logLevel atomic.Int32 // logging/setLevel; -1 until set
 	nextOut  atomic.Int64 // ids of server-to-client requests
 	dropped  atomic.Int64 // notifications dropped (noticeSink full)
@@ -43,7 +48,7 @@ type conn struct {
 func (s *Server) newConn(parent context.Context, out sink) *conn {
 	c := &conn{
 		srv:      s,
-		id:       newSessionID(),
+		id:       s.newConnID(),
 		out:      out,
 		inflight: map[jsonrpc.ID]*call{},
 		pending:  map[jsonrpc.ID]chan clientReply{},
@@ -226,6 +231,9 @@ func (c *conn) handleResponse(m *jsonrpc.Message) {
 	delete(c.pending, m.ID)
 	c.mu.Unlock()
 	if ch == nil {
+		if c.shared != nil {
+			c.forwardReply(m) // the request may be waiting on another server
+		}
 		return
 	}
 	var rep clientReply

@@ -52,6 +52,7 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 			return nil, invalidParams("invalid log level; want one of debug, info, notice, warning, error, critical, alert, emergency")
 		}
 		cl.conn.logLevel.Store(idx)
+		cl.conn.stateChanged()
 		return []byte("{}"), nil
 	case methodSubscribe, methodUnsubscribe:
 		if f := s.p.Features(); !f.Resources || !f.Subscribe {
@@ -66,6 +67,7 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 		} else if e := cl.conn.subscribe(uri); e != nil {
 			return nil, e
 		}
+		cl.conn.stateChanged()
 		return []byte("{}"), nil
 	case methodInitialize:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the session is already initialized"}

@@ -148,6 +148,14 @@ func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *
 		refuseBusy(w, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many sessions; retry later"})
 		return
 	}
+	if h.s.opts.Sessions != nil {
+		h.share(ss)
+		if h.saveSession(ss) != nil {
+			ss.close()
+			refuseBusy(w, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "session store unavailable; retry later"})
+			return
+		}
+	}
 	w.Header().Set("Mcp-Session-Id", ss.id)
 	writeResult(w, m.ID, res)
 }

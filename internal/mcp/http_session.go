@@ -43,6 +43,7 @@ func (h *httpHandler) newSession() *httpSession {
 	ss := &httpSession{h: h, done: make(chan struct{}), streams: map[int64]*sseStream{}, lastUsed: time.Now()}
 	ss.standalone = newSSEStream(ss, 0, h.opts.ReplayEvents, h.opts.ReplayBytes)
 	ss.c = h.s.newConn(h.s.ctx, ss.standalone)
+	ss.c.httpSession = ss
 	ss.id = ss.c.id
 	return ss
 }
@@ -74,7 +75,13 @@ func (h *httpHandler) lookupSession(r *http.Request, id string, sse bool) *httpS
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
+	if ss == nil && !sse && h.s.opts.Sessions != nil {
+		ss = h.adopt(r, id)
+	}
 	if ss == nil || ss.sse != sse || ss.principal != identityFrom(r.Context()).Principal {
+		return nil
+	}
+	if ss.c.shared != nil && !h.touch(ss) {
 		return nil
 	}
 	return ss
@@ -302,5 +309,6 @@ func (h *httpHandler) serveDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.close()
+	h.endShared(ss)
 	w.WriteHeader(http.StatusNoContent)
 }

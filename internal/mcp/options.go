@@ -122,6 +122,23 @@ type Options struct {
 	// sessions and listen streams. Default none: notifications stay in
 	// the process.
 	Bus Bus
+	// Sessions, with Bus, keeps legacy HTTP sessions where every server
+	// of a cluster finds them (see http_shared.go); SessionKey seals their
+	// ids. Default none: a session lives on the server that opened it.
+	Sessions   SessionStore
+	SessionKey []byte
+}
+
+// SessionStore keeps the state of shared legacy sessions, each under its
+// id with an idle expiry. Its methods must return within a bounded time.
+type SessionStore interface {
+	// Save stores state under id, expiring after ttl.
+	Save(id string, state []byte, ttl time.Duration) error
+	// Load returns the state of id and extends its expiry to ttl, or
+	// found false when there is none.
+	Load(id string, ttl time.Duration) (state []byte, found bool, err error)
+	// Delete removes id.
+	Delete(id string) error
 }
 
 // Bus carries notifications between the servers (replicas) that serve

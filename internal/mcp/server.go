@@ -40,7 +40,8 @@ type Server struct {
 
 	tools atomic.Pointer[toolIndex] // x-mcp-header annotations, see http_headers.go
 
-	unsubscribe func() // ends the Bus subscription; nil without a Bus
+	unsubscribe func()           // ends the Bus subscription; nil without a Bus
+	shared      map[string]*conn // shared legacy sessions held here, by id (guarded by mu)
 }
 
 // NewServer returns a Server for p. opts may be nil. It panics if p is nil.
@@ -92,6 +93,10 @@ func (s *Server) fromBus(msg []byte) {
 		s.fanListChanged(string(msg[1:]))
 	case busResourceUpdated:
 		s.fanResourceUpdated(string(msg[1:]))
+	case busSessionChanged, busSessionEnded, busReply:
+		if s.opts.Sessions != nil {
+			s.sessionEvent(msg[0], msg[1:])
+		}
 	}
 }
 
@@ -189,6 +194,9 @@ func (s *Server) unregister(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	if c.shared != nil {
+		s.forgetShared(c)
+	}
 }
 
 // NotifyListChanged tells clients that the list of kind ("tools",

@@ -173,11 +173,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		return nil, err
 	}
 	var bus mcp.Bus
+	var sessions mcp.SessionStore
+	var sessionKey []byte
 	if s.clu != nil {
-		bus = s.clu.Bus()
+		bus, sessions, sessionKey = s.clu.Bus(), s.clu.Sessions(), s.clu.Key("session")
 	}
 	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel}, &mcp.Options{
 		Bus:                 bus,
+		Sessions:            sessions,
+		SessionKey:          sessionKey,
 		Observer:            s.tel.Observer(),
 		Name:                cfg.Server.Name,
 		Version:             version,

@@ -1,0 +1,284 @@
+package mcp
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+)
+
+// Shared legacy sessions: with Options.Sessions (and Options.Bus), a
+// legacy HTTP session lives in the SessionStore, so that any server of a
+// cluster serves any of its requests without sticky routing. The server
+// that sees a session id it does not hold loads the session's state
+// (what initialize negotiated, the log level, the subscriptions) and
+// serves it as its own; a change of that state is saved and announced on
+// the Bus, so that every server holding the session reloads it. A client
+// answer to a server-to-client request that reaches another server is
+// forwarded to the one waiting for it; DELETE ends the session in the
+// store and on every server; the store expires an idle session as the
+// idle timer does on one server. A server that shuts down or drops an
+// idle copy ends nothing but its copy.
+
+// sharedConn is what a conn of a shared session keeps besides its state.
+type sharedConn struct {
+	close func() // ends the local copy (the httpSession)
+
+	mu        sync.Mutex
+	lastTouch time.Time // last time the store's expiry was refreshed
+}
+
+// sessionState is the stored state of a shared session.
+type sessionState struct {
+	Principal  string          `json:"p,omitempty"`
+	Version    string          `json:"v"`
+	ClientInfo json.RawMessage `json:"ci,omitempty"`
+	ClientCaps json.RawMessage `json:"cc,omitempty"`
+	LogLevel   int32           `json:"ll"`
+	Subs       []string        `json:"s,omitempty"`
+}
+
+// Bus messages about shared sessions: the kind byte, the session id,
+// and for busReply a newline and the client's JSON-RPC response.
+const (
+	busSessionChanged = 'S'
+	busSessionEnded   = 'D'
+	busReply          = 'P'
+)
+
+// sessionMAC is the length of the seal of a session id, in bytes.
+const sessionMAC = 12
+
+// newConnID returns a new session id: with Options.SessionKey, 128
+// random bits and their seal, so that any server of the cluster can tell
+// a session id it minted from a guessed one before asking the store.
+func (s *Server) newConnID() string {
+	id := newSessionID()
+	if len(s.opts.SessionKey) == 0 {
+		return id
+	}
+	return id + "." + s.sealSessionID(id)
+}
+
+func (s *Server) sealSessionID(raw string) string {
+	m := hmac.New(sha256.New, s.opts.SessionKey)
+	m.Write([]byte("session " + raw))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:sessionMAC])
+}
+
+// validSessionID reports whether id carries a valid seal.
+func (s *Server) validSessionID(id string) bool {
+	raw, mac, ok := strings.Cut(id, ".")
+	if !ok || len(raw) != 22 || len(s.opts.SessionKey) == 0 {
+		return false
+	}
+	return hmac.Equal([]byte(mac), []byte(s.sealSessionID(raw)))
+}
+
+// state returns the stored form of c's state.
+func (c *conn) state(principal string) sessionState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := sessionState{Principal: principal, Version: c.version, ClientInfo: c.clientInfo, ClientCaps: c.clientCaps, LogLevel: c.logLevel.Load()}
+	for u := range c.subs {
+		st.Subs = append(st.Subs, u)
+	}
+	slices.Sort(st.Subs)
+	return st
+}
+
+// restore sets c's state from the store.
+func (c *conn) restore(st *sessionState) {
+	c.mu.Lock()
+	c.initialized = true
+	c.version, c.clientInfo, c.clientCaps = st.Version, st.ClientInfo, st.ClientCaps
+	c.subs = nil
+	for _, u := range st.Subs {
+		if c.subs == nil {
+			c.subs = map[string]struct{}{}
+		}
+		c.subs[u] = struct{}{}
+	}
+	c.mu.Unlock()
+	c.logLevel.Store(st.LogLevel)
+}
+
+// share makes ss a shared session held by this server (markShared) and
+// lets the Bus find it by id.
+func (h *httpHandler) share(ss *httpSession) {
+	if ss.c.shared == nil {
+		markShared(ss)
+	}
+	s := h.s
+	s.mu.Lock()
+	if s.shared == nil {
+		s.shared = map[string]*conn{}
+	}
+	s.shared[ss.id] = ss.c
+	s.mu.Unlock()
+}
+
+// markShared sets up ss's conn as shared: its server-to-client request
+// ids start at a random point (two servers may ask the same client).
+func markShared(ss *httpSession) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ss.c.nextOut.Store(int64(binary.BigEndian.Uint64(b[:]) >> 12)) // below 2^52: exact in JSON numbers
+	ss.c.shared = &sharedConn{close: ss.close, lastTouch: time.Now()}
+}
+
+// saveSession stores the state of a shared session; it logs and returns
+// the store's error.
+func (h *httpHandler) saveSession(ss *httpSession) error {
+	data, _ := json.Marshal(ss.c.state(ss.principal))
+	err := h.s.opts.Sessions.Save(ss.id, data, h.opts.SessionIdleTimeout)
+	if err != nil {
+		h.log.Warn("session state not saved to the session store", "session_id", ss.id, "error", err)
+	}
+	return err
+}
+
+// stateChanged saves a shared session's state after logging/setLevel or
+// a subscription change and tells the other servers to reload it.
+func (c *conn) stateChanged() {
+	if c.shared == nil || c.httpSession == nil {
+		return
+	}
+	ss := c.httpSession
+	if ss.h.saveSession(ss) == nil {
+		c.srv.toBus(busSessionChanged, ss.id)
+	}
+}
+
+// adopt loads the shared session id from the store and serves it here;
+// nil when it is not a valid id, not in the store, or of another
+// principal.
+func (h *httpHandler) adopt(r *http.Request, id string) *httpSession {
+	s := h.s
+	if !s.validSessionID(id) {
+		return nil
+	}
+	data, found, err := s.opts.Sessions.Load(id, h.opts.SessionIdleTimeout)
+	if err != nil {
+		h.log.Warn("session store unavailable: session not found", "session_id", id, "error", err)
+		return nil
+	}
+	var st sessionState
+	if !found || json.Unmarshal(data, &st) != nil || st.Principal != identityFrom(r.Context()).Principal {
+		return nil
+	}
+	ss := h.newSession()
+	ss.id, ss.c.id, ss.principal = id, id, st.Principal
+	ss.c.restore(&st)
+	markShared(ss)
+	h.mu.Lock()
+	if old := h.sessions[id]; old != nil || h.closed || len(h.sessions) >= h.opts.MaxSessions {
+		h.mu.Unlock()
+		ss.c.close()
+		return old
+	}
+	h.sessions[id] = ss
+	ss.timer = time.AfterFunc(h.opts.SessionIdleTimeout, ss.expire)
+	h.mu.Unlock()
+	h.share(ss)
+	s.register(ss.c)
+	h.log.Debug("session adopted from the session store", "session_id", id)
+	return ss
+}
+
+// touch refreshes a shared session's expiry in the store, at most every
+// tenth of the idle timeout, and reports whether it is still alive there
+// (an unreachable store keeps it alive here).
+func (h *httpHandler) touch(ss *httpSession) bool {
+	sh := ss.c.shared
+	sh.mu.Lock()
+	due := time.Since(sh.lastTouch) >= h.opts.SessionIdleTimeout/10
+	if due {
+		sh.lastTouch = time.Now()
+	}
+	sh.mu.Unlock()
+	if !due {
+		return true
+	}
+	_, found, err := h.s.opts.Sessions.Load(ss.id, h.opts.SessionIdleTimeout)
+	if err == nil && !found {
+		ss.close()
+		return false
+	}
+	return true
+}
+
+// endShared ends a shared session everywhere (DELETE).
+func (h *httpHandler) endShared(ss *httpSession) {
+	if ss.c.shared == nil {
+		return
+	}
+	if err := h.s.opts.Sessions.Delete(ss.id); err != nil {
+		h.log.Warn("session not deleted from the session store; it expires there", "session_id", ss.id, "error", err)
+	}
+	h.s.toBus(busSessionEnded, ss.id)
+}
+
+// forwardReply sends a client's answer that no request here waits for to
+// the other servers holding the session.
+func (c *conn) forwardReply(m *jsonrpc.Message) {
+	msg := make([]byte, 0, 64+len(m.Result))
+	msg = append(append(msg, c.id...), '\n')
+	if m.Error != nil {
+		msg = jsonrpc.AppendError(msg, m.ID, m.Error)
+	} else {
+		msg = jsonrpc.AppendResult(msg, m.ID, m.Result)
+	}
+	c.srv.toBus(busReply, string(msg))
+}
+
+// sessionEvent handles a Bus message about a shared session.
+func (s *Server) sessionEvent(kind byte, msg []byte) {
+	id, reply, _ := strings.Cut(string(msg), "\n")
+	s.mu.Lock()
+	c := s.shared[id]
+	s.mu.Unlock()
+	if c == nil || c.shared == nil {
+		return
+	}
+	switch kind {
+	case busSessionEnded:
+		c.shared.close()
+	case busSessionChanged:
+		go func() {
+			data, found, err := s.opts.Sessions.Load(id, c.httpSession.h.opts.SessionIdleTimeout)
+			var st sessionState
+			if err == nil && found && json.Unmarshal(data, &st) == nil {
+				c.restore(&st)
+			}
+		}()
+	case busReply:
+		m, e := jsonrpc.Parse([]byte(reply))
+		if e == nil && m.IsResponse() {
+			c.mu.Lock()
+			_, waiting := c.pending[m.ID]
+			c.mu.Unlock()
+			if waiting {
+				c.handleResponse(&m)
+			}
+		}
+	}
+}
+
+// forgetShared drops c from the Bus's index.
+func (s *Server) forgetShared(c *conn) {
+	s.mu.Lock()
+	if s.shared[c.id] == c {
+		delete(s.shared, c.id)
+	}
+	s.mu.Unlock()
+}
