@@ -97,8 +97,13 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		}
 		return out, err
 	}
-	out, err := call(runtime.WithQueueHook(ctx, slotHook{r}), &req)
+	// Without telemetry, denials are still audited.
+	audit := telemetry.NewDenialAudit(p.log, r)
+	out, err := call(plugins.WithCallHook(runtime.WithQueueHook(ctx, slotHook{r}), audit), &req)
 	if err != nil {
+		if inErr := (*plugins.InputRequestError)(nil); errors.As(err, &inErr) {
+			audit.Denied("input_request", inErr.Method)
+		}
 		return mapError(ctx, p.log, r, err)
 	}
 	return out, nil

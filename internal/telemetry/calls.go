@@ -2,11 +2,13 @@ package telemetry
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/plugins"
 	"github.com/wasmcp/wasmcp/runtime"
 )
@@ -129,14 +131,7 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 	}
 	if errno == abi.ErrDenied {
 		st.denials++
-		detail := ""
-		switch method {
-		case abi.HostHTTPFetch:
-			detail = stringMember(params, "url")
-		case abi.HostConfigGet:
-			detail = stringMember(params, "key")
-		}
-		c.t.denied(st, method, detail)
+		c.t.denied(st, method, deniedDetail(method, params))
 	}
 	return res, errno
 }
@@ -176,15 +171,80 @@ func Denied(ctx context.Context, kind, detail string) {
 // record (the plugin, what it asked for, the caller) and the denials
 // counter.
 func (t *Telemetry) denied(st *reqState, kind, detail string) {
-	args := []any{"audit", "denial", "plugin", st.plugin, "capability", kind, "method", st.ri.Request.Method,
-		"target", st.target + st.uri, "principal", principal(st.ri.Request)}
-	if detail != "" {
-		args = append(args, "detail", detail)
-	}
-	t.log.Warn("capability denied", args...)
+	logDenial(t.log, st.plugin, kind, st.ri.Request, st.target+st.uri, detail)
 	if t.metrics != nil {
 		t.metrics.denial(st.plugin, kind)
 	}
+}
+
+// logDenial writes the audit record of one capability denial: the
+// plugin, the capability (kind) and what it asked for (detail), the
+// request (method, target) and the caller.
+func logDenial(log *slog.Logger, plugin, kind string, r *mcp.Request, target, detail string) {
+	args := []any{"audit", "denial", "plugin", plugin, "capability", kind, "method", r.Method,
+		"target", target, "principal", principal(r)}
+	if detail != "" {
+		args = append(args, "detail", detail)
+	}
+	log.Warn("capability denied", args...)
+}
+
+// deniedDetail is what a denied host call asked for, for its record.
+func deniedDetail(method string, params []byte) string {
+	switch method {
+	case abi.HostHTTPFetch:
+		return stringMember(params, "url")
+	case abi.HostConfigGet:
+		return stringMember(params, "key")
+	}
+	return ""
+}
+
+// DenialAudit writes the audit record of each capability denial of one
+// request's plugin calls on a server without telemetry (with telemetry,
+// CallHook writes them and counts them too). Use it as the request's
+// plugins.CallHook; it serves one request, whose calls run one after
+// the other.
+type DenialAudit struct {
+	log    *slog.Logger
+	r      *mcp.Request
+	plugin string
+	target string
+	h      runtime.Host
+}
+
+// NewDenialAudit returns the DenialAudit of request r, writing to log.
+func NewDenialAudit(log *slog.Logger, r *mcp.Request) *DenialAudit {
+	return &DenialAudit{log: log, r: r}
+}
+
+// CallStart implements plugins.CallHook: the call's host calls are
+// watched for denials.
+func (d *DenialAudit) CallStart(ctx context.Context, plugin, method, target string, host runtime.Host) (context.Context, runtime.Host) {
+	d.plugin, d.target, d.h = plugin, target, host
+	return ctx, (*auditHost)(d)
+}
+
+// CallEnd implements plugins.CallHook.
+func (d *DenialAudit) CallEnd(context.Context, error) {}
+
+// Denied writes the record of a denial found outside the host calls (an
+// input request the grants refuse); kind names the capability.
+func (d *DenialAudit) Denied(kind, detail string) {
+	logDenial(d.log, d.plugin, kind, d.r, d.target, detail)
+}
+
+// auditHost is the runtime.Host of a DenialAudit's call.
+type auditHost DenialAudit
+
+func (a *auditHost) Log(ctx context.Context, level int32, msg []byte) { a.h.Log(ctx, level, msg) }
+
+func (a *auditHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	res, errno := a.h.Call(ctx, method, params)
+	if errno == abi.ErrDenied {
+		logDenial(a.log, a.plugin, method, a.r, a.target, deniedDetail(method, params))
+	}
+	return res, errno
 }
 
 // QueueHook wraps h so that the request of ctx accounts the time its
