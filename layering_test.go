@@ -83,6 +83,7 @@ var allowed = map[string][]string{
 	"internal/server":                    {"hostapi", "internal/auth", "internal/cluster", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/telemetry", "internal/verify", "plugins", "runtime"},
 	"internal/tasks":                     {},
 	"internal/tasks/taskstest":           {"internal/tasks"},
+	"internal/testutil":                  {},
 	"internal/telemetry":                 {"internal/abi", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "plugins", "runtime"},
 	"internal/verify":                    {"internal/fetch"},
 	"plugins":                            {"hostapi", "internal/abi", "internal/jsonscan", "internal/schema", "runtime"},

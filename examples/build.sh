@@ -16,6 +16,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# shellcheck source=../scripts/wasmbuild.sh
+. "$root/scripts/wasmbuild.sh"
 
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
 export GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-}"
@@ -47,15 +49,6 @@ for d in "${dirs[@]}"; do
 	out="$d/$name.wasm"
 	[ $check = 1 ] && out="$tmp/$name.wasm"
 	go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o "$out" "./$d"
-	if [ $check = 1 ]; then
-		if ! cmp -s "$out" "$d/$name.wasm"; then
-			echo "$d/$name.wasm differs from a fresh build ($(go env GOVERSION)); run examples/build.sh and commit" >&2
-			fail=1
-		else
-			echo "ok   $d/$name.wasm ($(wc -c <"$out") bytes)"
-		fi
-	else
-		echo "built $out ($(wc -c <"$out") bytes)"
-	fi
+	wasm_result "$d/$name.wasm" "$out" examples/build.sh
 done
 exit $fail

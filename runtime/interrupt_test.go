@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // Interruption of instrumented modules (see Engine). Bounds on durations
@@ -174,7 +176,7 @@ func TestInterruptDoesNotPoisonNextCall(t *testing.T) {
 // reserved name) runs on the fallback runtime, the reason is logged, and
 // its calls are still stopped at the deadline.
 func TestFallbackRuntime(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.Buffer
 	e, err := NewEngine(context.Background(), Config{NoCache: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

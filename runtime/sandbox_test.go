@@ -1,15 +1,15 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 type sandboxReport struct {
@@ -132,27 +132,10 @@ func TestSleepIsCapped(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestStdioGoesToOutputCapped: stdout and stderr reach Sandbox.Output, at
 // most stdioCap bytes each per call, never the process's stdout.
 func TestStdioGoesToOutputCapped(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.Buffer
 	p := newPool(t, goPlugin, Limits{}, Sandbox{Output: &buf})
 	for range 2 {
 		_, out, err := p.Call(context.Background(), []byte(`{"method":"stderr"}`), nil)

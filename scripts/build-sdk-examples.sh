@@ -21,6 +21,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+# shellcheck source=wasmbuild.sh
+. "$root/scripts/wasmbuild.sh"
 
 check=0
 dirs=()
@@ -59,7 +61,6 @@ rust_target() {
 	echo "$RUSTC has no wasm32-wasip1 or wasm32-wasi standard library (Debian: libstd-rust-dev-wasm32)" >&2
 	return 1
 }
-SYSROOT=/usr
 
 need_as() {
 	if [ ! -x "$npm_dir/node_modules/.bin/asc" ] ||
@@ -95,11 +96,7 @@ build_one() {
 	case "$kind" in
 	c)
 		need_c
-		# shellcheck disable=SC2046
-		clang --target=wasm32-wasi --sysroot="$SYSROOT" -mexec-model=reactor -O2 \
-			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
-			-Wl,--stack-first -Wl,--strip-all -I"$root/sdk/c" \
-			-o "$out" $(ls "$d"/*.c)
+		wasm_c "$out" "$root/sdk/c" "" "$d"/*.c
 		;;
 	rust)
 		local target
@@ -141,19 +138,6 @@ for d in "${dirs[@]}"; do
 		fail=1
 		continue
 	fi
-	if [ $check = 1 ]; then
-		if [ ! -f "$target" ]; then
-			echo "FAIL $target is not committed" >&2
-			fail=1
-		elif ! cmp -s "$out" "$target"; then
-			echo "FAIL $target differs from a fresh build ($(stat -c %s "$target") vs $(stat -c %s "$out") bytes)" >&2
-			fail=1
-		else
-			echo "ok   $target ($(stat -c %s "$target") bytes)"
-		fi
-	else
-		cp "$out" "$target"
-		echo "built $target ($(stat -c %s "$target") bytes)"
-	fi
+	wasm_result "$target" "$out" scripts/build-sdk-examples.sh
 done
 exit $fail

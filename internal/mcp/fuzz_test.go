@@ -4,25 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
 
 // FuzzDispatch feeds arbitrary lines through a stdio session and checks
 // that the server neither panics nor hangs, and writes only well-formed
@@ -45,7 +33,7 @@ func FuzzDispatch(f *testing.F) {
 		p := mcptest.New(&mcptest.Options{ExtraTools: 3})
 		s := mcp.NewServer(p, &mcp.Options{DrainTimeout: 20 * time.Millisecond, MaxMessageBytes: 1 << 16, PageSize: 2})
 		p.SetServer(s)
-		var out syncBuffer
+		var out testutil.Buffer
 		done := make(chan error, 1)
 		go func() { done <- s.ServeStdio(context.Background(), bytes.NewReader(data), &out) }()
 		select {
@@ -57,7 +45,7 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatal("ServeStdio hung")
 		}
 		s.Close()
-		for _, line := range bytes.Split(out.b.Bytes(), []byte("\n")) {
+		for _, line := range bytes.Split([]byte(out.String()), []byte("\n")) {
 			if len(line) == 0 {
 				continue
 			}

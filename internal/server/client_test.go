@@ -34,7 +34,19 @@ func newTestServer(t testing.TB, toml string) *Server {
 // newTestServerWith is newTestServer with opts (a logger, say).
 func newTestServerWith(t testing.TB, toml string, opts Options) *Server {
 	t.Helper()
-	cfg, err := config.Parse([]byte(toml), "testdata")
+	srv, err := buildServer(t, toml, "testdata", opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return srv
+}
+
+// buildServer builds a Server from a wasmcp.toml text whose relative paths
+// are under dir, with the shared compilation cache, closed at the end of
+// the test. A bad configuration fails the test; New's error is returned.
+func buildServer(t testing.TB, toml, dir string, opts Options) (*Server, error) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(toml), dir)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -44,10 +56,10 @@ func newTestServerWith(t testing.TB, toml string, opts Options) *Server {
 	}
 	srv, err := New(context.Background(), cfg, opts)
 	if err != nil {
-		t.Fatalf("New: %v", err)
+		return nil, err
 	}
 	t.Cleanup(func() { srv.Close(context.Background()) })
-	return srv
+	return srv, nil
 }
 
 const kitchenConfig = `

@@ -19,7 +19,7 @@ kv_dir = ":memory:"
 name = "debugtrap"
 path = ` + strconv.Quote(hostilePath(t, "debugtrap")) + `
 `
-	logs := &urlLogs{}
+	logs := &logBuffer{}
 	srv := newTestServerWith(t, toml, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	c := startStdio(t, srv)
 	c.initialize("2025-11-25", map[string]any{})

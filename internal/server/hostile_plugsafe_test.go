@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -12,29 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // logBuffer keeps what a server logs, for tests that look for a line.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() < 16<<20 {
-		b.buf.Write(p)
-	}
-	return len(p), nil
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ testutil.Buffer }
 
 // waitLog waits up to 20s for a log line containing every one of want.
 func (b *logBuffer) waitLog(t *testing.T, want ...string) string {
@@ -61,23 +41,11 @@ func (b *logBuffer) waitLog(t *testing.T, want ...string) string {
 // returned buffer.
 func newLoggedServer(t *testing.T, toml string, opts Options) (*Server, *logBuffer, error) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(toml), ".")
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	cfg.Server.CacheDir = testCacheDir(t)
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	logs := &logBuffer{}
+	logs := &logBuffer{testutil.Buffer{Max: 16 << 20}}
 	opts.Version = "test"
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := New(context.Background(), cfg, opts)
-	if err != nil {
-		return nil, logs, err
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	return srv, logs, nil
+	srv, err := buildServer(t, toml, ".", opts)
+	return srv, logs, err
 }
 
 // noteMethods returns the methods of notes.

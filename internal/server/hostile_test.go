@@ -290,21 +290,8 @@ var hostileKVQuota = hostapi.KVQuota{MaxKeys: 50, MaxBytes: 1 << 20, MaxValueSiz
 
 func newHostileServer(t *testing.T, e *hostileEnv, toml string) (*Server, error) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(toml), ".")
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	cfg.Server.CacheDir = testCacheDir(t)
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("config: %v", err)
-	}
 	log := slog.New(slog.NewTextHandler(countingWriter{&e.logBytes}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := New(context.Background(), cfg, Options{Version: "test", Logger: log, HTTP: e.policy(), KVQuota: hostileKVQuota})
-	if err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	return srv, nil
+	return buildServer(t, toml, ".", Options{Version: "test", Logger: log, HTTP: e.policy(), KVQuota: hostileKVQuota})
 }
 
 func heapInuse() uint64 {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,27 +93,9 @@ func (e *urlEnv) push(t *testing.T, repoTag string, wasm []byte) string {
 	return d
 }
 
-// urlLogs collects a server's log lines.
-type urlLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *urlLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *urlLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // start builds a server from toml (with {{host}}, {{digest}}, {{https}}
 // replaced) in dir, its cache under dir.
-func (e *urlEnv) start(t *testing.T, dir, toml string) (*Server, *urlLogs, error) {
+func (e *urlEnv) start(t *testing.T, dir, toml string) (*Server, *logBuffer, error) {
 	t.Helper()
 	good, _ := filepath.Abs("../../testdata/hostile/good.wasm")
 	toml = strings.NewReplacer("{{host}}", e.host, "{{digest}}", e.digest, "{{https}}", e.https, "{{good}}", good).Replace(toml)
@@ -126,7 +106,7 @@ func (e *urlEnv) start(t *testing.T, dir, toml string) (*Server, *urlLogs, error
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &urlLogs{}
+	logs := &logBuffer{}
 	srv, err := New(context.Background(), cfg, Options{Version: "test", RootCAs: e.roots, RetryTick: 50 * time.Millisecond, LoadWait: e.wait,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err == nil {

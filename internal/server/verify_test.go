@@ -193,7 +193,7 @@ prefix = "f_"
 [plugins.verify]
 key = "cosign.pub"
 `
-	check := func(srv *Server, logs *urlLogs) {
+	check := func(srv *Server, logs *logBuffer) {
 		t.Helper()
 		for _, tool := range []string{"a_echo", "b_echo", "g_echo"} {
 			if err := echo(t, srv, tool); err != nil {

@@ -22,25 +22,8 @@ import (
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/server"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
-
-// logBuf collects the server's log.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func hostile(name string) string {
 	p, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "hostile", name+".wasm"))
@@ -129,7 +112,7 @@ http = ["http://public.test:` + w.port + `/"]
 `
 }
 
-func newServer(t *testing.T, toml string) (*server.Server, *logBuf) {
+func newServer(t *testing.T, toml string) (*server.Server, *testutil.Buffer) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(toml), ".")
 	if err != nil {
@@ -142,7 +125,7 @@ func newServer(t *testing.T, toml string) (*server.Server, *logBuf) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	logs := &logBuf{}
+	logs := &testutil.Buffer{}
 	srv, err := server.New(context.Background(), cfg, server.Options{Version: "test", HTTP: policy(),
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

@@ -20,6 +20,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
+# shellcheck source=../../scripts/wasmbuild.sh
+. "$root/scripts/wasmbuild.sh"
 
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
 
@@ -41,10 +43,7 @@ build_one() {
 		wat2wasm -o "$out" "$src"
 		;;
 	*.c)
-		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \
-			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
-			-Wl,--stack-first -Wl,--strip-all -I"$here" \
-			-o "$out" "$src"
+		wasm_c "$out" "$here" "" "$src"
 		;;
 	go/*/main.go)
 		(cd "$here/go" && GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS=-mod=readonly \
@@ -61,15 +60,6 @@ for src in *.wat *.c go/*/main.go; do
 	out="$here/$name.wasm"
 	[ $check = 1 ] && out="$tmp/$name.wasm"
 	build_one "$src" "$out"
-	if [ $check = 1 ]; then
-		if ! cmp -s "$out" "$name.wasm"; then
-			echo "testdata/extism/$name.wasm differs from a fresh build of $src; run testdata/extism/build.sh and commit" >&2
-			fail=1
-		else
-			echo "ok   testdata/extism/$name.wasm"
-		fi
-	else
-		echo "built testdata/extism/$name.wasm ($(wc -c <"$out") bytes)"
-	fi
+	wasm_result "$here/$name.wasm" "$out" testdata/extism/build.sh
 done
 exit $fail

@@ -23,6 +23,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
+# shellcheck source=../../scripts/wasmbuild.sh
+. "$root/scripts/wasmbuild.sh"
 
 export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
 
@@ -47,13 +49,7 @@ build_one() {
 		wat2wasm $flags -o "$out" "$src"
 		;;
 	*.c)
-		local flags
-		flags="$(sed -n '1s|^// clang: ||p' "$src")"
-		# shellcheck disable=SC2086 # FLAGS are words
-		clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor ${flags:--O2 -Wl,--strip-all} \
-			-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
-			-Wl,--stack-first -I"$root/sdk/c" \
-			-o "$out" "$src"
+		wasm_c "$out" "$root/sdk/c" "$(sed -n '1s|^// clang: ||p' "$src")" "$src"
 		;;
 	*/main.go)
 		(cd "$root" && GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS= \
@@ -69,15 +65,6 @@ for src in *.wat *.c */main.go; do
 	out="$here/$name.wasm"
 	[ $check = 1 ] && out="$tmp/$name.wasm"
 	build_one "$src" "$out"
-	if [ $check = 1 ]; then
-		if ! cmp -s "$out" "$name.wasm"; then
-			echo "testdata/hostile/$name.wasm differs from a fresh build of $src; run testdata/hostile/build.sh and commit" >&2
-			fail=1
-		else
-			echo "ok   testdata/hostile/$name.wasm"
-		fi
-	else
-		echo "built testdata/hostile/$name.wasm ($(wc -c <"$out") bytes)"
-	fi
+	wasm_result "$here/$name.wasm" "$out" testdata/hostile/build.sh
 done
 exit $fail
