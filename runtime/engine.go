@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,6 +80,12 @@ type Engine struct {
 	closed atomic.Bool
 	mu     sync.Mutex
 	mods   map[*Module]struct{}
+
+	// What this engine compiled (keys of noteCompiled), and the directory
+	// of the markers of what any engine compiled into the on-disk cache
+	// ("" without it).
+	compiled  sync.Map
+	markerDir string
 }
 
 // NewEngine creates an Engine. The on-disk cache directory (Config.CacheDir
@@ -101,6 +109,10 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("open compilation cache: %w", err)
 		}
 		e.cache = c
+		e.markerDir = filepath.Join(dir, "wasmcp-compiled")
+		if err := os.MkdirAll(e.markerDir, 0o700); err != nil {
+			e.markerDir = "" // every compile counts as a miss
+		}
 	}
 	rt, err := e.newRuntime(ctx, false)
 	if err != nil {
@@ -283,4 +295,35 @@ func (e *Engine) waitGuests(ctx context.Context) bool {
 		time.Sleep(time.Millisecond)
 	}
 	return e.inGuest.Load() == 0
+}
+
+// noteCompiled reports whether the compilation cache already held the
+// native code of code (compiled on the instrumented runtime, kind 'i', or
+// the fallback one, 'b') before the compile that just succeeded, and
+// records that it holds it now. wazero does not tell whether a compile
+// came from its cache; wasmcp knows what it compiled into it: in this
+// process (the shared in-memory cache) or, with the on-disk cache, by any
+// process (a marker file per module, in the per-wazero-version
+// directory). A cache entry removed by hand while its marker stays is
+// counted a hit.
+func (e *Engine) noteCompiled(kind byte, code []byte) bool {
+	h := sha256.New()
+	h.Write([]byte{kind})
+	h.Write(code)
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	if _, seen := e.compiled.LoadOrStore(key, struct{}{}); seen {
+		return true
+	}
+	if e.markerDir == "" {
+		return false
+	}
+	p := filepath.Join(e.markerDir, hex.EncodeToString(key[:]))
+	if _, err := os.Stat(p); err == nil {
+		return true
+	}
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		e.log.Debug("compilation cache: cannot write a marker", "error", err)
+	}
+	return false
 }

@@ -33,6 +33,7 @@ type Module struct {
 	maxMem  int64         // declared maximum removed by instrument, bytes; -1 for none
 	init    string        // start function run once per instance ("" for none)
 	compile time.Duration // how long Compile took (instrumentation included)
+	cached  bool          // the compilation cache held the module's code (see Engine.noteCompiled)
 
 	extismExports []string // Mode Extism: the exports CallExport may run
 
@@ -103,7 +104,7 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 	m := &Module{e: e, name: name, size: len(wasm), pools: map[*Pool]struct{}{}}
 	var err error
 	began := time.Now()
-	m.rt, m.cm, m.maxMem, err = e.compileWithin(ctx, name, wasm)
+	m.rt, m.cm, m.maxMem, err = e.compileWithin(ctx, name, wasm, &m.cached)
 	m.compile = time.Since(began)
 	if err != nil {
 		var re *Error
@@ -133,6 +134,7 @@ type compiled struct {
 	rt     wazero.Runtime
 	cm     wazero.CompiledModule
 	maxMem int64
+	hit    bool
 	err    error
 }
 
@@ -141,7 +143,7 @@ type compiled struct {
 // next function boundary (it checks the context between functions when
 // it has two workers or more, hence the minimum of two) and whatever it
 // compiled is closed.
-func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte) (wazero.Runtime, wazero.CompiledModule, int64, error) {
+func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte, hit *bool) (wazero.Runtime, wazero.CompiledModule, int64, error) {
 	timeout := e.cfg.Modules.withDefaults().CompileTimeout
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -166,11 +168,12 @@ func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte) (w
 			}
 			done <- c
 		}()
-		c.rt, c.cm, c.maxMem, c.err = e.compile(experimental.WithCompilationWorkers(cctx, max(2, e.compileWorkers())), name, wasm)
+		c.rt, c.cm, c.maxMem, c.err = e.compile(experimental.WithCompilationWorkers(cctx, max(2, e.compileWorkers())), name, wasm, &c.hit)
 	}()
 	select {
 	case c := <-done:
 		if c.err == nil || cctx.Err() == nil || ctx.Err() != nil {
+			*hit = c.hit
 			return c.rt, c.cm, c.maxMem, c.err
 		}
 		// wazero gave up on the expired context.
@@ -199,13 +202,14 @@ func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte) (w
 // the module: compiling it uninstrumented would skip the checks. maxMem
 // is the declared memory maximum that instrumentation removed (bytes, -1
 // for none), which the instance's allocator enforces instead.
-func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (rt wazero.Runtime, cm wazero.CompiledModule, maxMem int64, err error) {
+func (e *Engine) compile(ctx context.Context, name string, wasm []byte, hit *bool) (rt wazero.Runtime, cm wazero.CompiledModule, maxMem int64, err error) {
 	lim := e.cfg.Modules.withDefaults().instrumentLimits()
 	out, info, ierr := instrument.Instrument(wasm, lim)
 	switch {
 	case ierr == nil:
 		cm, err := e.rt.CompileModule(ctx, out)
 		if err == nil {
+			*hit = e.noteCompiled('i', out)
 			maxMem = -1
 			if info.MemoryMax >= 0 {
 				maxMem = info.MemoryMax << 16
@@ -229,6 +233,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte) (rt waze
 	if err != nil {
 		return nil, nil, -1, err
 	}
+	*hit = e.noteCompiled('b', bounded)
 	e.log.Warn("plugin not instrumented for interruption; its calls use wazero's slower CloseOnContextDone",
 		"plugin", name, "reason", ierr.Error())
 	return rt, cm, -1, nil

@@ -67,6 +67,9 @@ type PoolStats struct {
 	Memory int64
 	// Compile is how long compiling the pool's module took.
 	Compile time.Duration
+	// CompileCached is whether that compile found the module's native
+	// code in the compilation cache (see Engine.Compile).
+	CompileCached bool
 }
 
 // instance is one live reactor instance and its reusable call state.
@@ -424,15 +427,16 @@ func (p *Pool) Stats() PoolStats {
 	idle := len(p.idle)
 	p.mu.Unlock()
 	return PoolStats{
-		Idle:      idle,
-		Busy:      int(p.busy.Load()),
-		Waiting:   int(p.waiting.Load()),
-		Created:   p.created.Load(),
-		Discarded: p.discarded.Load(),
-		Recycled:  p.recycled.Load(),
-		Expired:   p.expired.Load(),
-		GuestCPU:  time.Duration(p.guestCPU.Load()),
-		Memory:    p.memBytes.Load(),
-		Compile:   p.m.compile,
+		Idle:          idle,
+		Busy:          int(p.busy.Load()),
+		Waiting:       int(p.waiting.Load()),
+		Created:       p.created.Load(),
+		Discarded:     p.discarded.Load(),
+		Recycled:      p.recycled.Load(),
+		Expired:       p.expired.Load(),
+		GuestCPU:      time.Duration(p.guestCPU.Load()),
+		Memory:        p.memBytes.Load(),
+		Compile:       p.m.compile,
+		CompileCached: p.m.cached,
 	}
 }

@@ -42,7 +42,7 @@ func (s *Server) pluginStats() []telemetry.PluginStats {
 		st := p.Stats()
 		out = append(out, telemetry.PluginStats{Name: p.Name(), Idle: st.Idle, Busy: st.Busy, Waiting: st.Waiting,
 			Created: st.Created, Discarded: st.Discarded, Recycled: st.Recycled, Expired: st.Expired,
-			GuestCPU: st.GuestCPU, Compile: st.Compile, Memory: st.Memory})
+			GuestCPU: st.GuestCPU, Compile: st.Compile, Memory: st.Memory, CompileCached: st.CompileCached})
 	}
 	return out
 }

@@ -160,6 +160,7 @@ var (
 	descGuestCPU  = prometheus.NewDesc("wasmcp_plugin_guest_cpu_seconds_total", "Guest code time of the plugin's calls, as the CPU scheduler credits it.", []string{"plugin"}, nil)
 	descMemory    = prometheus.NewDesc("wasmcp_plugin_memory_bytes", "Linear memory of the plugin's live instances.", []string{"plugin"}, nil)
 	descCompile   = prometheus.NewDesc("wasmcp_plugin_compile_seconds", "How long compiling the plugin's module took (instrumentation and the compilation cache included).", []string{"plugin"}, nil)
+	descCacheHit  = prometheus.NewDesc("wasmcp_plugin_compile_cache_hit", "1 when the plugin's module was compiled from the compilation cache (its native code was there), 0 when it was compiled anew.", []string{"plugin"}, nil)
 )
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -170,6 +171,7 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descGuestCPU
 	ch <- descMemory
 	ch <- descCompile
+	ch <- descCacheHit
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
@@ -184,5 +186,10 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descGuestCPU, prometheus.CounterValue, p.GuestCPU.Seconds(), p.Name)
 		ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(p.Memory), p.Name)
 		ch <- prometheus.MustNewConstMetric(descCompile, prometheus.GaugeValue, p.Compile.Seconds(), p.Name)
+		hit := 0.0
+		if p.CompileCached {
+			hit = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descCacheHit, prometheus.GaugeValue, hit, p.Name)
 	}
 }

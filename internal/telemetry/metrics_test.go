@@ -111,3 +111,32 @@ audit = true`))
 		t.Errorf("audit: %d denial and %d call records, want 1 and %d", denials, calls, echoes+4)
 	}
 }
+
+// TestCompileCacheMetric: wasmcp_plugin_compile_cache_hit is 0 for each
+// plugin of a server on a cold compilation cache and 1 for the next
+// server on the same cache, beside a compile time for each.
+func TestCompileCacheMetric(t *testing.T) {
+	noOTEL(t)
+	t.Setenv("WASMCP_TEST_CACHE", t.TempDir())
+	w := newWeb(t)
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"cold cache", 0}, {"warm cache", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, _ := newServer(t, testConfig(w, `metrics = "127.0.0.1:0"`))
+			body := get(t, serveMetrics(t, srv)+"/metrics")
+			for _, p := range []string{"good", "runaway", "fetch"} {
+				if got, ok := scrape(t, body, "wasmcp_plugin_compile_cache_hit", `plugin="`+p+`"`); !ok || got != c.want {
+					t.Errorf("%s: cache hit %v (found %v), want %v", p, got, ok, c.want)
+				}
+				if got, _ := scrape(t, body, "wasmcp_plugin_compile_seconds", `plugin="`+p+`"`); got <= 0 {
+					t.Errorf("%s: compile seconds %v", p, got)
+				}
+			}
+			if err := srv.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -69,6 +69,7 @@ type PluginStats struct {
 	Created, Discarded, Recycled, Expired uint64
 	GuestCPU, Compile                     time.Duration // guest time run; compile time of the module
 	Memory                                int64         // linear memory of the live instances, bytes
+	CompileCached                         bool          // the module's code came from the compilation cache
 }
 
 // Telemetry is the observability of one server. Its methods are safe for
