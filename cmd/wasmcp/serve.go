@@ -83,7 +83,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	if path == "" {
 		path = "/mcp"
 	}
-	fmt.Fprintf(os.Stderr, "wasmcp: serving MCP on http://%s%s\n", ln.Addr(), path)
+	also := ""
+	if cfg.HTTP.SSE {
+		also = " (and HTTP+SSE, the 2024-11-05 transport, on " + cfg.HTTP.SSEPath + ")"
+	}
+	fmt.Fprintf(os.Stderr, "wasmcp: serving MCP on http://%s%s%s\n", ln.Addr(), path, also)
 	// On SIGTERM or SIGINT ServeHTTP stops accepting, lets the requests in
 	// flight finish for the grace period, cancels the rest and returns.
 	stop := context.AfterFunc(ctx, func() { log.Info("shutting down", "grace", grace) })

@@ -206,3 +206,31 @@ func TestSSESessionCap(t *testing.T) {
 		t.Fatalf("third session over Streamable HTTP: %d", resp.StatusCode)
 	}
 }
+
+// TestSSEListen: a 2026-07-28 subscriptions/listen over an HTTP+SSE
+// session streams its notifications there until it is cancelled.
+func TestSSEListen(t *testing.T) {
+	e := startHTTP(t, nil, nil)
+	c := openSSEClient(t, e)
+	resp := c.post(request("sub", "subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)), nil)
+	resp.Body.Close()
+	ack := decodeLine(t, c.recv()+"\n")
+	if ack.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message %s", ack.raw)
+	}
+	m, before := c.rpc(1, "tools/call", withMeta(map[string]any{"name": "change_tools"}, nil))
+	wantResult(t, m)
+	_, more := c.rpc(2, "server/discover", withMeta(nil, nil))
+	before = append(before, more...)
+	if len(before) != 1 || before[0].Method != "notifications/tools/list_changed" ||
+		field(t, before[0].Params, "_meta", "io.modelcontextprotocol/subscriptionId") != "sub" {
+		t.Fatalf("tools change: %v", before)
+	}
+	resp = c.post(notification("notifications/cancelled", map[string]any{"requestId": "sub"}), nil)
+	resp.Body.Close()
+	_, before = c.rpc(3, "tools/call", withMeta(map[string]any{"name": "change_tools"}, nil))
+	_, more = c.rpc(4, "server/discover", withMeta(nil, nil))
+	if len(before)+len(more) != 0 {
+		t.Fatalf("after cancel: %v %v", before, more)
+	}
+}
