@@ -128,6 +128,7 @@ func TestLayering(t *testing.T) {
 		"go.opentelemetry.io":                      {mod + "/internal/telemetry"},
 		"github.com/prometheus":                    {mod + "/internal/telemetry"},
 		"github.com/redis/go-redis":                {mod + "/internal/cluster"},
+		"google.golang.org/protobuf":               {mod + "/internal/telemetry"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")
