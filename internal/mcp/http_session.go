@@ -239,13 +239,22 @@ func (h *httpHandler) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, cursor := ss.standalone, int64(-1)
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
+	hdr := r.Header.Get("Last-Event-ID")
+	last := hdr
+	if last != "" && ss.c.shared != nil {
+		local, handled := h.resumeShared(w, r, ss, last)
+		if handled {
+			return
+		}
+		last = local
+	}
+	if last != "" {
 		sid, seq, ok := parseEventID(last)
 		if ok {
 			st = ss.stream(sid)
 		}
 		if !ok || st == nil {
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown or expired Last-Event-ID " + last})
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown or expired Last-Event-ID " + hdr})
 			return
 		}
 		cursor = seq

@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -243,6 +245,14 @@ func (c *conn) forwardReply(m *jsonrpc.Message) {
 
 // sessionEvent handles a Bus message about a shared session.
 func (s *Server) sessionEvent(kind byte, msg []byte) {
+	if kind == busRelayed {
+		s.relayed(string(msg))
+		return
+	}
+	if kind == busResume {
+		s.relayTo(string(msg))
+		return
+	}
 	id, reply, _ := strings.Cut(string(msg), "\n")
 	s.mu.Lock()
 	c := s.shared[id]
@@ -281,4 +291,230 @@ func (s *Server) forgetShared(c *conn) {
 		delete(s.shared, c.id)
 	}
 	s.mu.Unlock()
+}
+
+// Event ids of shared sessions name the server that holds the stream:
+// "<instance>.<seal>.<stream>.<seq>", the seal an HMAC of the session,
+// instance and stream under SessionKey. A client that resumes with
+// Last-Event-ID on another server gets, for the standalone stream, that
+// server's own stream from now on (notifications reach every holder of
+// the session); for the stream of a request, the events after seq relayed
+// over the Bus from the server that holds it, until the response.
+
+// Bus messages of a relay: busResume asks the holder of a stream to relay
+// it ("sid\nlast event id\nrelay"; the holder checks the seal), busRelayed carries one event
+// ("relay\ne\n<event id>\n<data>"), the start ("relay\na") or the end
+// ("relay\nz").
+const (
+	busResume  = 'E'
+	busRelayed = 'V'
+)
+
+// relayWait bounds the wait for the holder of a stream to answer a
+// resumption: past it the stream is taken for lost with its server.
+const relayWait = 3 * time.Second
+
+// relayQueue bounds the relayed events waiting for the resuming client;
+// past it they are dropped (the client resumes again).
+const relayQueue = 256
+
+// eventSeal seals the stream of a shared session held here.
+func (s *Server) eventSeal(sid string, stream int64) string {
+	m := hmac.New(sha256.New, s.opts.SessionKey)
+	m.Write([]byte("event " + sid + " " + s.instance + " " + strconv.FormatInt(stream, 10)))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:6])
+}
+
+// sharedEventID is the event id of seq on stream of shared session sid.
+func (s *Server) sharedEventID(sid string, stream, seq int64) string {
+	return s.instance + "." + s.eventSeal(sid, stream) + "." + strconv.FormatInt(stream, 10) + "." + strconv.FormatInt(seq, 10)
+}
+
+// parseSharedEventID splits a shared event id. It checks the seal only
+// for ids of this server (the others are checked by their holder).
+func (s *Server) parseSharedEventID(sid, id string) (instance string, stream, seq int64, ok bool) {
+	parts := strings.Split(id, ".")
+	if len(parts) != 4 || len(parts[0]) != 2*instanceLen {
+		return "", 0, 0, false
+	}
+	x, err1 := strconv.ParseInt(parts[2], 10, 64)
+	y, err2 := strconv.ParseInt(parts[3], 10, 64)
+	if err1 != nil || err2 != nil || x < 0 || y < 0 {
+		return "", 0, 0, false
+	}
+	if parts[0] == s.instance && !hmac.Equal([]byte(parts[1]), []byte(s.eventSeal(sid, x))) {
+		return "", 0, 0, false
+	}
+	return parts[0], x, y, true
+}
+
+// instanceLen is the length of a server's instance id, in bytes.
+const instanceLen = 8
+
+// newInstanceID returns a random server instance id (hex).
+func newInstanceID() string {
+	var b [instanceLen]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// resumeShared handles the Last-Event-ID last of shared session ss. It
+// returns the local form ("stream.seq") of an id of this server, "" when
+// the standalone stream should start afresh, or handled true when it
+// answered the request itself (a relay, or an error).
+func (h *httpHandler) resumeShared(w http.ResponseWriter, r *http.Request, ss *httpSession, last string) (local string, handled bool) {
+	s := h.s
+	inst, stream, seq, ok := s.parseSharedEventID(ss.id, last)
+	switch {
+	case !ok:
+		return "-", false // not a shared event id: the caller refuses it
+	case inst == s.instance:
+		return strconv.FormatInt(stream, 10) + "." + strconv.FormatInt(seq, 10), false
+	case stream == 0:
+		return "", false
+	}
+	h.relayFrom(w, r, ss, last)
+	return "", true
+}
+
+// relayFrom asks the server that holds the stream of event id last for
+// its events after last and writes them to w until the stream's response.
+func (h *httpHandler) relayFrom(w http.ResponseWriter, r *http.Request, ss *httpSession, last string) {
+	s := h.s
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	relay := base64.RawURLEncoding.EncodeToString(b[:])
+	ch := make(chan []byte, relayQueue)
+	s.mu.Lock()
+	if s.relays == nil {
+		s.relays = map[string]chan []byte{}
+	}
+	s.relays[relay] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.relays, relay)
+		s.mu.Unlock()
+	}()
+	s.toBus(busResume, ss.id+"\n"+last+"\n"+relay)
+	t := time.NewTimer(relayWait)
+	defer t.Stop()
+	select {
+	case m := <-ch:
+		if string(m) != "a" {
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unknown or expired Last-Event-ID " + last})
+			return
+		}
+	case <-t.C:
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Last-Event-ID " + last + ": the stream was lost with the server that held it"})
+		return
+	case <-r.Context().Done():
+		return
+	}
+	if !ss.enter() {
+		writeError(w, http.StatusNotFound, jsonrpc.ID{}, errSessionNotFound)
+		return
+	}
+	defer ss.leave()
+	startSSE(w)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		kt := time.NewTicker(h.opts.KeepAlive)
+		defer kt.Stop()
+		tick = kt.C
+	}
+	for {
+		select {
+		case m := <-ch:
+			kind, rest, _ := strings.Cut(string(m), "\n")
+			if kind == "z" {
+				return
+			}
+			id, data, _ := strings.Cut(rest, "\n")
+			if _, err := w.Write(appendEvent(nil, id, []byte(data))); err != nil || rc.Flush() != nil {
+				return
+			}
+		case <-tick:
+			if _, err := w.Write([]byte(": keepalive\n\n")); err != nil || rc.Flush() != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-ss.done:
+			return
+		case <-h.draining:
+			return
+		}
+	}
+}
+
+// relayTo serves a resumption another server asked for, if this server
+// holds the stream: it relays the stream's events after seq over the Bus
+// until the response, then forgets the stream.
+func (s *Server) relayTo(msg string) {
+	f := strings.SplitN(msg, "\n", 3)
+	if len(f) != 3 {
+		return
+	}
+	sid, relay := f[0], f[2]
+	inst, stream, seq, ok := s.parseSharedEventID(sid, f[1])
+	if !ok || inst != s.instance {
+		return // another server's, or forged (its holder would check it)
+	}
+	s.mu.Lock()
+	c := s.shared[sid]
+	s.mu.Unlock()
+	var st *sseStream
+	if c != nil && c.httpSession != nil && stream > 0 {
+		st = c.httpSession.stream(stream)
+	}
+	if st == nil {
+		s.toBus(busRelayed, relay+"\nn") // not here any more
+		return
+	}
+	s.toBus(busRelayed, relay+"\na")
+	go func() {
+		cursor := seq
+		for {
+			st.mu.Lock()
+			for _, ev := range st.events {
+				if ev.seq > cursor {
+					s.toBus(busRelayed, relay+"\ne\n"+s.sharedEventID(sid, stream, ev.seq)+"\n"+string(ev.data))
+					cursor = ev.seq
+				}
+			}
+			end := st.done && cursor >= st.nextSeq-1
+			ch := st.changed
+			st.mu.Unlock()
+			if end {
+				s.toBus(busRelayed, relay+"\nz")
+				c.httpSession.dropStream(st)
+				return
+			}
+			select {
+			case <-ch:
+			case <-st.sess.done:
+				s.toBus(busRelayed, relay+"\nz")
+				return
+			}
+		}
+	}()
+}
+
+// relayed hands a relayed message to the resumption waiting for it.
+func (s *Server) relayed(msg string) {
+	relay, rest, _ := strings.Cut(msg, "\n")
+	s.mu.Lock()
+	ch := s.relays[relay]
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- []byte(rest):
+	default:
+		s.log.Warn("relayed SSE event dropped: the resuming client is too slow", "relay", relay)
+	}
 }

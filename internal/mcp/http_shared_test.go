@@ -49,3 +49,28 @@ func TestSessionIDSeal(t *testing.T) {
 		t.Error("a server without a session key seals its ids")
 	}
 }
+
+// FuzzSharedEventID checks that the parser of shared event ids never
+// panics and accepts, of this server's ids, only those it minted.
+func FuzzSharedEventID(f *testing.F) {
+	s := &Server{opts: Options{SessionKey: []byte("fuzz-session-key-0123456789abcdef")}, instance: "0011223344556677"}
+	const sid = "session"
+	minted := s.sharedEventID(sid, 3, 7)
+	f.Add(minted)
+	f.Add("1.1")
+	f.Add("8899aabbccddeeff.xx.1.2")
+	f.Add(minted + ".1")
+	f.Fuzz(func(t *testing.T, id string) {
+		inst, stream, seq, ok := s.parseSharedEventID(sid, id)
+		if ok && inst == s.instance && s.sharedEventID(sid, stream, seq) != id {
+			// Same stream and seq, another spelling (e.g. "+3" or "03"):
+			// harmless, but the seal must still be this stream's.
+			if !strings.Contains(id, s.eventSeal(sid, stream)) {
+				t.Fatalf("%q accepted with a foreign seal", id)
+			}
+		}
+		if ok && (stream < 0 || seq < 0) {
+			t.Fatalf("%q: negative stream or seq", id)
+		}
+	})
+}

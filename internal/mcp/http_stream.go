@@ -232,6 +232,9 @@ func (st *sseStream) finish(resp []byte) {
 }
 
 func (st *sseStream) eventID(seq int64) string {
+	if st.sess != nil && st.sess.c.shared != nil {
+		return st.sess.h.s.sharedEventID(st.sess.id, st.id, seq)
+	}
 	return strconv.FormatInt(st.id, 10) + "." + strconv.FormatInt(seq, 10)
 }
 

@@ -40,8 +40,10 @@ type Server struct {
 
 	tools atomic.Pointer[toolIndex] // x-mcp-header annotations, see http_headers.go
 
-	unsubscribe func()           // ends the Bus subscription; nil without a Bus
-	shared      map[string]*conn // shared legacy sessions held here, by id (guarded by mu)
+	unsubscribe func()                 // ends the Bus subscription; nil without a Bus
+	shared      map[string]*conn       // shared legacy sessions held here, by id (guarded by mu)
+	relays      map[string]chan []byte // resumptions waiting for relayed events (guarded by mu)
+	instance    string                 // this server's id in shared event ids
 }
 
 // NewServer returns a Server for p. opts may be nil. It panics if p is nil.
@@ -73,6 +75,9 @@ func NewServer(p Provider, opts *Options) *Server {
 	if o.Bus != nil {
 		s.unsubscribe = o.Bus.Subscribe(s.fromBus)
 	}
+	if o.Sessions != nil {
+		s.instance = newInstanceID()
+	}
 	return s
 }
 
@@ -93,7 +98,7 @@ func (s *Server) fromBus(msg []byte) {
 		s.fanListChanged(string(msg[1:]))
 	case busResourceUpdated:
 		s.fanResourceUpdated(string(msg[1:]))
-	case busSessionChanged, busSessionEnded, busReply:
+	case busSessionChanged, busSessionEnded, busReply, busResume, busRelayed:
 		if s.opts.Sessions != nil {
 			s.sessionEvent(msg[0], msg[1:])
 		}
