@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
@@ -44,6 +45,9 @@ type inbound struct {
 	headers func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error
 	// draining: the transport takes no new requests.
 	draining bool
+	// header is the HTTP request's header (for the Observer); nil on
+	// stdio.
+	header http.Header
 }
 
 // Refusals of admission. Their statuses are those of Streamable HTTP;
@@ -74,8 +78,21 @@ func isModernRequest(m *jsonrpc.Message, mi *metaInfo) bool {
 
 // admitMessage parses one message (not a batch) and decides its route. m
 // and mi are filled in as far as the message could be read; m aliases
-// body. A refusal carries the error to answer, with the id of m.
+// body. A refusal carries the error to answer, with the id of m; the
+// Observer is told of a refused request.
 func (s *Server) admitMessage(body []byte, in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
+	if s.opts.Observer == nil {
+		return s.admitOne(body, in, m, mi)
+	}
+	start := time.Now()
+	rt, rf := s.admitOne(body, in, m, mi)
+	if rt == routeRefused && m.IsRequest() {
+		s.observeRefused(start, m, mi, in, rf.err)
+	}
+	return rt, rf
+}
+
+func (s *Server) admitOne(body []byte, in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
 	var perr *jsonrpc.Error
 	*m, perr = jsonrpc.Parse(body)
 	*mi = metaInfo{}
@@ -163,7 +180,8 @@ func checkVersionHeader(v string) *refusal {
 // session and one stream (stdio, HTTP+SSE): it delivers a notice to c and
 // appends to dst the response due (none for a notice). It reports false
 // for the routes that start a call.
-func settle(rt route, rf *refusal, m *jsonrpc.Message, c *conn, dst []byte) ([]byte, bool) {
+func settle(rt route, rf *refusal, m *jsonrpc.Message, in *inbound, dst []byte) ([]byte, bool) {
+	c := in.c
 	switch rt {
 	case routeRefused:
 		return jsonrpc.AppendError(dst, m.ID, rf.err), true
@@ -173,7 +191,7 @@ func settle(rt route, rf *refusal, m *jsonrpc.Message, c *conn, dst []byte) ([]b
 	case routePong:
 		return jsonrpc.AppendResult(dst, m.ID, []byte("{}")), true
 	case routeInitialize:
-		res, e := c.initialize(m)
+		res, e := c.initialize(m, in.header)
 		if e != nil {
 			return jsonrpc.AppendError(dst, m.ID, e), true
 		}
@@ -192,8 +210,21 @@ func (s *Server) routeCall(rt route, c *conn, m *jsonrpc.Message, mi *metaInfo, 
 }
 
 // startCall registers cl with its session c (nil: none) for cancellation
-// and takes its limiter place. On a refusal cl is cancelled and forgotten.
+// and takes its limiter place. On a refusal cl is cancelled and forgotten,
+// and the Observer told.
 func (s *Server) startCall(cl *call, c *conn) *refusal {
+	if s.opts.Observer == nil {
+		return s.startOne(cl, c)
+	}
+	start := time.Now()
+	rf := s.startOne(cl, c)
+	if rf != nil {
+		s.observeAnswered(start, &cl.req, cl.id, cl.header, rf.err)
+	}
+	return rf
+}
+
+func (s *Server) startOne(cl *call, c *conn) *refusal {
 	if c != nil && !c.track(cl) {
 		cl.cancel()
 		return badRequest(errDuplicateID)
@@ -208,13 +239,28 @@ func (s *Server) startCall(cl *call, c *conn) *refusal {
 	return nil
 }
 
-// admitBatch admits a JSON-RPC batch arriving in session c (nil: none).
+// admitBatch admits a JSON-RPC batch arriving in session in.c (nil: none).
 // Batches exist only in 2025-03-26 sessions; inside one, initialize and
 // 2026-07-28 requests are refused one by one (-32600), notifications and
 // responses go to the session, and newCall prepares each other request,
 // which is then started. It returns the started calls (they alias body)
-// and the responses already due, or a refusal of the whole batch.
-func (s *Server) admitBatch(body []byte, c *conn, draining bool, newCall func(*jsonrpc.Message, *metaInfo) *call) ([]*call, [][]byte, *refusal) {
+// and the responses already due, or a refusal of the whole batch. The
+// Observer is told of each request refused, and of a batch refused
+// whole (as a request without a method).
+func (s *Server) admitBatch(body []byte, in *inbound, newCall func(*jsonrpc.Message, *metaInfo) *call) ([]*call, [][]byte, *refusal) {
+	if s.opts.Observer == nil {
+		return s.admitBatchOf(body, in, newCall)
+	}
+	start := time.Now()
+	calls, immediate, rf := s.admitBatchOf(body, in, newCall)
+	if rf != nil {
+		s.observeAnswered(start, &Request{}, jsonrpc.ID{}, in.header, rf.err)
+	}
+	return calls, immediate, rf
+}
+
+func (s *Server) admitBatchOf(body []byte, in *inbound, newCall func(*jsonrpc.Message, *metaInfo) *call) ([]*call, [][]byte, *refusal) {
+	c, draining := in.c, in.draining
 	if !jsonscan.Valid(body) {
 		return nil, nil, badRequest(errBatchJSON)
 	}
@@ -236,6 +282,10 @@ func (s *Server) admitBatch(body []byte, c *conn, draining bool, newCall func(*j
 	}
 	var calls []*call
 	var immediate [][]byte
+	var start time.Time
+	if s.opts.Observer != nil {
+		start = time.Now()
+	}
 	for _, e := range elems {
 		m, perr := jsonrpc.Parse(e)
 		if perr == nil && m.Method == methodInitialize && m.IsRequest() {
@@ -251,6 +301,9 @@ func (s *Server) admitBatch(body []byte, c *conn, draining bool, newCall func(*j
 		switch {
 		case perr != nil:
 			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
+			if s.opts.Observer != nil && m.IsRequest() {
+				s.observeRefused(start, &m, &mi, in, perr)
+			}
 		case !m.IsRequest():
 			c.deliver(&m)
 		default:

@@ -49,7 +49,7 @@ func BenchmarkDispatchToolsCall(b *testing.B) {
 	b.Run("legacy", func(b *testing.B) {
 		c := s.newConn(s.ctx, discardSink{})
 		init, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`))
-		if _, e := c.initialize(&init); e != nil {
+		if _, e := c.initialize(&init, nil); e != nil {
 			b.Fatal(e)
 		}
 		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)

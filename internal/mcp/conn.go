@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
@@ -91,7 +93,18 @@ func (c *conn) snapshot() (ok bool, version string, info, caps json.RawMessage) 
 }
 
 // initialize answers the initialize request m.
-func (c *conn) initialize(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
+func (c *conn) initialize(m *jsonrpc.Message, header http.Header) ([]byte, *jsonrpc.Error) {
+	if c.srv.opts.Observer == nil {
+		return c.initializeOnce(m)
+	}
+	start := time.Now()
+	res, e := c.initializeOnce(m)
+	_, v, _, _ := c.snapshot()
+	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, ProtocolVersion: v, SessionID: c.id}, m.ID, header, e)
+	return res, e
+}
+
+func (c *conn) initializeOnce(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 	params := m.Params
 	if jsonscan.Kind(params) != 'o' {
 		return nil, invalidParams("initialize: params must be an object with protocolVersion, capabilities and clientInfo")

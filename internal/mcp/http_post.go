@@ -83,7 +83,7 @@ func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (*[]by
 // to admission.
 func (h *httpHandler) inbound(r *http.Request, sid string, ss *httpSession) inbound {
 	in := inbound{unknownSession: sid != "" && ss == nil, version: r.Header.Get("Mcp-Protocol-Version"), draining: h.isDraining(),
-		headers: func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error { return h.checkHeaders(r, m, mi) }}
+		header: r.Header, headers: func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error { return h.checkHeaders(r, m, mi) }}
 	if ss != nil {
 		in.c = ss.c
 	}
@@ -137,7 +137,7 @@ func remoteHost(r *http.Request) string {
 func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	ss := h.newSession()
 	ss.principal = identityFrom(r.Context()).Principal
-	res, e := ss.c.initialize(m)
+	res, e := ss.c.initialize(m, r.Header)
 	if e != nil {
 		ss.c.close()
 		writeError(w, http.StatusBadRequest, m.ID, e)
@@ -282,7 +282,7 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, sid stri
 		defer ss.leave()
 		c = ss.c
 	}
-	calls, immediate, rf := h.s.admitBatch(body, c, h.isDraining(), func(m *jsonrpc.Message, mi *metaInfo) *call {
+	calls, immediate, rf := h.s.admitBatch(body, &inbound{c: c, draining: h.isDraining(), header: r.Header}, func(m *jsonrpc.Message, mi *metaInfo) *call {
 		cl := ss.c.newLegacyCall(m, mi, ss.standalone)
 		cl.header = r.Header
 		cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes

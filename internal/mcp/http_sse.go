@@ -143,7 +143,7 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 		return cl
 	}
 	if jsonrpc.IsBatch(body) {
-		calls, immediate, rf := h.s.admitBatch(body, ss.c, h.isDraining(), func(m *jsonrpc.Message, mi *metaInfo) *call {
+		calls, immediate, rf := h.s.admitBatch(body, &inbound{c: ss.c, draining: h.isDraining(), header: r.Header}, func(m *jsonrpc.Message, mi *metaInfo) *call {
 			return prep(ss.c.newLegacyCall(m, mi, out))
 		})
 		switch {
@@ -173,12 +173,12 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 		}()
 		return true
 	}
-	in := inbound{c: ss.c, version: r.Header.Get("Mcp-Protocol-Version"), draining: h.isDraining()}
+	in := inbound{c: ss.c, version: r.Header.Get("Mcp-Protocol-Version"), draining: h.isDraining(), header: r.Header}
 	var m jsonrpc.Message
 	var mi metaInfo
 	rt, rf := h.s.admitMessage(body, &in, &m, &mi)
 	b := getBuf()
-	resp, settled := settle(rt, rf, &m, ss.c, (*b)[:0])
+	resp, settled := settle(rt, rf, &m, &in, (*b)[:0])
 	if len(resp) > 0 {
 		_ = out.send(resp)
 	}

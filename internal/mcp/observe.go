@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // Observer watches the requests the engine runs, for telemetry (traces,
@@ -11,14 +13,19 @@ import (
 // Its methods are called from many goroutines at once and must not block.
 type Observer interface {
 	// RequestStart is called when a request starts running, before the
-	// Provider sees it (initialize and requests refused before dispatch
-	// are not observed). The context it returns, which must derive from
+	// Provider sees it. The context it returns, which must derive from
 	// ctx, is the one the Provider gets: it may carry a span.
 	RequestStart(ctx context.Context, ri *RequestInfo) context.Context
 	// RequestEnd is called once when the request has run, with the
 	// context RequestStart returned and the request's result (valid
 	// JSON) or error, before the response is written.
 	RequestEnd(ctx context.Context, ri *RequestInfo, result []byte, err error)
+	// RequestAnswered is called instead of both for a request answered
+	// without running: initialize (err nil when it succeeded), and a
+	// request admission refused (a bad session, version or 2026-07-28
+	// header, the limiter, a request a batch may not hold, a batch
+	// refused whole: Method ""), with the error answered.
+	RequestAnswered(ri *RequestInfo, err *jsonrpc.Error)
 }
 
 // RequestInfo is what an Observer sees of a request.
@@ -26,7 +33,7 @@ type RequestInfo struct {
 	// Request is the request as the Provider sees it.
 	Request *Request
 	// ID is the JSON-RPC id as sent (a number, or a JSON string with its
-	// quotes).
+	// quotes); "" for a batch refused whole.
 	ID string
 	// Transport is "pipe" on stdio and "tcp" on HTTP (the values of the
 	// OpenTelemetry network.transport attribute).
@@ -51,4 +58,30 @@ func (s *Server) observeStart(cl *call) *RequestInfo {
 	}
 	cl.ctx = o.RequestStart(cl.ctx, ri)
 	return ri
+}
+
+// observeAnswered tells the Observer of request r (id, header: nil on
+// stdio), taken at start and answered without running, with err.
+func (s *Server) observeAnswered(start time.Time, r *Request, id jsonrpc.ID, header http.Header, err *jsonrpc.Error) {
+	ri := &RequestInfo{Request: r, Transport: "pipe", Header: header, Start: start}
+	if !id.IsZero() {
+		ri.ID = id.Raw()
+	}
+	if header != nil {
+		ri.Transport = "tcp"
+	}
+	s.opts.Observer.RequestAnswered(ri, err)
+}
+
+// observeRefused tells the Observer of request m refused by admission
+// (in says where it came from).
+func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInfo, in *inbound, err *jsonrpc.Error) {
+	r := &Request{Method: m.Method, Params: m.Params, ProtocolVersion: mi.version, Stateless: isModernRequest(m, mi)}
+	if !r.Stateless && in.c != nil {
+		r.SessionID = in.c.id
+		if _, v, _, _ := in.c.snapshot(); v != "" {
+			r.ProtocolVersion = v
+		}
+	}
+	s.observeAnswered(start, r, m.ID, in.header, err)
 }

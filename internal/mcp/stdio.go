@@ -204,7 +204,7 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
 	in := inbound{c: st.c, draining: st.srv.isDraining()}
 	rt, rf := st.srv.admitMessage(body, &in, &m, &mi)
 	out := getBuf()
-	resp, settled := settle(rt, rf, &m, st.c, (*out)[:0])
+	resp, settled := settle(rt, rf, &m, &in, (*out)[:0])
 	if len(resp) > 0 {
 		_ = st.lw.writeMsg(resp)
 	}
@@ -240,7 +240,7 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
 // array once all its requests are done.
 func (st *stdioConn) handleBatch(line []byte) {
 	data := append([]byte(nil), line...)
-	calls, immediate, rf := st.srv.admitBatch(data, st.c, st.srv.isDraining(), func(m *jsonrpc.Message, mi *metaInfo) *call {
+	calls, immediate, rf := st.srv.admitBatch(data, &inbound{c: st.c, draining: st.srv.isDraining()}, func(m *jsonrpc.Message, mi *metaInfo) *call {
 		return st.c.newLegacyCall(m, mi, st.sink)
 	})
 	if rf != nil {

@@ -62,7 +62,8 @@ func (s *Server) httpOptions() *mcp.HTTPOptions {
 		if path == "" {
 			path = "/mcp"
 		}
-		o.Middleware = s.auth.Middleware(path, bindIdentity)
+		// A request access control refuses is observed too.
+		o.Middleware = s.tel.WrapAccessControl(path, s.auth.Middleware(path, bindIdentity))
 	}
 	// The health endpoints come before access control.
 	inner := o.Middleware

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
@@ -62,6 +63,7 @@ func FuzzObserve(f *testing.F) {
 			out = nil // as the engine: results are valid JSON
 		}
 		tel.RequestEnd(ctx, ri, out, nil)
+		tel.RequestAnswered(ri, &jsonrpc.Error{Code: -32600, Data: out}) // Data: valid JSON, as the engine makes it
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 // methods are the MCP methods the histogram names; any other method is
 // "other", so that a client cannot make up series.
 var methods = map[string]bool{
-	"ping": true, "tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
+	"initialize": true, "ping": true, "tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
 	"resources/read": true, "resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true,
 	"prompts/get": true, "completion/complete": true, "logging/setLevel": true, "server/discover": true,
 	"subscriptions/listen": true,

@@ -105,7 +105,6 @@ func stateFrom(ctx context.Context) *reqState {
 // parent from params._meta (traceparent, tracestate, baggage: SEP-414)
 // else from the HTTP traceparent header.
 func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) context.Context {
-	r := ri.Request
 	var st *reqState
 	if t.tr != nil {
 		ts := &tracedState{}
@@ -115,6 +114,14 @@ func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) conte
 		st = &reqState{}
 	}
 	st.t, st.ri = t, ri
+	st.start()
+	st.Context = ctx
+	return st
+}
+
+// start reads the target of the request and starts its span.
+func (st *reqState) start() {
+	t, ri, r := st.t, st.ri, st.ri.Request
 	switch r.Method {
 	case "tools/call", "prompts/get":
 		st.target = stringMember(r.Params, "name")
@@ -123,18 +130,139 @@ func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) conte
 	}
 	if t.tr != nil {
 		parent := t.extract(st, r.Params, ri.Header)
-		t.tr.startRoot(&st.sp.req, &parent, r.Method, kindServer, ri.Start)
+		name := r.Method
+		if name == "" {
+			name = "mcp" // a batch refused whole, a request refused unread
+		}
+		t.tr.startRoot(&st.sp.req, &parent, name, kindServer, ri.Start)
 		st.sp.req.target = st.target
 	}
-	st.Context = ctx
-	return st
 }
+
+// RequestAnswered implements mcp.Observer: the SERVER span and the
+// operation duration of a request answered without running (initialize,
+// refusals before dispatch); error.type is "busy" for the limiter's busy
+// answers, else the JSON-RPC error code.
+func (t *Telemetry) RequestAnswered(ri *mcp.RequestInfo, err *jsonrpc.Error) {
+	errType, code := "", ""
+	if err != nil {
+		code = strconv.Itoa(err.Code)
+		errType = code
+		if v, ok := jsonscan.Member(err.Data, "busy"); ok && string(v) == "true" {
+			errType = OutcomeBusy
+		}
+	}
+	t.answered(ri, errType, code)
+}
+
+// answered records request ri answered now without running: its span
+// (with rpc.response.status_code code, if any) and its duration.
+func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
+	if t.tr == nil && t.metrics == nil {
+		return
+	}
+	now := time.Now()
+	if t.tr != nil {
+		st := &tracedState{}
+		st.st.t, st.st.ri, st.st.sp = t, ri, &st.sp
+		st.st.start()
+		if st.sp.req.sampled {
+			var l attrList
+			st.st.requestAttrs(&l)
+			if errType != "" {
+				st.sp.req.failed, st.sp.req.errMsg = true, errType
+				l.str("error.type", errType)
+			}
+			if code != "" {
+				l.str("rpc.response.status_code", code)
+			}
+			t.tr.finish(&st.sp.req, now, l.a[:l.n]...)
+		}
+	}
+	if t.metrics != nil {
+		t.metrics.operation(ri.Request.Method, "", errType, now.Sub(ri.Start))
+	}
+}
+
+// WrapAccessControl wraps mw, the HTTP access control in front of the
+// MCP endpoint path, so that a POST it refuses itself (401, 403) is
+// observed as an MCP request answered with the HTTP status as error.type;
+// its method is the Mcp-Method header's (the body is not read). mw itself
+// when t records neither traces nor metrics.
+func (t *Telemetry) WrapAccessControl(path string, mw func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+	if t == nil || (t.tr == nil && t.metrics == nil) {
+		return mw
+	}
+	return func(next http.Handler) http.Handler {
+		passed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if p, ok := r.Context().Value(passKey{}).(*passState); ok {
+				p.reached = true
+				w = p.w // the MCP handler writes to the connection's writer
+			}
+			next.ServeHTTP(w, r)
+		})
+		inner := mw(passed)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost || r.URL.Path != path {
+				inner.ServeHTTP(w, r)
+				return
+			}
+			p := &passState{w: w}
+			start := time.Now()
+			rec := &statusWriter{ResponseWriter: w}
+			inner.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), passKey{}, p)))
+			if p.reached || rec.status < 400 {
+				return
+			}
+			v := r.Header.Get("Mcp-Protocol-Version")
+			params, _ := json.Marshal(map[string]string{"name": r.Header.Get("Mcp-Name")}) // the target, as the headers say
+			req := &mcp.Request{Method: r.Header.Get("Mcp-Method"), Params: params, ProtocolVersion: v, Stateless: v == "2026-07-28"}
+			status := strconv.Itoa(rec.status)
+			t.answered(&mcp.RequestInfo{Request: req, Transport: "tcp", Header: r.Header, Start: start}, status, "")
+		})
+	}
+}
+
+type passKey struct{}
+
+// passState is what WrapAccessControl learns of one request.
+type passState struct {
+	reached bool                // the access control passed it on
+	w       http.ResponseWriter // the writer it came with
+}
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // requestAttrs adds the semconv attributes of the request's span to l.
 func (st *reqState) requestAttrs(l *attrList) {
 	ri, r := st.ri, st.ri.Request
-	l.str("mcp.method.name", r.Method)
-	l.str("jsonrpc.request.id", ri.ID)
+	if r.Method != "" {
+		l.str("mcp.method.name", r.Method)
+	}
+	if ri.ID != "" {
+		l.str("jsonrpc.request.id", ri.ID)
+	}
 	l.str("network.transport", ri.Transport)
 	if r.ProtocolVersion != "" {
 		l.str("mcp.protocol.version", r.ProtocolVersion)
@@ -144,10 +272,14 @@ func (st *reqState) requestAttrs(l *attrList) {
 	}
 	switch r.Method {
 	case "tools/call":
-		l.str("gen_ai.tool.name", st.target)
+		if st.target != "" {
+			l.str("gen_ai.tool.name", st.target)
+		}
 		l.str("gen_ai.operation.name", "execute_tool")
 	case "prompts/get":
-		l.str("gen_ai.prompt.name", st.target)
+		if st.target != "" {
+			l.str("gen_ai.prompt.name", st.target)
+		}
 	}
 	if st.uri != "" {
 		l.str("mcp.resource.uri", st.uri)
