@@ -7,8 +7,10 @@
 #   - the conformance suite's 2026-07-28 leg passes through nginx
 #   - kv written through one replica is read through the others
 #   - a listen stream on replica 1 gets notifications caused on 2 and 3
+#   - a legacy session's calls succeed on whichever replica gets them, and
+#     its notification reaches the replica holding its GET stream
 #   - SIGKILL of a replica under bounded load loses at most the calls in
-#     flight on it
+#     flight on it, and the legacy session goes on
 #   - Redis stopped: clear kv errors, /readyz 503; restarted: healed, and
 #     what Redis acknowledged before the stop is still there
 #

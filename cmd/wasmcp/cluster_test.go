@@ -299,6 +299,7 @@ func TestCluster(t *testing.T) {
 		{"conformance-2026-07-28", conformanceLeg("alpha-2026-07-28")},
 		{"kv", checkKV},
 		{"listen", checkListen},
+		{"legacy-session", checkLegacySession},
 		{"kill-replica", checkKillReplica},
 		{"redis-down", checkRedisDown},
 	} {
@@ -612,20 +613,95 @@ func checkListen(t *testing.T, c *cluster) {
 	}
 }
 
-// checkKillReplica: under bounded load through nginx (stateless calls),
-// replica 3 is killed with SIGKILL. Only calls nginx had sent to replica
-// 3 may fail (nginx's X-Upstream names the replica), at most the number
-// of callers (each has one call in flight); calls begun after the kill
-// all succeed.
+// newSession initializes a 2025-11-25 session through url.
+func newSession(t *testing.T, url string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cluster-harness","version":"1"}}}`
+	req, _ := newPost(url, body)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize through %s: HTTP %d, session %q", url, resp.StatusCode, id)
+	}
+	req, _ = newPost(url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if resp, err = httpClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("notifications/initialized through %s: HTTP %d", url, resp.StatusCode)
+	}
+	return id
+}
+
+// checkLegacySession: a 2025-11-25 session made through nginx is served
+// by every replica (calls sent straight to each, and through nginx, which
+// spreads them over all three), and a notification of the session reaches
+// the replica that holds its GET stream: subscribed through replica 2,
+// changed through replica 1, the resources/updated arrives on replica 3's
+// stream.
+func checkLegacySession(t *testing.T, c *cluster) {
+	sess := newSession(t, c.lb)
+	seen := map[string]bool{}
+	urls := []string{c.rs[0].url, c.rs[1].url, c.rs[2].url, c.lb, c.lb, c.lb, c.lb, c.lb, c.lb}
+	for _, u := range urls {
+		a := mustCall(t, tool(u, sess, "test_simple_text"))
+		if text, isErr := a.toolText(); isErr || !strings.Contains(text, "simple text") {
+			t.Errorf("session call through %s: %q", u, text)
+		}
+		if a.upstream != "" {
+			seen[a.upstream] = true
+		}
+		mustCall(t, mcpCall{url: u, session: sess, method: "tools/list"})
+	}
+	if len(seen) != len(c.rs) {
+		t.Errorf("nginx sent the session's calls to %v, want all %d replicas", seen, len(c.rs))
+	}
+
+	req, _ := http.NewRequest("GET", c.rs[2].url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sess)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := (&http.Client{}).Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+		t.Fatalf("GET stream on replica 3: HTTP %d", resp.StatusCode)
+	}
+	stream := readEvents(t, resp.Body, "")
+	mustCall(t, mcpCall{url: c.rs[1].url, session: sess, method: "resources/subscribe", params: map[string]any{"uri": watchedURI}})
+	start := time.Now()
+	updateWatched(t, c.rs[0].url, "")
+	t.Logf("replica 3's GET stream got the resources/updated after %v", await(t, stream, "notifications/resources/updated", start, 5*time.Second))
+}
+
+// checkKillReplica: under bounded load through nginx (stateless calls
+// and a legacy session's calls), replica 3 is killed with SIGKILL. Only
+// calls nginx had sent to replica 3 may fail (nginx's X-Upstream names
+// the replica), at most the number of callers (each has one call in
+// flight); calls begun after the kill all succeed, and the session goes
+// on through both survivors.
 func checkKillReplica(t *testing.T, c *cluster) {
 	const (
-		callers  = 5                // stateless callers, one call in flight each
+		callers  = 5                // 4 stateless callers and 1 session caller, one call in flight each
 		perCall  = 150              // calls per caller, at most
 		maxTime  = 20 * time.Second // and at most this long
 		killFrom = 40               // kill once this many calls have completed
 	)
 	victim := c.rs[2]
 	victimAddr := strings.TrimPrefix(victim.base, "http://")
+	sess := newSession(t, c.lb)
 	client := &http.Client{Timeout: 10 * time.Second}
 	var done, failed atomic.Int64
 	var killed atomic.Bool
@@ -637,11 +713,11 @@ func checkKillReplica(t *testing.T, c *cluster) {
 	served := map[string]int{} // X-Upstream of the successful calls -> count
 	var elsewhere, after []string
 	deadline := time.Now().Add(maxTime)
-	caller := func() {
+	caller := func(session string) {
 		defer wg.Done()
 		for i := 0; i < perCall && time.Now().Before(deadline); i++ {
 			begunAfter := killed.Load()
-			a, err := tool(c.lb, "", "test_simple_text").do(client)
+			a, err := tool(c.lb, session, "test_simple_text").do(client)
 			upstream := ""
 			if a != nil {
 				upstream = a.upstream
@@ -677,9 +753,10 @@ func checkKillReplica(t *testing.T, c *cluster) {
 		}
 	}
 	wg.Add(callers)
-	for i := 0; i < callers; i++ {
-		go caller()
+	for i := 0; i < callers-1; i++ {
+		go caller("")
 	}
+	go caller(sess)
 	select {
 	case <-killNow:
 	case <-time.After(maxTime):
@@ -701,6 +778,11 @@ func checkKillReplica(t *testing.T, c *cluster) {
 	}
 	if done.Load() < 2*killFrom {
 		t.Errorf("only %d calls completed", done.Load())
+	}
+	for _, u := range []string{c.rs[0].url, c.rs[1].url, c.lb, c.lb} {
+		if text, isErr := mustCall(t, tool(u, sess, "test_simple_text")).toolText(); isErr {
+			t.Errorf("session call through %s after the kill: %q", u, text)
+		}
 	}
 }
 
