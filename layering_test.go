@@ -76,7 +76,7 @@ var allowed = map[string][]string{
 	"internal/fetch":                     {},
 	"internal/jsonrpc":                   {"internal/jsonscan"},
 	"internal/jsonscan":                  {},
-	"internal/mcp":                       {"internal/jsonrpc", "internal/jsonscan"},
+	"internal/mcp":                       {"internal/jsonrpc", "internal/jsonscan", "internal/tasks"},
 	"internal/mcp/mcptest":               {"internal/jsonrpc", "internal/jsonscan", "internal/mcp"},
 	"internal/scaffold":                  {"."},
 	"internal/schema":                    {"internal/jsonscan"},

@@ -29,6 +29,10 @@ type Client interface {
 	// including the result. It does nothing where there is no such
 	// stream (stdio, stateless HTTP).
 	CloseStream()
+	// StartTask tells the host that a call running as a task
+	// (2026-07-28 tasks extension) is under way: the client gets the task
+	// now. It does nothing outside tasks.
+	StartTask()
 	// Request sends a server-to-client request (elicitation/create,
 	// sampling/createMessage, roots/list) and returns the client's result.
 	// It returns ErrUnsupported when the client or connection cannot carry

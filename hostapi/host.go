@@ -119,6 +119,8 @@ func (b *bound) Call(ctx context.Context, method string, params []byte) (result 
 		return b.resourceUpdated(params)
 	case abi.HostStreamClose:
 		return b.streamClose(params)
+	case abi.HostTaskStart:
+		return b.taskStart(params)
 	case abi.HostConfigGet:
 		return b.h.configGet(params)
 	case abi.HostHTTPFetch:

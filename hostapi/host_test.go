@@ -47,6 +47,7 @@ func (c *fakeClient) Progress(p float64, total *float64, msg string) {
 func (c *fakeClient) NotifyListChanged(kind string)    { c.add("list_changed " + kind) }
 func (c *fakeClient) NotifyResourceUpdated(uri string) { c.add("updated " + uri) }
 func (c *fakeClient) CloseStream()                     { c.add("close stream") }
+func (c *fakeClient) StartTask()                       { c.add("start task") }
 func (c *fakeClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	c.add("request " + method + " " + string(params))
 	return c.result, c.err
@@ -90,6 +91,8 @@ func TestHostCall(t *testing.T) {
 		{"stream close", "stream/close", `{}`, Grants{}, &fakeClient{}, 0, `{}`, "close stream"},
 		{"stream close no params", "stream/close", ``, Grants{}, &fakeClient{}, 0, `{}`, "close stream"},
 		{"stream close bad params", "stream/close", `[]`, Grants{}, &fakeClient{}, abi.ErrBadParams, "", ""},
+		{"task start", "task/start", `{}`, Grants{}, &fakeClient{}, 0, `{}`, "start task"},
+		{"task start bad params", "task/start", `"x"`, Grants{}, &fakeClient{}, abi.ErrBadParams, "", ""},
 		{"config granted", "config/get", `{"key":"api_key"}`, all, &fakeClient{}, 0, `{"value":"s3cret"}`, ""},
 		{"config not granted", "config/get", `{"key":"other"}`, all, &fakeClient{}, abi.ErrDenied, "", ""},
 		{"config no grants", "config/get", `{"key":"api_key"}`, Grants{}, &fakeClient{}, abi.ErrDenied, "", ""},
@@ -131,6 +134,7 @@ func TestNilClient(t *testing.T) {
 		{"progress", `{"progress":1}`, 0},
 		{"notify/list_changed", `{"kind":"prompts"}`, 0},
 		{"stream/close", `{}`, 0},
+		{"task/start", `{}`, 0},
 		{"sampling/createMessage", `{}`, abi.ErrUnsupported},
 		{"config/get", `{"key":"k"}`, 0},
 	} {

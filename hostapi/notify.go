@@ -98,6 +98,18 @@ func (b *bound) resourceUpdated(params []byte) ([]byte, int32) {
 	return empty, 0
 }
 
+// taskStart handles task/start {} -> {}: a call that runs as a task
+// tells the host it is under way (the client gets the task at once).
+func (b *bound) taskStart(params []byte) ([]byte, int32) {
+	if len(params) > 0 && !decode(params, &struct{}{}) {
+		return nil, abi.ErrBadParams
+	}
+	if b.c != nil {
+		b.c.StartTask()
+	}
+	return empty, 0
+}
+
 // streamClose handles stream/close {} -> {}: the client's response stream
 // is closed (where there is one) and the request goes on; what the plugin
 // sends afterwards, its result included, reaches the client when it

@@ -29,6 +29,9 @@ type Caller interface {
 	// CloseStream closes the response stream carrying the request, if
 	// the transport has one, without ending the request (SSE polling).
 	CloseStream()
+	// StartTask tells the engine that a call running as a task is under
+	// way (Request.StartTask of internal/mcp).
+	StartTask()
 }
 
 // Request is one client request routed to a plugin.
@@ -631,6 +634,12 @@ func (c *callClient) NotifyResourceUpdated(uri string) {
 func (c *callClient) CloseStream() {
 	if c.req.Caller != nil {
 		c.req.Caller.CloseStream()
+	}
+}
+
+func (c *callClient) StartTask() {
+	if c.req.Caller != nil {
+		c.req.Caller.StartTask()
 	}
 }
 

@@ -111,6 +111,9 @@ func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
 			errs = append(errs, fmt.Errorf("tools[%d]: duplicate tool name %q", i, name))
 		}
 		seen[name] = true
+		if err := checkTaskSupport(raw); err != nil {
+			errs = append(errs, fmt.Errorf("tools[%d] (%q): %w", i, name, err))
+		}
 	}
 	seen = map[string]bool{}
 	for i, raw := range m.Prompts {
@@ -161,6 +164,29 @@ func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
 }
 
 // itemString returns the non-empty string member key of a JSON object.
+// checkTaskSupport checks a tool's optional execution.taskSupport (MCP
+// 2025-11-25): "forbidden" (the default), "optional" or "required". The
+// engine runs a tool that may be a task in the background when the
+// client asks for one (docs/tasks.md).
+func checkTaskSupport(raw json.RawMessage) error {
+	var t struct {
+		Execution *struct {
+			TaskSupport *string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return fmt.Errorf("execution must be an object with a string taskSupport")
+	}
+	if t.Execution == nil || t.Execution.TaskSupport == nil {
+		return nil
+	}
+	switch *t.Execution.TaskSupport {
+	case "forbidden", "optional", "required":
+		return nil
+	}
+	return fmt.Errorf("execution.taskSupport %q: want forbidden, optional or required", *t.Execution.TaskSupport)
+}
+
 func itemString(raw json.RawMessage, key string) (string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {

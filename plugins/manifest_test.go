@@ -74,3 +74,28 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestManifestTaskSupport: a tool's execution.taskSupport is one of the
+// three values of MCP, or absent.
+func TestManifestTaskSupport(t *testing.T) {
+	for _, tc := range []struct {
+		exec, want string // want "" accepts
+	}{
+		{``, ""},
+		{`,"execution":{}`, ""},
+		{`,"execution":{"taskSupport":"forbidden"}`, ""},
+		{`,"execution":{"taskSupport":"optional"}`, ""},
+		{`,"execution":{"taskSupport":"required"}`, ""},
+		{`,"execution":{"taskSupport":"always"}`, `tools[0] ("t"): execution.taskSupport "always": want forbidden, optional or required`},
+		{`,"execution":{"taskSupport":true}`, "execution must be an object"},
+		{`,"execution":"optional"`, "execution must be an object"},
+	} {
+		_, err := ParseManifest([]byte(`{"abi":1,"tools":[{"name":"t"`+tc.exec+`}]}`), ManifestLimits{})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.exec, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want %q", tc.exec, err, tc.want)
+		}
+	}
+}

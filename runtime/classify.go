@@ -63,7 +63,7 @@ func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, r
 		e.Kind, e.Message = KindCanceled, "call canceled"
 	case cctx.Err() != nil:
 		e.Kind = KindDeadline
-		e.Timeout = p.lim.Timeout
+		e.Timeout = p.callTimeout(ctx)
 		if d, ok := cctx.Deadline(); ok && d.Sub(start) < e.Timeout {
 			e.Timeout = d.Sub(start).Round(time.Millisecond)
 		}

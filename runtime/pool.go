@@ -179,7 +179,7 @@ func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, o
 	if err := ctx.Err(); err != nil {
 		return 0, nil, p.ctxError(ctx, ctx, start, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.lim.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, p.callTimeout(ctx))
 	defer cancel()
 	if err := p.acquire(cctx); err != nil {
 		return 0, nil, p.ctxError(ctx, cctx, start, err)

@@ -1,6 +1,9 @@
 package runtime
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // QueueHook is told when a Pool.Call made under a context carrying it
 // (WithQueueHook) has to wait in its pool's queue because every instance
@@ -31,4 +34,25 @@ func WithQueueHook(ctx context.Context, h QueueHook) context.Context {
 func queueHookFrom(ctx context.Context) QueueHook {
 	h, _ := ctx.Value(queueHookKey{}).(QueueHook)
 	return h
+}
+
+type callTimeoutKey struct{}
+
+// WithCallTimeout returns a copy of ctx under which Pool.Call uses d as
+// the call's deadline instead of Limits.Timeout (a background task's
+// longer deadline; the other limits stay the pool's). d <= 0 changes
+// nothing.
+func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
+	if d <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, callTimeoutKey{}, d)
+}
+
+// callTimeout is the deadline of a call made under ctx.
+func (p *Pool) callTimeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(callTimeoutKey{}).(time.Duration); ok {
+		return d
+	}
+	return p.lim.Timeout
 }

@@ -284,6 +284,21 @@ type Limits struct {
 	MaxSubscriptions int  `toml:"max_subscriptions" json:"max_subscriptions,omitempty"`
 	MaxURI           Size `toml:"max_uri" json:"max_uri,omitempty"`
 	NotifyQueue      Size `toml:"notify_queue" json:"notify_queue,omitempty"`
+
+	// Tasks (long tool calls run in the background, docs/tasks.md).
+	// TaskTimeout is the deadline of a task's plugin call, instead of
+	// Timeout (the memory and output limits stay the plugin's). TaskTTL
+	// is how long a task and its result are kept from its creation,
+	// whatever its status, and the longest ttl a client may ask for.
+	// MaxTasks bounds the live (working or input_required) tasks of the
+	// server and MaxTasksPerPrincipal those of one principal (the
+	// authenticated caller or legacy session; anonymous 2026-07-28
+	// callers share one); beyond them creating a task fails with -32001.
+	// Server-wide only. Zero means the defaults: 10m, 1h, 1000 and 100.
+	TaskTimeout          Duration `toml:"task_timeout" json:"task_timeout,omitempty"`
+	TaskTTL              Duration `toml:"task_ttl" json:"task_ttl,omitempty"`
+	MaxTasks             int      `toml:"max_tasks" json:"max_tasks,omitempty"`
+	MaxTasksPerPrincipal int      `toml:"max_tasks_per_principal" json:"max_tasks_per_principal,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

@@ -359,6 +359,18 @@ func TestValidate(t *testing.T) {
 			c.Limits.MaxURI = 10
 			c.HTTP.ReplayBuffer = 2 << 30
 		}, wantErr: []string{"limits.max_subscriptions: must not be negative", "limits.plugin_concurrent: must not be negative", "limits.principal_rate: -2 is not", "limits.max_uri: 10B is not between 256B and 16MiB", "http.replay_buffer: 2GiB is not between", "auth.jwks_wait: 1m0s is not between", "limits.max_batch: must not be negative", "limits.max_batch_response: 10B is not between"}},
+		{name: "task limits", mutate: func(c *Config) {
+			c.Limits.MaxTasks = -1
+			c.Limits.MaxTasksPerPrincipal = -1
+			c.Limits.TaskTimeout = Duration(time.Millisecond)
+			c.Limits.TaskTTL = Duration(200 * time.Hour)
+		}, wantErr: []string{"limits.max_tasks: must not be negative", "limits.max_tasks_per_principal: must not be negative", "limits.task_timeout: 1ms is not between 1s and 168h", "limits.task_ttl: 200h0m0s is not between 1s and 168h"}},
+		{name: "task limits set", mutate: func(c *Config) {
+			c.Limits.MaxTasks = 10
+			c.Limits.MaxTasksPerPrincipal = 2
+			c.Limits.TaskTimeout = Duration(time.Hour)
+			c.Limits.TaskTTL = Duration(2 * time.Hour)
+		}},
 		{name: "scheduler and queue limits", mutate: func(c *Config) {
 			c.Limits.BackgroundCPUs = -2
 			c.Limits.CPUSlice = -1
@@ -521,5 +533,23 @@ func TestCheckFiles(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), `"ok"`) {
 		t.Errorf("CheckFiles reports the present file: %v", err)
+	}
+}
+
+// TestTaskLimitKeys: the [limits] task keys decode into their fields.
+func TestTaskLimitKeys(t *testing.T) {
+	c, err := Parse([]byte("[limits]\ntask_timeout = \"30m\"\ntask_ttl = \"2h\"\nmax_tasks = 50\nmax_tasks_per_principal = 5\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Limits
+	if time.Duration(l.TaskTimeout) != 30*time.Minute || time.Duration(l.TaskTTL) != 2*time.Hour || l.MaxTasks != 50 || l.MaxTasksPerPrincipal != 5 {
+		t.Fatalf("decoded %+v", l)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse([]byte("[limits]\nmax_task = 5\n"), ""); err == nil {
+		t.Fatal("a misspelt task key was accepted")
 	}
 }

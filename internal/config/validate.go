@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // namePattern is the rule for names exposed to clients (DESIGN.md).
@@ -150,6 +151,22 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxSubscriptions < 0 {
 		bad("limits.max_subscriptions: must not be negative")
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"max_tasks", c.Limits.MaxTasks}, {"max_tasks_per_principal", c.Limits.MaxTasksPerPrincipal}} {
+		if n.v < 0 {
+			bad("limits.%s: must not be negative", n.key)
+		}
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{{"task_timeout", c.Limits.TaskTimeout}, {"task_ttl", c.Limits.TaskTTL}} {
+		if d.v != 0 && (d.v < Duration(time.Second) || d.v > Duration(7*24*time.Hour)) {
+			bad("limits.%s: %s is not between 1s and 168h", d.key, d.v)
+		}
 	}
 	for _, z := range []struct {
 		key      string

@@ -37,10 +37,6 @@ func (constProvider) ReadResource(context.Context, *Request) (json.RawMessage, e
 func (constProvider) GetPrompt(context.Context, *Request) (json.RawMessage, error) { return nil, nil }
 func (constProvider) Complete(context.Context, *Request) (json.RawMessage, error)  { return nil, nil }
 
-type discardSink struct{}
-
-func (discardSink) send([]byte) error { return nil }
-
 // BenchmarkDispatchToolsCall measures one tools/call through the
 // dispatcher in-process: parse, route, run, encode the response.
 func BenchmarkDispatchToolsCall(b *testing.B) {

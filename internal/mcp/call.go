@@ -87,6 +87,9 @@ type call struct {
 	// remote names the client when nothing else does (principalKey).
 	pkey   string
 	remote string
+	// task is the task this call runs for (a background call); nil for
+	// a client request.
+	task *taskRun
 
 	mu              sync.Mutex
 	running         bool // holds a run slot of the server's call limiter
@@ -132,6 +135,10 @@ func (cl *call) progress(r *Request, progress float64, total *float64, message s
 	if math.IsNaN(progress) || math.IsInf(progress, 0) {
 		return
 	}
+	if cl.task != nil && r.Stateless {
+		cl.taskProgress(progress, total, message)
+		return
+	}
 	b := getBuf()
 	defer putBuf(b)
 	p := append((*b)[:0], `{"progressToken":`...)
@@ -163,8 +170,8 @@ func (cl *call) progress(r *Request, progress float64, total *float64, message s
 
 func (cl *call) log(r *Request, level, logger string, data json.RawMessage) {
 	lvl := logLevelIndex(level)
-	if lvl < 0 {
-		return
+	if lvl < 0 || (cl.task != nil && r.Stateless) {
+		return // 2026-07-28 tasks carry no log messages
 	}
 	min := cl.minLog
 	if !r.Stateless && cl.conn != nil {
@@ -228,6 +235,10 @@ func (cl *call) clientCall(ctx context.Context, r *Request, method string, param
 	}
 	if len(params) > 0 && (!jsonscan.Valid(params) || jsonscan.Kind(params) != 'o') {
 		return nil, fmt.Errorf("mcp: %s: params must be a JSON object", method)
+	}
+	if cl.task != nil {
+		params = cl.taskInput(params, true)
+		defer cl.taskInput(nil, false)
 	}
 	id := jsonrpc.IntID(c.nextOut.Add(1))
 	ch := make(chan clientReply, 1)
@@ -295,7 +306,16 @@ func (cl *call) resumeSlot(ctx context.Context) error {
 	return cl.srv.resumeSlotAfterYield(ctx, cl)
 }
 
+func (cl *call) startTask(*Request) {
+	if cl.task != nil {
+		cl.task.start()
+	}
+}
+
 func (cl *call) closeStream(*Request) {
+	if cl.task != nil {
+		return // a task's messages go to the session's stream, not the request's
+	}
 	if sc, ok := cl.out.(streamCloser); ok {
 		cl.mu.Lock()
 		done := cl.done

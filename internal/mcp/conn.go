@@ -137,7 +137,7 @@ func (c *conn) initializeOnce(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 	res = append(res, `{"protocolVersion":`...)
 	res = jsonscan.AppendString(res, c.version)
 	res = append(res, `,"capabilities":`...)
-	res = append(res, capabilities(s.p.Features())...)
+	res = append(res, capabilities(s.p.Features(), c.version)...)
 	res = append(res, `,"serverInfo":`...)
 	res = append(res, s.serverInfo...)
 	if s.opts.Instructions != "" {

@@ -39,6 +39,8 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 			return s.discover(cl), nil
 		case methodListen:
 			return s.listen(cl)
+		case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+			return s.taskMethod(cl)
 		}
 		return s.serveFeature(cl)
 	}
@@ -71,6 +73,11 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 		return []byte("{}"), nil
 	case methodInitialize:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the session is already initialized"}
+	case methodTasksGet, methodTasksResult, methodTasksList, methodTasksCancel:
+		if !s.p.Features().Tools {
+			return nil, methodNotFound(cl.req.Method)
+		}
+		return s.taskMethod(cl)
 	}
 	return s.serveFeature(cl)
 }
@@ -95,6 +102,11 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 	}
 	if jsonscan.Kind(cl.req.Params) != 'o' {
 		return nil, invalidParams(m + ": params must be an object")
+	}
+	if m == methodToolsCall {
+		if res, err, done := s.tasks.toolsCall(cl); done {
+			return res, err
+		}
 	}
 	if limited(m) {
 		if sh, ok := s.p.(SlotSharer); ok {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -90,6 +91,8 @@ func (h *httpHandler) checkHeaders(r *http.Request, m *jsonrpc.Message, mi *meta
 		nameKey = "name"
 	case methodResRead:
 		nameKey = "uri"
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		nameKey = "taskId"
 	default:
 		return nil
 	}
@@ -189,24 +192,25 @@ type toolIndex struct {
 }
 
 type toolEntry struct {
-	i       int
-	raw     []byte
-	headers []paramHeader
+	i           int
+	raw         []byte
+	headers     []paramHeader
+	taskSupport string // execution.taskSupport ("" when absent)
 }
 
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || bytes.Equal(a, b))
 }
 
-func (ti *toolIndex) lookup(items []json.RawMessage, tool string) ([]paramHeader, bool) {
+func (ti *toolIndex) lookup(items []json.RawMessage, tool string) (toolEntry, bool) {
 	e, ok := ti.byName[tool]
 	if !ok {
-		return nil, len(items) == ti.n // unknown tool, same list size: trust it
+		return toolEntry{}, len(items) == ti.n // unknown tool, same list size: trust it
 	}
 	if e.i < len(items) && sameBytes(items[e.i], e.raw) {
-		return e.headers, true
+		return e, true
 	}
-	return nil, false
+	return toolEntry{}, false
 }
 
 // toolHeaders returns the annotated arguments of tool, from the Provider's
@@ -217,18 +221,39 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 	id := identityFrom(r.Context())
 	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), ProtocolVersion: mi.version,
 		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}
-	items, err := s.p.Tools(r.Context(), req)
+	e, err := s.toolEntry(r.Context(), req, tool)
+	return e.headers, err
+}
+
+// toolTaskSupport returns the execution.taskSupport of tool as the caller
+// of cl sees the list ("" for none, or an unknown tool).
+func (s *Server) toolTaskSupport(cl *call, tool string) string {
+	r := &cl.req
+	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), ProtocolVersion: r.ProtocolVersion,
+		Stateless: r.Stateless, ClientInfo: r.ClientInfo, ClientCapabilities: r.ClientCapabilities,
+		SessionID: r.SessionID, Principal: r.Principal, Scopes: r.Scopes}
+	e, err := s.toolEntry(cl.ctx, req, tool)
 	if err != nil {
-		return nil, err
+		return ""
+	}
+	return e.taskSupport
+}
+
+// toolEntry returns what the index knows of tool, from the Provider's
+// tool list as req sees it.
+func (s *Server) toolEntry(ctx context.Context, req *Request, tool string) (toolEntry, error) {
+	items, err := s.p.Tools(ctx, req)
+	if err != nil {
+		return toolEntry{}, err
 	}
 	if ti := s.tools.Load(); ti != nil {
-		if hs, ok := ti.lookup(items, tool); ok {
-			return hs, nil
+		if e, ok := ti.lookup(items, tool); ok {
+			return e, nil
 		}
 	}
 	ti := buildToolIndex(items)
 	s.tools.Store(ti)
-	return ti.byName[tool].headers, nil
+	return ti.byName[tool], nil
 }
 
 func buildToolIndex(items []json.RawMessage) *toolIndex {
@@ -242,6 +267,8 @@ func buildToolIndex(items []json.RawMessage) *toolIndex {
 			continue
 		}
 		e := toolEntry{i: i, raw: it}
+		exec, _ := jsonscan.Member(it, "execution")
+		e.taskSupport, _ = stringParam(exec, "taskSupport")
 		schema, _ := jsonscan.Member(it, "inputSchema")
 		props, _ := jsonscan.Member(schema, "properties")
 		if pit, ok := jsonscan.NewObjectIter(props); ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
+	"github.com/wasmcp/wasmcp/internal/tasks"
 )
 
 // listener is one 2026-07-28 subscriptions/listen stream: the filter the
@@ -15,6 +16,8 @@ type listener struct {
 	id                        jsonrpc.ID
 	tools, prompts, resources bool
 	uris                      []string
+	taskIDs                   []string       // notifications/tasks for these tasks
+	taskPrincipal             string         // ... when they are bound to this principal
 	ch                        chan listenMsg // queue drained by the listen loop
 
 	// On stdio, notifications are written straight to the connection once
@@ -35,6 +38,18 @@ func (l *listener) wantsList(kind string) bool {
 		return l.prompts
 	case "resources":
 		return l.resources
+	}
+	return false
+}
+
+func (l *listener) wantsTask(principal, id string) bool {
+	if principal != l.taskPrincipal {
+		return false
+	}
+	for _, t := range l.taskIDs {
+		if t == id {
+			return true
+		}
 	}
 	return false
 }
@@ -156,6 +171,31 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 		}
 	}
 
+	if v, ok := jsonscan.Member(filter, "taskIds"); ok && jsonscan.Kind(v) != 'z' {
+		it, isArr := jsonscan.NewArrayIter(v)
+		if !isArr {
+			return nil, invalidParams("subscriptions/listen: taskIds must be an array of task ids")
+		}
+		for {
+			e, more := it.Next()
+			if !more {
+				break
+			}
+			id, ok := jsonscan.String(e)
+			if !ok {
+				return nil, invalidParams("subscriptions/listen: taskIds must be an array of task ids")
+			}
+			if len(l.taskIDs) >= s.opts.MaxSubscriptions {
+				return nil, invalidParams("subscriptions/listen: more than " + strconv.Itoa(s.opts.MaxSubscriptions) + " taskIds")
+			}
+			l.taskIDs = append(l.taskIDs, id)
+		}
+		if len(l.taskIDs) > 0 && !hasTasksExtension(cl.req.ClientCapabilities) {
+			return nil, errNeedTasksExtension
+		}
+		l.taskPrincipal = taskPrincipal(cl)
+	}
+
 	p := make([]byte, 0, 256)
 	p = append(p, `{"_meta":{"`+metaSubscriptionID+`":`...)
 	p = cl.id.AppendJSON(p)
@@ -172,16 +212,22 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 			p = append(p, `"`+kv.name+`":true`...)
 		}
 	}
-	if l.uris != nil {
+	for _, list := range []struct {
+		name string
+		vals []string
+	}{{"resourceSubscriptions", l.uris}, {"taskIds", l.taskIDs}} {
+		if list.vals == nil {
+			continue
+		}
 		if len(p) > n {
 			p = append(p, ',')
 		}
-		p = append(p, `"resourceSubscriptions":[`...)
-		for i, u := range l.uris {
+		p = append(p, `"`+list.name+`":[`...)
+		for i, v := range list.vals {
 			if i > 0 {
 				p = append(p, ',')
 			}
-			p = jsonscan.AppendString(p, u)
+			p = jsonscan.AppendString(p, v)
 		}
 		p = append(p, ']')
 	}
@@ -270,4 +316,31 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 func listenComplete(cl *call) []byte {
 	res := append([]byte(`{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`), cl.id.Raw()...)
 	return append(res, "}}"...)
+}
+
+// notifyTaskListeners sends notifications/tasks (the DetailedTask) to the
+// listen streams that asked for the task of c.
+func (s *Server) notifyTaskListeners(c tasks.Change) {
+	s.mu.Lock()
+	var ls []*listener
+	for l := range s.listeners {
+		if l.wantsTask(c.Principal, c.ID) {
+			ls = append(ls, l)
+		}
+	}
+	s.mu.Unlock()
+	if len(ls) == 0 {
+		return
+	}
+	t, err := s.tasks.store.Get(s.ctx, c.Principal, c.ID)
+	if err != nil {
+		return
+	}
+	detail := appendDetailedTask(append(make([]byte, 0, 256), '{'), t)
+	for _, l := range ls {
+		p := append(detail[:len(detail):len(detail)], `,"_meta":{"`+metaSubscriptionID+`":`...)
+		p = l.id.AppendJSON(p)
+		p = append(p, "}}"...)
+		l.deliver(notifTasks+" "+c.ID, jsonrpc.AppendNotification(nil, notifTasks, p))
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/tasks"
 )
 
 // Options configures a Server. The zero value of every field selects the
@@ -127,6 +129,33 @@ type Options struct {
 	// ids. Default none: a session lives on the server that opened it.
 	Sessions   SessionStore
 	SessionKey []byte
+
+	// TaskStore keeps the tasks (tasks.go) and TaskNotifier carries their
+	// changes; a shared pair lets several processes serve the same tasks.
+	// Defaults: tasks.NewMemory with the caps MaxTasks (live tasks in
+	// all) and MaxTasksPerPrincipal, and tasks.NewLocal. The caps apply
+	// only to the default store (a given store has its own).
+	TaskStore    tasks.Store
+	TaskNotifier tasks.Notifier
+	// MaxTasks and MaxTasksPerPrincipal bound the live (working or
+	// input_required) tasks of the default store; beyond them creating a
+	// task fails with -32001 (data {"busy":true}). Defaults 1000 and 100.
+	MaxTasks             int
+	MaxTasksPerPrincipal int
+	// TaskTimeout is the deadline of a task's provider call (the
+	// provider applies it instead of its per-call timeout: Request.TaskID
+	// is set). Default 10 minutes.
+	TaskTimeout time.Duration
+	// TaskTTL is how long a task is kept from its creation, whatever its
+	// status, and the longest ttl a 2025-11-25 client may ask for.
+	// Default 1 hour.
+	TaskTTL time.Duration
+	// TaskPollInterval is the pollInterval tasks suggest. Default 1 second.
+	TaskPollInterval time.Duration
+	// TaskStartWait is how long a 2026-07-28 task-augmented tools/call
+	// waits for the first round (or Request.StartTask) before answering
+	// with the task. Default 500 ms.
+	TaskStartWait time.Duration
 }
 
 // SessionStore keeps the state of shared legacy sessions, each under its
@@ -226,6 +255,30 @@ func (o *Options) withDefaults() Options {
 	}
 	if v.NotifyQueueBytes <= 0 {
 		v.NotifyQueueBytes = 1 << 20
+	}
+	if v.MaxTasks <= 0 {
+		v.MaxTasks = 1000
+	}
+	if v.MaxTasksPerPrincipal <= 0 {
+		v.MaxTasksPerPrincipal = 100
+	}
+	if v.TaskStore == nil {
+		v.TaskStore = tasks.NewMemory(tasks.Limits{MaxLive: v.MaxTasks, MaxLivePerPrincipal: v.MaxTasksPerPrincipal})
+	}
+	if v.TaskNotifier == nil {
+		v.TaskNotifier = tasks.NewLocal()
+	}
+	if v.TaskTimeout <= 0 {
+		v.TaskTimeout = 10 * time.Minute
+	}
+	if v.TaskTTL <= 0 {
+		v.TaskTTL = time.Hour
+	}
+	if v.TaskPollInterval <= 0 {
+		v.TaskPollInterval = time.Second
+	}
+	if v.TaskStartWait <= 0 {
+		v.TaskStartWait = 500 * time.Millisecond
 	}
 	return v
 }

@@ -42,6 +42,9 @@ type Request struct {
 	// Scopes are the scopes granted to the authenticated caller (nil
 	// without access control).
 	Scopes []string
+	// TaskID is the id of the task this call runs for, in the background
+	// and under Options.TaskTimeout; empty for a call answered directly.
+	TaskID string
 
 	peer peer
 }
@@ -53,6 +56,7 @@ type peer interface {
 	log(r *Request, level, logger string, data json.RawMessage)
 	clientCall(ctx context.Context, r *Request, method string, params json.RawMessage) (json.RawMessage, error)
 	closeStream(r *Request)
+	startTask(r *Request)
 	yieldSlot()
 	resumeSlot(ctx context.Context) error
 }
@@ -132,4 +136,15 @@ func (r *Request) ResumeSlot(ctx context.Context) error {
 		return nil
 	}
 	return r.peer.resumeSlot(ctx)
+}
+
+// StartTask tells the engine that a call running as a 2026-07-28 task
+// (TaskID set) is under way: the client gets its CreateTaskResult now
+// instead of after the first round or Options.TaskStartWait. Until then
+// an input_required first round is answered as it is, with no task (the
+// input gathered before a task starts). It does nothing outside tasks.
+func (r *Request) StartTask() {
+	if r.peer != nil {
+		r.peer.startTask(r)
+	}
 }

@@ -152,7 +152,7 @@ func (s *Server) discover(cl *call) []byte {
 	b = append(b, `{"resultType":"complete","supportedVersions":`...)
 	b = append(b, supportedVersionsJSON...)
 	b = append(b, `,"capabilities":`...)
-	b = append(b, capabilities(s.p.Features())...)
+	b = append(b, capabilities(s.p.Features(), version20260728)...)
 	if s.opts.Instructions != "" {
 		b = append(b, `,"instructions":`...)
 		b = jsonscan.AppendString(b, s.opts.Instructions)

@@ -38,7 +38,8 @@ type Server struct {
 	closers   []func()               // HTTP handlers to shut down on Close
 	draining  bool
 
-	tools atomic.Pointer[toolIndex] // x-mcp-header annotations, see http_headers.go
+	tools atomic.Pointer[toolIndex] // x-mcp-header annotations and task support, see http_headers.go
+	tasks *taskEngine               // see tasks.go
 
 	unsubscribe func()                 // ends the Bus subscription; nil without a Bus
 	shared      map[string]*conn       // shared legacy sessions held here, by id (guarded by mu)
@@ -64,6 +65,7 @@ func NewServer(p Provider, opts *Options) *Server {
 	s.limit.perShare = int64(o.MaxCallsPerShare)
 	s.principals = newPrincipals(o.PrincipalConcurrent, o.PrincipalRate, o.PrincipalBurst, o.MaxConcurrentCalls+o.MaxWaitingCalls)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.tasks = newTaskEngine(s)
 	info := append([]byte(`{"name":`), jsonscan.AppendString(nil, o.Name)...)
 	if o.Title != "" {
 		info = append(info, `,"title":`...)
@@ -124,6 +126,7 @@ func (s *Server) Close() error {
 	if s.unsubscribe != nil {
 		s.unsubscribe()
 	}
+	s.tasks.close()
 	s.mu.Lock()
 	closers := s.closers
 	s.closers = nil
@@ -321,8 +324,10 @@ func coversURI(sub, uri string) bool {
 	return strings.HasPrefix(uri, sub) && (strings.HasSuffix(sub, "/") || uri[len(sub)] == '/')
 }
 
-// capabilities returns the ServerCapabilities object for f.
-func capabilities(f Features) []byte {
+// capabilities returns the ServerCapabilities object for f, as version
+// has it: 2025-11-25 sessions get the tasks capability of that version,
+// 2026-07-28 the tasks extension.
+func capabilities(f Features, version string) []byte {
 	b := make([]byte, 0, 160)
 	b = append(b, `{"logging":{}`...)
 	if f.Completions {
@@ -344,6 +349,12 @@ func capabilities(f Features) []byte {
 		b = append(b, `,"tools":{"listChanged":`...)
 		b = appendBool(b, f.ListChanged)
 		b = append(b, '}')
+		switch version {
+		case version20251125:
+			b = append(b, `,"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`...)
+		case version20260728:
+			b = append(b, `,"extensions":{"`+extTasks+`":{}}`...)
+		}
 	}
 	return append(b, '}')
 }

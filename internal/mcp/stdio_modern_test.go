@@ -214,11 +214,11 @@ func TestModernListen(t *testing.T) {
 		if got := field(c.t, ack.Params, "_meta", "io.modelcontextprotocol/subscriptionId"); got != id {
 			c.t.Fatalf("ack subscriptionId = %v", got)
 		}
-		if field(c.t, ack.Params, "notifications", "taskIds") != nil {
-			c.t.Errorf("unsupported filter echoed: %s", ack.Params)
-		}
 	}
-	listen("tools-sub", map[string]any{"toolsListChanged": true, "taskIds": []string{"x"}})
+	// taskIds need the tasks extension (SEP-2663): -32021 without it.
+	res, _ := c.rpc("tasks-sub", "subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"taskIds": []string{"x"}}}, nil))
+	wantError(t, res, -32021)
+	listen("tools-sub", map[string]any{"toolsListChanged": true})
 	listen("prompts-sub", map[string]any{"promptsListChanged": true, "resourceSubscriptions": []string{"test://watched"}})
 	res, before := c.rpc(1, "tools/call", withMeta(map[string]any{"name": "change_tools"}, nil))
 	wantResult(t, res)

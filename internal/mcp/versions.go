@@ -96,7 +96,8 @@ func isModernOnlyMethod(method string) bool {
 func isModernMethod(method string) bool {
 	switch method {
 	case methodDiscover, methodListen, methodToolsList, methodToolsCall, methodResList,
-		methodResTemplates, methodResRead, methodPromptsList, methodPromptsGet, methodComplete:
+		methodResTemplates, methodResRead, methodPromptsList, methodPromptsGet, methodComplete,
+		methodTasksGet, methodTasksUpdate, methodTasksCancel:
 		return true
 	}
 	return false

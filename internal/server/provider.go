@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -20,6 +21,9 @@ type provider struct {
 	log    *slog.Logger
 	shares shareCache           // see share.go
 	tel    *telemetry.Telemetry // nil: telemetry off
+	// taskTimeout is the deadline of a call that runs as a task
+	// (Request.TaskID set), instead of the plugin's timeout.
+	taskTimeout time.Duration
 }
 
 var _ mcp.Provider = (*provider)(nil)
@@ -86,6 +90,9 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		Scopes:             r.Scopes,
 		Caller:             caller{r},
 	}
+	if r.TaskID != "" {
+		ctx = runtime.WithCallTimeout(ctx, p.taskTimeout)
+	}
 	if p.tel != nil {
 		out, err := call(p.withTelemetry(ctx, slotHook{r}), &req)
 		recordOutcome(ctx, err)
@@ -129,6 +136,8 @@ func (c caller) Progress(progress float64, total *float64, message string) {
 }
 
 func (c caller) CloseStream() { c.r.CloseStream() }
+
+func (c caller) StartTask() { c.r.StartTask() }
 
 func (c caller) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	res, err := c.r.ClientCall(ctx, method, params)

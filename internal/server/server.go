@@ -61,6 +61,10 @@ type Options struct {
 // shutdownFlush bounds the export of the last spans in Close.
 const shutdownFlush = 5 * time.Second
 
+// defaultTaskTimeout is [limits] task_timeout's default (mcp.Options has
+// the same).
+const defaultTaskTimeout = 10 * time.Minute
+
 // defaultLoadWait is the default of Options.LoadWait (a variable for the
 // tests, which wait longer).
 var defaultLoadWait = 30 * time.Second
@@ -178,27 +182,35 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if s.clu != nil {
 		bus, sessions, sessionKey = s.clu.Bus(), s.clu.Sessions(), s.clu.Key("session")
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel}, &mcp.Options{
-		Bus:                 bus,
-		Sessions:            sessions,
-		SessionKey:          sessionKey,
-		Observer:            s.tel.Observer(),
-		Name:                cfg.Server.Name,
-		Version:             version,
-		Instructions:        cfg.Server.Instructions,
-		Logger:              log,
-		MaxConcurrentCalls:  cfg.Limits.MaxConcurrent,
-		MaxWaitingCalls:     cfg.Limits.MaxWaiting,
-		CallWaitTimeout:     time.Duration(cfg.Limits.Timeout),
-		MaxCallsPerShare:    cfg.Limits.PluginConcurrent,
-		PrincipalConcurrent: cfg.Limits.PrincipalConcurrent,
-		PrincipalRate:       cfg.Limits.PrincipalRate,
-		PrincipalBurst:      cfg.Limits.PrincipalBurst,
-		MaxBatch:            cfg.Limits.MaxBatch,
-		MaxBatchBytes:       int(cfg.Limits.MaxBatchResponse),
-		MaxSubscriptions:    cfg.Limits.MaxSubscriptions,
-		MaxURIBytes:         int(cfg.Limits.MaxURI),
-		NotifyQueueBytes:    int(cfg.Limits.NotifyQueue),
+	taskTimeout := time.Duration(cfg.Limits.TaskTimeout)
+	if taskTimeout <= 0 {
+		taskTimeout = defaultTaskTimeout
+	}
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, taskTimeout: taskTimeout}, &mcp.Options{
+		Bus:                  bus,
+		Sessions:             sessions,
+		SessionKey:           sessionKey,
+		Observer:             s.tel.Observer(),
+		Name:                 cfg.Server.Name,
+		Version:              version,
+		Instructions:         cfg.Server.Instructions,
+		Logger:               log,
+		MaxConcurrentCalls:   cfg.Limits.MaxConcurrent,
+		MaxWaitingCalls:      cfg.Limits.MaxWaiting,
+		CallWaitTimeout:      time.Duration(cfg.Limits.Timeout),
+		MaxCallsPerShare:     cfg.Limits.PluginConcurrent,
+		PrincipalConcurrent:  cfg.Limits.PrincipalConcurrent,
+		PrincipalRate:        cfg.Limits.PrincipalRate,
+		PrincipalBurst:       cfg.Limits.PrincipalBurst,
+		MaxBatch:             cfg.Limits.MaxBatch,
+		MaxBatchBytes:        int(cfg.Limits.MaxBatchResponse),
+		MaxSubscriptions:     cfg.Limits.MaxSubscriptions,
+		MaxURIBytes:          int(cfg.Limits.MaxURI),
+		NotifyQueueBytes:     int(cfg.Limits.NotifyQueue),
+		TaskTimeout:          taskTimeout,
+		TaskTTL:              time.Duration(cfg.Limits.TaskTTL),
+		MaxTasks:             cfg.Limits.MaxTasks,
+		MaxTasksPerPrincipal: cfg.Limits.MaxTasksPerPrincipal,
 	})
 	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress)
 	if err != nil {

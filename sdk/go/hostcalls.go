@@ -102,6 +102,18 @@ func (c *Context) CloseStream() error {
 	return c.call(abi.HostStreamClose, struct{}{}, nil)
 }
 
+// StartTask tells the host that the current call, running as a task
+// (a tools/call of a tool whose TaskSupport is optional or required, from
+// a 2026-07-28 client with the tasks extension), is under way: the client
+// gets its task handle at once instead of after the host's start wait
+// (500 ms) or the end of the call. Before it, an input_required result is
+// answered to the client as it is, with no task (input gathered before
+// the task starts); after it, input_required makes the task
+// input_required until the client answers. Outside a task it does nothing.
+func (c *Context) StartTask() error {
+	return c.call(abi.HostTaskStart, struct{}{}, nil)
+}
+
 // ConfigGet returns the configuration value key that the operator granted
 // the plugin; ErrDenied when it is not granted.
 func (c *Context) ConfigGet(key string) (string, error) {

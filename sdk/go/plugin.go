@@ -193,9 +193,17 @@ func (p *Plugin) AddRawTool(t Tool, h ToolHandler) {
 	if err != nil {
 		panic(fmt.Sprintf("%s: outputSchema: %v", where, err))
 	}
+	var exec *toolExecution
+	switch t.TaskSupport {
+	case "", TaskForbidden:
+	case TaskOptional, TaskRequired:
+		exec = &toolExecution{TaskSupport: t.TaskSupport}
+	default:
+		panic(fmt.Sprintf("%s: TaskSupport %q: want TaskForbidden, TaskOptional or TaskRequired", where, t.TaskSupport))
+	}
 	p.tools = append(p.tools, &toolEntry{
 		tool: toolJSON{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in,
-			OutputSchema: out, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta, Extra: t.Extra},
+			OutputSchema: out, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta, Execution: exec, Extra: t.Extra},
 		handler: h,
 	})
 }

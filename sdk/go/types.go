@@ -62,11 +62,28 @@ type Tool struct {
 	Icons []Icon
 	// Meta is the optional _meta object.
 	Meta map[string]any
+	// TaskSupport says whether the tool may run as a task
+	// (execution.taskSupport): TaskForbidden (the default, ""),
+	// TaskOptional or TaskRequired. The host then runs a call of a client
+	// that asks for a task in the background, under [limits]
+	// task_timeout (docs/tasks.md); [Context.StartTask] hands the client
+	// its task at once.
+	TaskSupport TaskSupport
 	// Extra holds further top-level keys of the tool object, for MCP
-	// fields this struct does not have (e.g. "execution"); keys that the
-	// fields above set win.
+	// fields this struct does not have; keys that the fields above set
+	// win.
 	Extra map[string]any
 }
+
+// TaskSupport is a tool's execution.taskSupport.
+type TaskSupport string
+
+// The task support values of MCP.
+const (
+	TaskForbidden TaskSupport = "forbidden"
+	TaskOptional  TaskSupport = "optional"
+	TaskRequired  TaskSupport = "required"
+)
 
 // ToolAnnotations are hints about a tool (MCP ToolAnnotations). Clients
 // must not trust them from untrusted servers. Nil pointers are unset.
@@ -185,7 +202,12 @@ type toolJSON struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         map[string]any   `json:"_meta,omitempty"`
+	Execution    *toolExecution   `json:"execution,omitempty"`
 	Extra        map[string]any   `json:"-"`
+}
+
+type toolExecution struct {
+	TaskSupport TaskSupport `json:"taskSupport"`
 }
 
 // MarshalJSON encodes the tool with its Extra keys.

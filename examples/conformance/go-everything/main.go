@@ -32,6 +32,7 @@ var plugin = wasmcp.New(wasmcp.Info{
 func init() {
 	addTools(plugin)
 	addInputRequiredTools(plugin)
+	addTaskTools(plugin)
 	addResources(plugin)
 	addPrompts(plugin)
 	plugin.SetListFilter(listed)
