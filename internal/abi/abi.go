@@ -65,6 +65,7 @@ const (
 	HostNotifyListChanged    = "notify/list_changed"
 	HostNotifyResourceUpdate = "notify/resource_updated"
 	HostStreamClose          = "stream/close"
+	HostTaskStart            = "task/start"
 	HostConfigGet            = "config/get"
 	HostHTTPFetch            = "http/fetch"
 	HostKVGet                = "kv/get"
