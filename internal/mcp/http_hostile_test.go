@@ -124,13 +124,24 @@ func TestHTTPSlowHeaders(t *testing.T) {
 
 func TestHTTPSlowBody(t *testing.T) {
 	e := startHTTP(t, nil, &mcp.HTTPOptions{ReadTimeout: 300 * time.Millisecond})
+	sse := openSSEClient(t, e)
+	// Streamable HTTP and the HTTP+SSE messages endpoint read bodies the
+	// same way.
+	for name, path := range map[string]string{"streamable": "/mcp", "messages": strings.TrimPrefix(sse.endpoint, e.ts.URL)} {
+		t.Run(name, func(t *testing.T) { slowBody(t, e, path) })
+	}
+}
+
+// slowBody posts a body to path one byte every 50 ms: the server must
+// cut it off (400 or a closed connection) well before it ends.
+func slowBody(t *testing.T, e *httpEnv, path string) {
 	c, err := net.Dial("tcp", e.ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	body := modernBody(1, "server/discover", nil, nil)
-	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)+1000)
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, len(body)+1000)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
