@@ -28,19 +28,21 @@ type interrupter struct {
 	mu    sync.Mutex // serialises the host's writes to flag and fuel
 	flag  api.MutableGlobal
 	fuel  api.MutableGlobal
-	timer *time.Timer   // the deadline; created by the first arm
-	done  chan struct{} // a fire finished (one send per fire)
-	fire  func()        // it.onDone, allocated once
-	task  *task         // guest-CPU scheduling; nil when the engine has none
+	stack api.MutableGlobal // the stack budget (see instrument.StackName)
+	timer *time.Timer       // the deadline; created by the first arm
+	done  chan struct{}     // a fire finished (one send per fire)
+	fire  func()            // it.onDone, allocated once
+	task  *task             // guest-CPU scheduling; nil when the engine has none
 }
 
 func newInterrupter(e *Engine, mod api.Module) (*interrupter, error) {
 	flag, ok1 := mod.ExportedGlobal(instrument.GlobalName).(api.MutableGlobal)
 	fuel, ok2 := mod.ExportedGlobal(instrument.FuelName).(api.MutableGlobal)
-	if !ok1 || !ok2 {
+	stack, ok3 := mod.ExportedGlobal(instrument.StackName).(api.MutableGlobal)
+	if !ok1 || !ok2 || !ok3 {
 		return nil, errors.New("instrumented module exports no interrupt flag")
 	}
-	it := &interrupter{e: e, flag: flag, fuel: fuel, done: make(chan struct{}, 2)}
+	it := &interrupter{e: e, flag: flag, fuel: fuel, stack: stack, done: make(chan struct{}, 2)}
 	it.fire = it.onDone
 	return it, nil
 }
@@ -52,7 +54,8 @@ type armed struct {
 	stop  func() bool // stops the AfterFunc on the caller's ctx; nil if none
 }
 
-// arm clears the flag (or sets it if the engine is closing) and arranges
+// arm clears the flag (or sets it if the engine is closing), refills the
+// stack budget, and arranges
 // for it to be set at cctx's deadline or when ctx, the caller's context
 // (cctx's parent, or cctx itself), is cancelled. Pass the result to disarm
 // once the guest has returned.
@@ -64,6 +67,7 @@ func (it *interrupter) arm(ctx, cctx context.Context) armed {
 		it.flag.Set(0)
 	}
 	it.mu.Unlock()
+	it.stack.Set(api.EncodeI32(instrument.Stack))
 	it.e.inGuest.Add(1)
 	a := armed{cctx: cctx}
 	if it.task != nil {
@@ -102,6 +106,23 @@ func (it *interrupter) disarm(a armed) {
 		<-it.done
 	}
 }
+
+// overflow wraps err, what a call returned, in a *stackOverflow if the
+// guest trapped for running out of its stack budget.
+func (it *interrupter) overflow(err error) error {
+	if err != nil && api.DecodeI32(it.stack.Get()) < 0 {
+		return &stackOverflow{err}
+	}
+	return err
+}
+
+// stackOverflow is a guest's trap for running out of its stack budget
+// (instrument.Stack): it reads as wazero's own stack overflow, whose
+// ceiling the budget comes well before.
+type stackOverflow struct{ err error }
+
+func (e *stackOverflow) Error() string { return "wasm error: stack overflow\n" + e.err.Error() }
+func (e *stackOverflow) Unwrap() error { return e.err }
 
 func (it *interrupter) onDone() {
 	it.interrupt()
@@ -157,6 +178,7 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 		a := it.arm(ctx, ctx)
 		_, err := mod.ExportedFunction(name).Call(cc)
 		it.disarm(a)
+		err = it.overflow(err)
 		if err != nil {
 			p.untrack(mod)
 			_ = mod.Close(context.Background())

@@ -30,9 +30,9 @@ func TestInterrupt(t *testing.T) {
 	}{
 		{"wat loop", watGuest, "l", 200 * time.Millisecond},
 		{"wat output loop", watGuest, "f", 200 * time.Millisecond}, // a loop around an import call
-		// No loop: stopped at function entry. The recursion reaches
-		// wazero's stack ceiling in 50-180 ms: stop it well before.
-		{"wat recursion", watGuest, "r", 10 * time.Millisecond},
+		// No loop: stopped at function entry (a shallow recursion: a
+		// deep one runs out of its stack budget within milliseconds).
+		{"wat recursion", watGuest, "R", 200 * time.Millisecond},
 		{"go for", goPlugin, `{"method":"spin"}`, 200 * time.Millisecond},
 		{"go sleep", goPlugin, `{"method":"sleep"}`, 200 * time.Millisecond},
 	}

@@ -302,6 +302,7 @@ func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte,
 	err := inst.fn.CallWithStack(&callCtx{Context: cctx, st: &inst.st}, inst.stack)
 	if inst.it != nil {
 		inst.it.disarm(a)
+		err = inst.it.overflow(err)
 	}
 	status := uint32(inst.stack[0])
 	if err == nil && cctx.Err() != nil {

@@ -5,6 +5,7 @@
 ;;   G  grow by byte[1] pages, return 0    f  write output forever
 ;;   t  trap (unreachable)                 x  proc_exit(3)
 ;;   r  unbounded recursion                L  log(byte[1]-'0', rest)
+;;   R  endless recursion of depth 64 (a binary tree of calls, no loop)
 ;;   c  "c<method>\n<params>": call the host; output = i32 r (LE) + result bytes
 ;;   n  "n" + u32 count (LE, unaligned): count loop iterations; output = the sum (i32 LE)
 ;;   F  fuzz driver: byte[1] picks an import, 4 i32 args follow (LE, unaligned);
@@ -30,6 +31,13 @@
 
   (func $rec (param i32) (result i32)
     (i32.add (call $rec (i32.add (local.get 0) (i32.const 1))) (i32.const 1)))
+
+  ;; tree calls itself twice down to depth n: 2^n calls, no loop.
+  (func $tree (param $n i32) (result i32)
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (i32.const 1))
+      (else (i32.add (call $tree (i32.sub (local.get $n) (i32.const 1)))
+                     (call $tree (i32.sub (local.get $n) (i32.const 1)))))))
 
   ;; read_result copies the whole pending result to dst and returns its size.
   (func $read_result (param $dst i32) (result i32)
@@ -68,6 +76,8 @@
       (then (call $proc_exit (i32.const 3))))
     (if (i32.eq (local.get $op) (i32.const 114)) ;; r
       (then (return (call $rec (i32.const 0)))))
+    (if (i32.eq (local.get $op) (i32.const 82)) ;; R
+      (then (return (call $tree (i32.const 64)))))
     (if (i32.eq (local.get $op) (i32.const 76)) ;; L
       (then
         (call $log (i32.sub (i32.load8_u (i32.const 1025)) (i32.const 48))

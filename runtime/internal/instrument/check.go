@@ -11,12 +11,13 @@ type check struct {
 	slow           []byte // the body of the slow path's function, size excluded
 	deep           []byte // the suffix of a deep loop's check (see deepCheck)
 	charge         []byte // the body of the charging function, size excluded
+	stack          uint32 // the stack budget's global (see stack.go)
 }
 
 // newCheck returns the check for the given globals; slowFn is the index
 // of the slow path's function and slowFn+1 that of the charging function
 // (see deepCheck).
-func newCheck(flag, fuel, yield, slowFn uint32) check {
+func newCheck(flag, fuel, yield, stack, slowFn uint32) check {
 	p := appendU32([]byte{0x23}, fuel) // global.get $fuel
 	p = append(p, 0x41)                // i32.const <charge>
 	s := []byte{0x6b, 0x24}            // i32.sub, global.set $fuel
@@ -38,6 +39,9 @@ func newCheck(flag, fuel, yield, slowFn uint32) check {
 	b = append(b, 0x0b)                         // end
 	b = appendU32(append(b, 0x23), flag)        // global.get $flag
 	b = append(b, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
+	b = appendU32(append(b, 0x23), stack)       // global.get $stack
+	b = append(b, 0x41, 0x00, 0x48)             // i32.const 0, i32.lt_s
+	b = append(b, 0x04, 0x40, 0x00, 0x0b)       // if, unreachable, end
 	b = append(b, 0x0b)                         // end of the function
 	// The charging function, (param $charge i32): the check of deep loops.
 	cf := []byte{0x00}                        // no locals
@@ -46,7 +50,7 @@ func newCheck(flag, fuel, yield, slowFn uint32) check {
 	cf = append(cf, s...)                     // i32.sub, …, end
 	cf = append(cf, 0x0b)                     // end of the function
 	deep := appendU32([]byte{0x10}, slowFn+1) // call $charge
-	return check{prefix: p, suffix: s, slow: b, deep: deep, charge: cf}
+	return check{prefix: p, suffix: s, slow: b, deep: deep, charge: cf, stack: stack}
 }
 
 // DeepLoops is the loop depth past which a loop's check is a call of the

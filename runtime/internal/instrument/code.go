@@ -46,15 +46,7 @@ func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *In
 			}
 			return nil, err
 		}
-		if err := bd.plan(points, c); err != nil {
-			return nil, fmt.Errorf("code section: function %d: %w", k, err)
-		}
-		if bd.size > math.MaxUint32 {
-			return nil, fmt.Errorf("code section: function %d too large: %w", k, ErrUnsupported)
-		}
 		bodies = append(bodies, bd)
-		total += uint64(lenU32(uint32(bd.size))) + bd.size
-		info.Functions++
 		i = bd.end
 	}
 	if i != len(p) {
@@ -62,6 +54,26 @@ func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *In
 	}
 	if n != uint32(len(m.funcTypes)) {
 		return nil, fmt.Errorf("code section: %d bodies, the function section declares %d: %w", n, len(m.funcTypes), ErrMalformed)
+	}
+	if slow {
+		chargeSites(m, bodies)
+	}
+	info.Calls = len(m.sites)
+	for _, s := range m.sites {
+		if s.charged {
+			info.StackCalls++
+		}
+	}
+	for k := range bodies {
+		bd := &bodies[k]
+		if err := bd.plan(points, m.sites, c); err != nil {
+			return nil, fmt.Errorf("code section: function %d: %w", k, err)
+		}
+		if bd.size > math.MaxUint32 {
+			return nil, fmt.Errorf("code section: function %d too large: %w", k, ErrUnsupported)
+		}
+		total += uint64(lenU32(uint32(bd.size))) + bd.size
+		info.Functions++
 	}
 	count := n
 	if slow { // the slow path's and the charging functions, after every body
@@ -78,7 +90,7 @@ func appendCode(out, p []byte, base int, m *module, c check, slow bool, info *In
 	payload := len(out) // code offsets (DWARF addresses) count from here
 	out = appendU32(out, count)
 	for k := range bodies {
-		out = bodies[k].append(out, p, points, c, payload, m.anchors)
+		out = bodies[k].append(out, p, points, m.sites, c, payload, m.anchors)
 	}
 	if m.anchors != nil {
 		m.codeEnd = len(out) - payload // the original code's end (the added functions follow)
@@ -108,6 +120,9 @@ type body struct {
 	extra      uint32 // i32 locals added: the budget, then the scratch
 	scratch    uint32 // the scratch local's index, if bulk
 	size       uint64 // instrumented size
+	firstSite  int    // index of the body's first call in module.sites
+	nSites     int    // calls
+	frame      int32  // the stack budget its charged calls take (see stack.go)
 }
 
 // plan decides how b's loops are checked and computes its instrumented
@@ -115,7 +130,7 @@ type body struct {
 // counts down a new i32 local (the budget) in a register and charges the
 // global fuel Budget at a time; longer loops, and functions whose local
 // index would overflow, charge the fuel directly.
-func (b *body) plan(points []point, c check) error {
+func (b *body) plan(points []point, sites []site, c check) error {
 	idx := uint64(b.params) + b.locals // the first added local's index
 	if idx+2 > math.MaxUint32 || b.decls == math.MaxUint32 {
 		if b.bulk {
@@ -135,6 +150,13 @@ func (b *body) plan(points []point, c check) error {
 		b.scratch = uint32(idx) + b.extra
 		b.extra++
 	}
+	for _, s := range sites[b.firstSite : b.firstSite+b.nSites] {
+		if s.charged { // b can recur: its entry pays for its charge too (see stack.go)
+			e := &points[b.first]
+			e.charge = int32(min(int64(e.charge)+int64(b.frame+StackPerFuel-1)/StackPerFuel, math.MaxInt32))
+			break
+		}
+	}
 	b.size = uint64(b.end - b.start)
 	if b.extra > 0 {
 		b.size += uint64(lenU32(b.decls+1)-(b.countEnd-b.start)) + 2
@@ -144,6 +166,12 @@ func (b *body) plan(points []point, c check) error {
 			b.size += uint64(bulkLen(c, b.scratch))
 		} else {
 			b.size += uint64(b.check(q, c, points).len(points[q].charge))
+		}
+	}
+	pre, post := stackCode(c.stack, b.frame)
+	for _, s := range sites[b.firstSite : b.firstSite+b.nSites] {
+		if s.charged {
+			b.size += uint64(len(pre) + len(post))
 		}
 	}
 	return nil
@@ -160,10 +188,12 @@ func (b *body) check(q int, c check, points []point) check {
 	return c
 }
 
-// append appends the instrumented body, size included. If anchors is not
-// nil it records where the original code goes (see anchor), the output's
-// code section payload starting at out[payload].
-func (b *body) append(out, p []byte, points []point, c check, payload int, anchors *[]anchor) []byte {
+// append appends the instrumented body, size included: the checks and
+// the charged calls merged in the order of their offsets (a check at a
+// call's offset, after a loop's block type, goes first). If anchors is
+// not nil it records where the original code goes (see anchor), the
+// output's code section payload starting at out[payload].
+func (b *body) append(out, p []byte, points []point, sites []site, c check, payload int, anchors *[]anchor) []byte {
 	mark := func(orig int) {
 		if anchors != nil {
 			*anchors = append(*anchors, anchor{orig: orig, out: len(out) - payload})
@@ -179,7 +209,26 @@ func (b *body) append(out, p []byte, points []point, c check, payload int, ancho
 		from = b.localsEnd
 		mark(from)
 	}
+	pre, post := stackCode(c.stack, b.frame)
+	// call appends the code up to the end of call s, with the stack
+	// budget's charge around it if s is charged.
+	call := func(s site) {
+		if s.charged {
+			out = append(out, p[from:s.at]...)
+			out = append(out, pre...)
+			mark(s.at)
+			out = append(out, p[s.at:s.end]...)
+			out = append(out, post...)
+			from = s.end
+			mark(from)
+		}
+	}
+	sites = sites[b.firstSite : b.firstSite+b.nSites]
 	for q := b.first; q < b.first+b.n; q++ {
+		for len(sites) > 0 && sites[0].at < points[q].at {
+			call(sites[0])
+			sites = sites[1:]
+		}
 		out = append(out, p[from:points[q].at]...)
 		if pt := points[q]; pt.bulk {
 			out = appendBulk(out, c, b.scratch, pt.shift)
@@ -188,6 +237,9 @@ func (b *body) append(out, p []byte, points []point, c check, payload int, ancho
 		}
 		from = points[q].at
 		mark(from)
+	}
+	for _, s := range sites {
+		call(s)
 	}
 	return append(out, p[from:b.end]...)
 }
@@ -242,6 +294,8 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 		return nil, nil, malformed(i, err)
 	}
 	bd.decls, bd.countEnd = n, i
+	bd.firstSite = len(m.sites)
+	defer func() { bd.nSites = len(m.sites) - bd.firstSite }()
 	for k := uint32(0); k < n; k++ {
 		var c uint32
 		if c, i, err = u32(b, i); err != nil {
@@ -314,14 +368,23 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 		case kU32:
 			var v uint32
 			if v, i, err = u32(b, i); err == nil {
-				err = m.checkU32(op, v, nlocals, len(frames))
+				if err = m.checkU32(op, v, nlocals, len(frames)); err == nil {
+					switch op {
+					case 0x10: // call
+						m.sites = append(m.sites, site{at: at, end: i, callee: v})
+					case 0xd2: // ref.func
+						m.taken = append(m.taken, v)
+					}
+				}
 			}
 		case kU32U32: // call_indirect
 			var t, tab uint32
 			if t, i, err = u32(b, i); err == nil {
 				if tab, i, err = u32(b, i); err == nil {
 					if err = index("type", t, m.types()); err == nil {
-						err = index("table", tab, m.tables())
+						if err = index("table", tab, m.tables()); err == nil {
+							m.sites = append(m.sites, site{at: at, end: i, indirect: true})
+						}
 					}
 				}
 			}

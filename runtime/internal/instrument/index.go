@@ -60,8 +60,8 @@ func (m *module) constExpr(p []byte, i int) (int, error) {
 			if v, i, err = u32(p, i); err == nil {
 				if op == 0x23 {
 					err = index("global", v, m.globals())
-				} else {
-					err = index("function", v, m.funcs())
+				} else if err = index("function", v, m.funcs()); err == nil {
+					m.taken = append(m.taken, v)
 				}
 			}
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: add, sub, mul
@@ -205,7 +205,9 @@ func (m *module) readElems(p []byte) (int, error) {
 			if flags&4 == 0 {
 				var f uint32
 				if f, i, err = u32(p, i); err == nil {
-					err = index("function", f, m.funcs())
+					if err = index("function", f, m.funcs()); err == nil {
+						m.taken = append(m.taken, f)
+					}
 				}
 			} else {
 				i, err = m.constExpr(p, i)

@@ -2,10 +2,12 @@
 // interrupt its running code cheaply, without wazero's
 // WithCloseOnContextDone (which makes every loop back-edge exit to Go).
 //
-// Instrument adds three mutable i32 globals after every imported and
+// Instrument adds four mutable i32 globals after every imported and
 // defined global (so no existing index moves): a flag, exported as
-// GlobalName, a fuel counter, exported as FuelName, and a probe switch,
-// exported as YieldName (see below). At the entry of every function
+// GlobalName, a fuel counter, exported as FuelName, a probe switch,
+// exported as YieldName (see below), and a stack budget, exported as
+// StackName, which the calls that can recur charge and the slow path
+// checks (see stack.go). At the entry of every function
 // body it inserts a check that charges the fuel with the size of the code
 // it pays for (the function's code outside loops):
 //
@@ -43,6 +45,12 @@
 //	global.get $flag
 //	if
 //	  unreachable            ;; the host set the flag: stop
+//	end
+//	global.get $stack
+//	i32.const 0
+//	i32.lt_s
+//	if
+//	  unreachable            ;; out of stack budget
 //	end
 //
 // At the start of every loop body it inserts the same check, paying for the
@@ -136,6 +144,14 @@ const (
 	// global, 0 for plain exits, 1 to make every exit a probe of the
 	// memory allocator, which sees it at 2 during the probe.
 	YieldName = "__wasmcp_yield"
+	// StackName is the export name of the stack budget: a mutable i32
+	// global, the estimated bytes of wasm stack the guest's recursion may
+	// still use (see the package doc); negative after a trap for running
+	// out of it.
+	StackName = "__wasmcp_stack"
+	// Stack is the stack budget's initial value, and the value the host
+	// stores before each call: 8 MiB of estimated frames (StackFrame).
+	Stack = 8 << 20
 	// Refill is the fuel of one period between exits to Go, in bytes of
 	// original code.
 	Refill = 1 << 16
@@ -156,7 +172,7 @@ var (
 	// api.CoreFeaturesV2 (an unknown opcode, section or encoding).
 	ErrUnsupported = errors.New("unsupported feature")
 	// ErrReserved is returned for a module that exports GlobalName,
-	// FuelName or StartName itself.
+	// FuelName, YieldName, StackName or StartName itself.
 	ErrReserved = errors.New("module exports a name reserved for the host")
 	// ErrNoMemory is returned for a module without a memory, which the
 	// instrumentation needs (see Bound).
@@ -170,6 +186,9 @@ type Info struct {
 	Start     bool // the start section became the StartName export
 	Dropped   int  // custom sections dropped (.debug_* ones, and a name section over MaxNameSection)
 	Lines     bool // a line table for the instrumented code replaces the DWARF (see the package doc)
+	// Calls is the number of calls in the code, StackCalls of those that
+	// can recur and so charge the stack budget (see stack.go).
+	Calls, StackCalls int
 	// MemoryMax is the declared maximum of the module's memory in pages,
 	// which Instrument removed (see the package doc), or -1 if it had
 	// none.
@@ -241,6 +260,12 @@ type module struct {
 	hasDataCount   bool
 	anchors        *[]anchor // where appendCode moved the code, if the DWARF is carried over
 	codeEnd        int       // the output's code offset where the original functions end
+	// The call graph (see stack.go): every call in the code, in order,
+	// the functions whose references the module takes (element segments,
+	// ref.func) and the exported functions.
+	sites       []site
+	taken       []uint32
+	exportFuncs []uint32
 }
 
 // Instrument returns the instrumented module (see the package doc) and a
@@ -280,7 +305,7 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 		return nil, info, fmt.Errorf("needed to exit to Go: %w: %w", ErrNoMemory, ErrUnsupported)
 	}
 	g := uint64(m.importGlobals) + uint64(m.definedGlobals)
-	if g >= math.MaxUint32-2 || m.definedGlobals >= math.MaxUint32-2 || m.exports > math.MaxUint32-4 {
+	if g >= math.MaxUint32-3 || m.definedGlobals >= math.MaxUint32-3 || m.exports > math.MaxUint32-5 {
 		return nil, info, fmt.Errorf("too many globals or exports: %w", ErrUnsupported)
 	}
 	if uint64(m.funcs()) >= math.MaxUint32-2 || m.types() >= math.MaxUint32-2 {
@@ -290,7 +315,7 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 	// function, of new types () -> () and (i32) -> () after every type
 	// (no index moves), if there is code.
 	slow := instrument && len(m.funcTypes) > 0
-	check := newCheck(uint32(g), uint32(g+1), uint32(g+2), m.funcs())
+	check := newCheck(uint32(g), uint32(g+1), uint32(g+2), uint32(g+3), m.funcs())
 	if instrument {
 		info.MemoryMax = m.memMax
 	}
@@ -725,7 +750,7 @@ func (m *module) checkExports(p []byte) (uint32, int, error) {
 		if name, i, err = skipName(p, i); err != nil {
 			return 0, i, err
 		}
-		if (string(name) == GlobalName || string(name) == FuelName || string(name) == StartName || string(name) == YieldName) && m.reserved == "" {
+		if (string(name) == GlobalName || string(name) == FuelName || string(name) == StartName || string(name) == YieldName || string(name) == StackName) && m.reserved == "" {
 			m.reserved = string(name)
 		}
 		if i >= len(p) {
@@ -739,6 +764,9 @@ func (m *module) checkExports(p []byte) (uint32, int, error) {
 		if err = m.checkExport(kind, v); err != nil {
 			return 0, at, err
 		}
+		if kind == 0 {
+			m.exportFuncs = append(m.exportFuncs, v)
+		}
 	}
 	if i != len(p) {
 		return 0, i, errors.New("trailing bytes")
@@ -748,17 +776,20 @@ func (m *module) checkExports(p []byte) (uint32, int, error) {
 
 // appendGlobal appends the global section: the module's globals (payload,
 // nil if it has none) plus the flag, (mut i32) = 0, the fuel,
-// (mut i32) = Refill, and the yield switch, (mut i32) = 0.
+// (mut i32) = Refill, the yield switch, (mut i32) = 0, and the stack
+// budget, (mut i32) = Stack.
 func (m *module) appendGlobal(out, payload []byte) []byte {
 	body := []byte(nil)
 	if payload != nil {
 		_, i, _ := u32(payload, 0) // read by scan
 		body = payload[i:]
 	}
-	count := appendU32(nil, m.definedGlobals+3)
+	count := appendU32(nil, m.definedGlobals+4)
 	entry := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01}
 	entry = appendS32(append(entry, 0x41), Refill)
-	entry = append(entry, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b)
+	entry = append(entry, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01)
+	entry = appendS32(append(entry, 0x41), Stack)
+	entry = append(entry, 0x0b)
 	out = append(out, secGlobal)
 	out = appendU32(out, uint32(len(count)+len(body)+len(entry)))
 	out = append(out, count...)
@@ -767,15 +798,15 @@ func (m *module) appendGlobal(out, payload []byte) []byte {
 }
 
 // appendExport appends the export section: the module's exports (payload,
-// nil if it has none) plus the flag, the fuel, the yield switch and, for
-// a module with a start section, its function.
+// nil if it has none) plus the flag, the fuel, the yield switch, the
+// stack budget and, for a module with a start section, its function.
 func (m *module) appendExport(out, payload []byte, global uint32) []byte {
 	body := []byte(nil)
 	if payload != nil {
 		_, i, _ := u32(payload, 0) // read by scan
 		body = payload[i:]
 	}
-	n := m.exports + 3
+	n := m.exports + 4
 	var extra []byte
 	extra = appendU32(extra, uint32(len(GlobalName)))
 	extra = append(extra, GlobalName...)
@@ -789,6 +820,10 @@ func (m *module) appendExport(out, payload []byte, global uint32) []byte {
 	extra = append(extra, YieldName...)
 	extra = append(extra, 0x03)
 	extra = appendU32(extra, global+2)
+	extra = appendU32(extra, uint32(len(StackName)))
+	extra = append(extra, StackName...)
+	extra = append(extra, 0x03)
+	extra = appendU32(extra, global+3)
 	if m.hasStart {
 		n++
 		extra = appendU32(extra, uint32(len(StartName)))

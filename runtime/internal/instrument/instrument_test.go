@@ -307,6 +307,7 @@ func TestErrors(t *testing.T) {
 		{"reserved global export", exportNamed(GlobalName), ErrReserved, GlobalName},
 		{"reserved start export", exportNamed(StartName), ErrReserved, StartName},
 		{"reserved fuel export", exportNamed(FuelName), ErrReserved, FuelName},
+		{"reserved stack export", exportNamed(StackName), ErrReserved, StackName},
 		{"atomics", withBody(0, 0xfe, 0x03, 0x0b), ErrUnsupported, "opcode 0xfe"},
 		{"tail call", withBody(0, 0x12, 0, 0x0b), ErrUnsupported, "opcode 0x12"},
 		{"exceptions", withBody(0, 0x06, 0x40, 0x0b), ErrUnsupported, "opcode 0x06"},
@@ -368,7 +369,7 @@ func TestSections(t *testing.T) {
 	if info.Dropped != 2 || info.Functions != 1 || info.Loops != 1 {
 		t.Errorf("info %+v", info)
 	}
-	c := newCheck(0, 1, 2, 1) // the slow path is function 1, of type 1; the charging function 2, of type 2
+	c := newCheck(0, 1, 2, 3, 1) // the slow path is function 1, of type 1; the charging function 2, of type 2
 	// Charges: the entry pays for the code outside the loop (0x03 0x40 and
 	// the last 0x0b: 3 bytes), the loop for its body (0x01 0x0b: 2 bytes).
 	// The loop counts down a new local, index 0.
@@ -377,8 +378,8 @@ func TestSections(t *testing.T) {
 	body = c.local(0).append(body, 2)
 	body = append(body, 0x01, 0x0b, 0x0b)
 	want := binModule(custom("first"), sec(1, 3, 0x60, 0, 0, 0x60, 0, 0, 0x60, 1, 0x7f, 0), sec(3, 3, 0, 1, 2), sec(5, 1, 0, 1),
-		sec(6, 3, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b),
-		sec(7, append(append(append(append(append(append([]byte{3, byte(len(GlobalName))}, GlobalName...), 3, 0, byte(len(FuelName))), FuelName...), 3, 1, byte(len(YieldName))), YieldName...), 3, 2)...),
+		sec(6, 4, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x80, 0x04, 0x0b),
+		sec(7, append(append(append(append(append(append(append(append([]byte{4, byte(len(GlobalName))}, GlobalName...), 3, 0, byte(len(FuelName))), FuelName...), 3, 1, byte(len(YieldName))), YieldName...), 3, 2, byte(len(StackName))), StackName...), 3, 3)...),
 		sec(10, append(append(append(append(append([]byte{3, byte(len(body))}, body...), byte(len(c.slow))), c.slow...), byte(len(c.charge))), c.charge...)...),
 		custom("name", 1, 1, 0), custom("producers", 0))
 	if string(out) != string(want) {

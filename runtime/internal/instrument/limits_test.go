@@ -160,7 +160,7 @@ func TestDeepLoops(t *testing.T) {
 	if info.Loops != depth {
 		t.Errorf("info %+v", info)
 	}
-	c := newCheck(0, 1, 2, 1)
+	c := newCheck(0, 1, 2, 3, 1)
 	if n := strings.Count(string(out), string(c.deep)); n != depth-DeepLoops {
 		t.Errorf("%d deep checks, want %d", n, depth-DeepLoops)
 	}
