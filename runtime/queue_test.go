@@ -181,21 +181,31 @@ func TestQueueHookRunsNothingBeforeResume(t *testing.T) {
 
 // TestQueueWait: a call that would wait longer than QueueWait for an
 // instance (calls ahead ÷ instances × the mean call time) is refused at
-// once; one within it queues and runs. The spinning guest's calls all
-// last their 200 ms deadline, so the mean is known.
+// once; one within it queues and runs. A first spinning call lasts its
+// 200 ms deadline, so the mean is known; the two that then run and queue
+// spin until the test cancels them (so a loaded machine cannot end them
+// before they overlap), leaving the mean as it was.
 func TestQueueWait(t *testing.T) {
 	const timeout = 200 * time.Millisecond
-	p := newPool(t, watGuest, Limits{Instances: 1, Timeout: timeout, QueueWait: 300 * time.Millisecond}, Sandbox{})
-	_, _, err := p.Call(context.Background(), []byte("l"), nil) // the mean: 200 ms
+	p := newPool(t, watGuest, Limits{Instances: 1, Timeout: time.Minute, QueueWait: 300 * time.Millisecond}, Sandbox{})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	_, _, err := p.Call(ctx, []byte("l"), nil) // the mean: 200 ms
+	cancel()
 	callErr(t, err, KindDeadline)
+	spin, stop := context.WithCancel(context.Background())
+	defer stop()
 	var wg sync.WaitGroup
+	errs := make(chan error, 2)
 	for range 2 { // one runs, one queues (expected wait 200 ms)
 		wg.Go(func() {
-			_, _, err := p.Call(context.Background(), []byte("l"), nil)
-			callErr(t, err, KindDeadline)
+			_, _, err := p.Call(spin, []byte("l"), nil)
+			errs <- err
 		})
 	}
 	for p.Stats().Busy+p.Stats().Waiting < 2 {
+		if len(errs) > 0 { // refused or failed: they will never overlap
+			t.Fatalf("a spinning call ended before the test cancelled it: %v", <-errs)
+		}
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
@@ -205,7 +215,11 @@ func TestQueueWait(t *testing.T) {
 		t.Errorf("refused after %v, want at once", took)
 	}
 	t.Logf("refused: %s", e.Message)
+	stop()
 	wg.Wait()
+	for range 2 {
+		callErr(t, <-errs, KindCanceled)
+	}
 	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
 		t.Errorf("call after the queue drained: %v", err)
 	}
