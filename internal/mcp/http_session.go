@@ -75,13 +75,15 @@ func (h *httpHandler) lookupSession(r *http.Request, id string, sse bool) *httpS
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
+	adopted := false
 	if ss == nil && !sse && h.s.opts.Sessions != nil {
 		ss = h.adopt(r, id)
+		adopted = ss != nil
 	}
 	if ss == nil || ss.sse != sse || ss.principal != identityFrom(r.Context()).Principal {
 		return nil
 	}
-	if ss.c.shared != nil && !h.touch(ss) {
+	if !adopted && ss.c.shared != nil && !h.touch(ss) {
 		return nil
 	}
 	return ss

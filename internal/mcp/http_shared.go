@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -35,8 +36,8 @@ import (
 type sharedConn struct {
 	close func() // ends the local copy (the httpSession)
 
-	mu        sync.Mutex
-	lastTouch time.Time // last time the store's expiry was refreshed
+	mu   sync.Mutex
+	last []byte // the stored state this copy has
 }
 
 // sessionState is the stored state of a shared session.
@@ -135,7 +136,7 @@ func markShared(ss *httpSession) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	ss.c.nextOut.Store(int64(binary.BigEndian.Uint64(b[:]) >> 12)) // below 2^52: exact in JSON numbers
-	ss.c.shared = &sharedConn{close: ss.close, lastTouch: time.Now()}
+	ss.c.shared = &sharedConn{close: ss.close}
 }
 
 // saveSession stores the state of a shared session; it logs and returns
@@ -143,6 +144,9 @@ func markShared(ss *httpSession) {
 func (h *httpHandler) saveSession(ss *httpSession) error {
 	data, _ := json.Marshal(ss.c.state(ss.principal))
 	err := h.s.opts.Sessions.Save(ss.id, data, h.opts.SessionIdleTimeout)
+	if err == nil {
+		ss.c.shared.remember(data)
+	}
 	if err != nil {
 		h.log.Warn("session state not saved to the session store", "session_id", ss.id, "error", err)
 	}
@@ -182,6 +186,7 @@ func (h *httpHandler) adopt(r *http.Request, id string) *httpSession {
 	ss.id, ss.c.id, ss.principal = id, id, st.Principal
 	ss.c.restore(&st)
 	markShared(ss)
+	ss.c.shared.remember(data)
 	h.mu.Lock()
 	if old := h.sessions[id]; old != nil || h.closed || len(h.sessions) >= h.opts.MaxSessions {
 		h.mu.Unlock()
@@ -197,26 +202,45 @@ func (h *httpHandler) adopt(r *http.Request, id string) *httpSession {
 	return ss
 }
 
-// touch refreshes a shared session's expiry in the store, at most every
-// tenth of the idle timeout, and reports whether it is still alive there
-// (an unreachable store keeps it alive here).
+// touch runs before every request of a shared session held here: it
+// extends the session's expiry in the store, takes the state another
+// server may have changed (a client may set its log level through one
+// server and call a tool through another at once), and reports whether
+// the session is still alive there. An unreachable store keeps it alive
+// here, with the state this copy has.
 func (h *httpHandler) touch(ss *httpSession) bool {
-	sh := ss.c.shared
-	sh.mu.Lock()
-	due := time.Since(sh.lastTouch) >= h.opts.SessionIdleTimeout/10
-	if due {
-		sh.lastTouch = time.Now()
-	}
-	sh.mu.Unlock()
-	if !due {
+	data, found, err := h.s.opts.Sessions.Load(ss.id, h.opts.SessionIdleTimeout)
+	switch {
+	case err != nil:
 		return true
-	}
-	_, found, err := h.s.opts.Sessions.Load(ss.id, h.opts.SessionIdleTimeout)
-	if err == nil && !found {
+	case !found:
 		ss.close()
 		return false
 	}
+	ss.c.refresh(data)
 	return true
+}
+
+// remember records the stored state this copy has.
+func (sh *sharedConn) remember(data []byte) {
+	sh.mu.Lock()
+	sh.last = append(sh.last[:0], data...)
+	sh.mu.Unlock()
+}
+
+// refresh takes the stored state data when it differs from this copy's.
+func (c *conn) refresh(data []byte) {
+	sh := c.shared
+	sh.mu.Lock()
+	same := bytes.Equal(sh.last, data)
+	if !same {
+		sh.last = append(sh.last[:0], data...)
+	}
+	sh.mu.Unlock()
+	var st sessionState
+	if !same && json.Unmarshal(data, &st) == nil {
+		c.restore(&st)
+	}
 }
 
 // endShared ends a shared session everywhere (DELETE).
@@ -266,9 +290,8 @@ func (s *Server) sessionEvent(kind byte, msg []byte) {
 	case busSessionChanged:
 		go func() {
 			data, found, err := s.opts.Sessions.Load(id, c.httpSession.h.opts.SessionIdleTimeout)
-			var st sessionState
-			if err == nil && found && json.Unmarshal(data, &st) == nil {
-				c.restore(&st)
+			if err == nil && found {
+				c.refresh(data)
 			}
 		}()
 	case busReply:
