@@ -613,32 +613,11 @@ func checkListen(t *testing.T, c *cluster) {
 	}
 }
 
-// newSession initializes a 2025-11-25 session through url.
+// newSession initializes a 2025-11-25 session through url and returns
+// its id.
 func newSession(t *testing.T, url string) string {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cluster-harness","version":"1"}}}`
-	req, _ := newPost(url, body)
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	id := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || id == "" {
-		t.Fatalf("initialize through %s: HTTP %d, session %q", url, resp.StatusCode, id)
-	}
-	req, _ = newPost(url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if resp, err = httpClient.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 202 {
-		t.Fatalf("notifications/initialized through %s: HTTP %d", url, resp.StatusCode)
-	}
-	return id
+	return newHTTPSession(t, url).session
 }
 
 // checkLegacySession: a 2025-11-25 session made through nginx is served
