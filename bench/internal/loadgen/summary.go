@@ -28,6 +28,10 @@ var DefaultRatios = []Ratio{
 	{"HTTP: wasmcp C / bare net/http", "http/wasmcp-c", "http/bare", 0},
 	{"HTTP: wasmcp Go / native Go SDK", "http/wasmcp-go", "http/native", 0},
 	{"HTTP: native Go SDK / bare net/http", "http/native", "http/bare", 0},
+	{"cluster: 3 replicas behind nginx / 1 replica behind nginx", "cluster/3-nginx", "cluster/1-nginx", 0},
+	{"cluster: 3 replicas behind nginx / 1 replica direct", "cluster/3-nginx", "cluster/1-direct", 0},
+	{"cluster: 1 replica behind nginx / 1 replica direct", "cluster/1-nginx", "cluster/1-direct", 0},
+	{"cluster: 1 replica direct / the same without [cluster]", "cluster/1-direct", "cluster/1-direct-nocluster", 0},
 }
 
 // Summarize reads result lines (JSON, one per run, as cmd/load -json
