@@ -17,6 +17,7 @@
  */
 #define WASMCP_IMPLEMENTATION
 #include "wasmcp.h"
+#include "raw.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,25 +116,11 @@ static uint32_t relie(wasmcp_json args) {
 }
 
 __attribute__((export_name("wasmcp_call"))) uint32_t wasmcp_call(void) {
-	uint32_t n = wasmcp_input_len();
-	char *in = malloc(n + 1);
-	uint32_t status = WASMCP_STATUS_OK;
-	if (!in) {
-		return 2;
-	}
-	uint32_t got = 0;
-	while (got < n) {
-		uint32_t k = wasmcp_input_read(in + got, n - got);
-		if (k == 0) {
-			break;
-		}
-		got += k;
-	}
+	char *in;
 	wasmcp_json_doc doc;
-	if (wasmcp_json_parse(in, got, &doc) != 0) {
-		free(in);
-		wasmcp_arena_reset();
-		return 2;
+	uint32_t status = raw_envelope(&in, &doc);
+	if (status != 0) {
+		return status;
 	}
 	wasmcp_json root = wasmcp_json_root(&doc);
 	wasmcp_json method = wasmcp_json_get(root, "method");
@@ -148,7 +135,5 @@ __attribute__((export_name("wasmcp_call"))) uint32_t wasmcp_call(void) {
 		outz("{\"code\":-32601,\"message\":\"method not found\"}");
 		status = WASMCP_STATUS_ERROR;
 	}
-	free(in);
-	wasmcp_arena_reset();
-	return status;
+	return raw_done(in, status);
 }
