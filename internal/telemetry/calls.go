@@ -39,6 +39,7 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 		return ctx, host
 	}
 	st.plugin = plugin
+	st.callTarget(target)
 	st.calls++
 	st.cur.start, st.cur.wait0 = time.Now(), st.queueWait
 	if st.sampled() { // the plugin span follows its request's

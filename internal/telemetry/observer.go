@@ -50,7 +50,8 @@ type reqState struct {
 	ri      *mcp.RequestInfo
 	sp      *reqSpans // nil without tracing
 	baggage string    // W3C baggage received, passed on to http/fetch
-	target  string    // tool or prompt name
+	target  string    // tool or prompt name (see readTarget)
+	read    bool      // target and uri are known
 	uri     string    // resources/read
 
 	plugin    string // the plugin that served it, once known
@@ -119,15 +120,43 @@ func (t *Telemetry) RequestStart(ctx context.Context, ri *mcp.RequestInfo) conte
 	return st
 }
 
-// start reads the target of the request and starts its span.
-func (st *reqState) start() {
-	t, ri, r := st.t, st.ri, st.ri.Request
+// readTarget reads the target of the request from its params, unless
+// the plugin call told it (callTarget): most requests never parse it.
+func (st *reqState) readTarget() {
+	if st.read {
+		return
+	}
+	st.read = true
+	r := st.ri.Request
 	switch r.Method {
 	case "tools/call", "prompts/get":
 		st.target = stringMember(r.Params, "name")
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		st.uri = stringMember(r.Params, "uri")
 	}
+}
+
+// callTarget takes the target of the request from its plugin call (the
+// name the registry found).
+func (st *reqState) callTarget(target string) {
+	if st.read {
+		return
+	}
+	st.read = true
+	switch st.ri.Request.Method {
+	case "tools/call", "prompts/get":
+		st.target = target
+	case "resources/read":
+		st.uri = target
+	default:
+		st.read = false
+	}
+}
+
+// start starts the span of the request (its name's target is set when
+// it ends).
+func (st *reqState) start() {
+	t, ri, r := st.t, st.ri, st.ri.Request
 	if t.tr != nil {
 		parent := t.extract(st, r.Params, ri.Header)
 		name := r.Method
@@ -135,7 +164,6 @@ func (st *reqState) start() {
 			name = "mcp" // a batch refused whole, a request refused unread
 		}
 		t.tr.startRoot(&st.sp.req, &parent, name, kindServer, ri.Start)
-		st.sp.req.target = st.target
 	}
 }
 
@@ -168,6 +196,8 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 		st.st.start()
 		if st.sp.req.sampled {
 			var l attrList
+			st.st.readTarget()
+			st.sp.req.target = st.st.target
 			st.st.requestAttrs(&l)
 			if errType != "" {
 				st.sp.req.failed, st.sp.req.errMsg = true, errType
@@ -340,6 +370,8 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	errType := errorType(err, result, outcome)
 	if st.sampled() {
 		var l attrList
+		st.readTarget()
+		st.sp.req.target = st.target
 		st.requestAttrs(&l)
 		if errType != "" {
 			st.sp.req.failed, st.sp.req.errMsg = true, errType
@@ -363,6 +395,7 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		}
 	}
 	if t.cfg.Audit && st.plugin != "" {
+		st.readTarget()
 		t.log.Info("call", "audit", "call", "plugin", st.plugin, "method", ri.Request.Method, "target", st.target+st.uri,
 			"principal", principal(ri.Request), "outcome", outcome, "duration_ms", dur.Milliseconds())
 	}
