@@ -24,12 +24,13 @@ type httpSession struct {
 	done       chan struct{} // closed when the session ends
 
 	// An HTTP+SSE (2024-11-05) session: its stream carries everything,
-	// slots bound its running requests, calls counts them.
+	// slots bound its running requests.
 	sse   bool
 	slots sessionSlots
-	calls sync.WaitGroup
 
 	mu         sync.Mutex
+	running    int                  // HTTP+SSE: requests running
+	ending     bool                 // HTTP+SSE: the stream ends once none runs
 	streams    map[int64]*sseStream // POST streams that may still be resumed
 	order      []int64              // stream ids, oldest first
 	nextStream int64

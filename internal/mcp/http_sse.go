@@ -65,8 +65,7 @@ func (h *httpHandler) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		select {
 		case <-h.draining:
-			ss.calls.Wait()
-			ss.standalone.finish(nil)
+			ss.endStream()
 		case <-ss.done:
 		}
 	}()
@@ -118,17 +117,55 @@ func (h *httpHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// takeSlot waits for a slot of the session for one request (or batch),
-// so that a flood waits in its POSTs rather than queueing; false when the
-// client or the session went away first.
-func takeSlot(r *http.Request, ss *httpSession) bool {
+// beginCall takes a slot of the session for a request (or batch) and
+// counts it as running. The slot is waited for, so that a flood waits in
+// its POSTs rather than queueing. False when the client or the session
+// went away first, or when the stream is ending: then the request is
+// answered that the server shuts down (and the slot given back).
+func (ss *httpSession) beginCall(r *http.Request, id jsonrpc.ID) bool {
 	select {
 	case ss.slots <- struct{}{}:
-		return true
 	case <-r.Context().Done():
+		return false
 	case <-ss.done:
+		return false
 	}
-	return false
+	ss.mu.Lock()
+	ok := !ss.ending
+	if ok {
+		ss.running++
+	}
+	ss.mu.Unlock()
+	if !ok {
+		ss.slots.release()
+		ss.answerError(id, errShuttingDown)
+	}
+	return ok
+}
+
+// endCall gives back the slot of a request that ended; the last one of an
+// ending stream ends it.
+func (ss *httpSession) endCall() {
+	ss.slots.release()
+	ss.mu.Lock()
+	ss.running--
+	end := ss.ending && ss.running == 0
+	ss.mu.Unlock()
+	if end {
+		ss.standalone.finish(nil)
+	}
+}
+
+// endStream ends the session's stream once no request runs any more
+// (shutdown: new requests are refused meanwhile).
+func (ss *httpSession) endStream() {
+	ss.mu.Lock()
+	ss.ending = true
+	end := ss.running == 0
+	ss.mu.Unlock()
+	if end {
+		ss.standalone.finish(nil)
+	}
 }
 
 // sseMessage admits the message in buf and starts it; it reports whether
@@ -155,7 +192,7 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 				_ = out.send(joinBatch(immediate))
 			}
 			return false
-		case !takeSlot(r, ss):
+		case !ss.beginCall(r, jsonrpc.ID{}):
 			for _, cl := range calls {
 				ss.c.untrack(cl)
 				h.s.releaseCall(cl)
@@ -163,10 +200,8 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 			}
 			return false
 		}
-		ss.calls.Add(1)
 		go func() {
-			defer ss.calls.Done()
-			defer ss.slots.release()
+			defer ss.endCall()
 			defer putBuf(buf) // the calls alias it
 			res := append(immediate, runBatch(h.s, ss.c, calls)...)
 			_ = out.send(joinBatch(res))
@@ -189,19 +224,17 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 	}
 	cl := prep(h.s.routeCall(rt, ss.c, &m, &mi, out))
 	cl.slots = ss.slots // a request waiting for the client gives its slot back
-	if !takeSlot(r, ss) {
+	if !ss.beginCall(r, m.ID) {
 		cl.cancel()
 		return false
 	}
 	if rf := h.s.startCall(cl, ss.c); rf != nil {
-		ss.slots.release()
+		ss.endCall()
 		ss.answerError(m.ID, rf.err)
 		return false
 	}
-	ss.calls.Add(1)
 	go func() {
-		defer ss.calls.Done()
-		defer ss.slots.release()
+		defer ss.endCall()
 		res, err := h.s.invoke(cl)
 		resp, _, ok := h.s.finish(cl, res, err, nil)
 		ss.c.untrack(cl)
