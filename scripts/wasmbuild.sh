@@ -2,8 +2,36 @@
 # What the scripts that build committed .wasm files share (examples/build.sh,
 # scripts/build-sdk-examples.sh, testdata/hostile/build.sh,
 # testdata/extism/build.sh). Source it after setting root (the repository
-# root) and check (1 for --check, else 0); wasm_result sets fail=1 on a
-# mismatch.
+# root); check is 1 for --check, else 0 (wasm_setup sets it); wasm_result
+# sets fail=1 on a mismatch.
+
+# wasm_setup LAST ARG... takes the one optional argument --check (anything
+# else prints lines 2 to LAST of the script, found in here, as its usage
+# and exits 2), pins the Go toolchain (GOTOOLCHAIN, default go1.26.8) and
+# makes tmp, a directory removed on exit.
+wasm_setup() {
+	local last="$1"
+	shift
+	check=0
+	case "${1:-}" in
+	--check) check=1 ;;
+	"") ;;
+	*) sed -n "2,${last}p" "$here/$(basename "$0")"; exit 2 ;;
+	esac
+	export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
+	tmp="$(mktemp -d)"
+	# shellcheck disable=SC2064 # tmp is expanded now, on purpose
+	trap "rm -rf '$tmp'" EXIT
+}
+
+# wasm_wat OUT SRC builds the WAT module SRC into OUT with wat2wasm; a
+# first line ";; wat2wasm: FLAGS" adds FLAGS.
+wasm_wat() {
+	local flags
+	flags="$(sed -n '1s/^;; wat2wasm: //p' "$2")"
+	# shellcheck disable=SC2086 # FLAGS are words
+	wat2wasm $flags -o "$1" "$2"
+}
 
 # wasm_c OUT INCLUDE FLAGS SRC... builds the C plugin SRC... with clang and
 # wasi-libc into OUT: a reactor, the stack first, warnings as errors, the

@@ -23,24 +23,14 @@ cd "$here"
 # shellcheck source=../../scripts/wasmbuild.sh
 . "$root/scripts/wasmbuild.sh"
 
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
-
-check=0
-case "${1:-}" in
---check) check=1 ;;
-"") ;;
-*) sed -n '2,18p' "$0"; exit 2 ;;
-esac
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+wasm_setup 18 "$@"
 
 # build_one SRC OUT builds the plugin whose source is SRC into OUT.
 build_one() {
 	local src="$1" out="$2"
 	case "$src" in
 	*.wat)
-		wat2wasm -o "$out" "$src"
+		wasm_wat "$out" "$src"
 		;;
 	*.c)
 		wasm_c "$out" "$here" "" "$src"
