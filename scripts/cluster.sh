@@ -4,7 +4,8 @@
 # replicas of examples/conformance/wasmcp.toml plus a [cluster] table
 # behind it, all started by the Go test TestCluster (cmd/wasmcp, build tag
 # cluster) and stopped when it ends, failed or not. It checks, in order:
-#   - the conformance suite's 2026-07-28 leg passes through nginx
+#   - the conformance suite's 2026-07-28 and 2025-11-25 legs pass through
+#     nginx
 #   - kv written through one replica is read through the others
 #   - a listen stream on replica 1 gets notifications caused on 2 and 3
 #   - a legacy session's calls succeed on whichever replica gets them, and

@@ -297,6 +297,7 @@ func TestCluster(t *testing.T) {
 		run  func(*testing.T, *cluster)
 	}{
 		{"conformance-2026-07-28", conformanceLeg("alpha-2026-07-28")},
+		{"conformance-2025-11-25", conformanceLeg("alpha-2025-11-25")},
 		{"kv", checkKV},
 		{"listen", checkListen},
 		{"legacy-session", checkLegacySession},
