@@ -80,7 +80,7 @@ var allowed = map[string][]string{
 	"internal/mcp/mcptest":               {"internal/jsonrpc", "internal/jsonscan", "internal/mcp"},
 	"internal/scaffold":                  {"."},
 	"internal/schema":                    {"internal/jsonscan"},
-	"internal/server":                    {"hostapi", "internal/auth", "internal/cluster", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/telemetry", "internal/verify", "plugins", "runtime"},
+	"internal/server":                    {"hostapi", "internal/auth", "internal/cluster", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/tasks", "internal/telemetry", "internal/verify", "plugins", "runtime"},
 	"internal/tasks":                     {},
 	"internal/tasks/taskstest":           {"internal/tasks"},
 	"internal/testutil":                  {},

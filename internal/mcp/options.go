@@ -183,6 +183,14 @@ type Bus interface {
 	Subscribe(fn func(msg []byte)) (unsubscribe func())
 }
 
+// TaskLimits returns the caps that MaxTasks and MaxTasksPerPrincipal
+// (zero: their defaults) give the default store, for a TaskStore made
+// elsewhere (a shared one) to apply the same.
+func TaskLimits(maxTasks, maxPerPrincipal int) tasks.Limits {
+	o := (&Options{MaxTasks: maxTasks, MaxTasksPerPrincipal: maxPerPrincipal}).withDefaults()
+	return tasks.Limits{MaxLive: o.MaxTasks, MaxLivePerPrincipal: o.MaxTasksPerPrincipal}
+}
+
 func (o *Options) withDefaults() Options {
 	var v Options
 	if o != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/cluster"
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/tasks"
 	"github.com/wasmcp/wasmcp/internal/telemetry"
 	"github.com/wasmcp/wasmcp/plugins"
 	"github.com/wasmcp/wasmcp/runtime"
@@ -179,8 +180,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	var bus mcp.Bus
 	var sessions mcp.SessionStore
 	var sessionKey []byte
+	var taskStore tasks.Store
+	var taskNotifier tasks.Notifier
 	if s.clu != nil {
 		bus, sessions, sessionKey = s.clu.Bus(), s.clu.Sessions(), s.clu.Key("session")
+		taskStore = s.clu.Tasks(mcp.TaskLimits(cfg.Limits.MaxTasks, cfg.Limits.MaxTasksPerPrincipal))
+		taskNotifier = s.clu.TaskNotifier()
 	}
 	taskTimeout := time.Duration(cfg.Limits.TaskTimeout)
 	if taskTimeout <= 0 {
@@ -190,6 +195,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		Bus:                  bus,
 		Sessions:             sessions,
 		SessionKey:           sessionKey,
+		TaskStore:            taskStore,
+		TaskNotifier:         taskNotifier,
 		Observer:             s.tel.Observer(),
 		Name:                 cfg.Server.Name,
 		Version:              version,
