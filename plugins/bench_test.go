@@ -3,30 +3,14 @@ package plugins
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // benchRegistry loads the given example plugins.
 func benchRegistry(b *testing.B, paths ...string) *Registry {
 	b.Helper()
 	ctx := context.Background()
-	cache := os.Getenv("WASMCP_TEST_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), "wasmcp-test-cache")
-	}
-	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cache})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { eng.Close(ctx) })
-	reg, err := NewRegistry(Options{Engine: eng})
-	if err != nil {
-		b.Fatal(err)
-	}
+	reg := testRegistry(b)
 	var specs []Spec
 	for _, p := range paths {
 		specs = append(specs, Spec{Path: p})

@@ -8,26 +8,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/testutil"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
-func extismRegistry(t *testing.T) *Registry {
-	t.Helper()
+// testRegistry is an empty registry on its own engine, with the shared
+// compilation cache, closed at the end of the test.
+func testRegistry(tb testing.TB) *Registry {
+	tb.Helper()
 	ctx := context.Background()
-	cache := os.Getenv("WASMCP_TEST_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), "wasmcp-test-cache")
-	}
-	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cache})
+	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: testutil.CacheDir()})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { eng.Close(ctx) })
+	tb.Cleanup(func() { eng.Close(ctx) })
 	reg, err := NewRegistry(Options{Engine: eng})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { reg.Close(ctx) })
+	tb.Cleanup(func() { reg.Close(ctx) })
 	return reg
 }
 
@@ -58,7 +57,7 @@ func toolNames(reg *Registry) string {
 // wasmcp/1 plugins.
 func TestExtismReloadAndCollisions(t *testing.T) {
 	ctx := context.Background()
-	reg := extismRegistry(t)
+	reg := testRegistry(t)
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.wasm")
 	copyFixture(t, "go_v1.wasm", a)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 var bin string
@@ -55,12 +57,7 @@ func wasmcp(t *testing.T, stdin string, args ...string) (string, string, int) {
 	return stdout.String(), stderr.String(), code
 }
 
-func cacheHome() string {
-	if d := os.Getenv("WASMCP_TEST_CACHE"); d != "" {
-		return filepath.Join(d, "xdg")
-	}
-	return filepath.Join(os.TempDir(), "wasmcp-test-cache", "xdg")
-}
+func cacheHome() string { return filepath.Join(testutil.CacheDir(), "xdg") }
 
 func TestExitCodes(t *testing.T) {
 	tests := []struct {

@@ -6,23 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // testCacheDir is the compilation cache shared by the tests (scripts/test.sh
 // points every package at one directory so each guest compiles once).
-func testCacheDir(t testing.TB) string {
-	if d := os.Getenv("WASMCP_TEST_CACHE"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "wasmcp-test-cache")
-}
+func testCacheDir(testing.TB) string { return testutil.CacheDir() }
 
 // newTestServer builds a Server from a wasmcp.toml text; {{kitchen}} is
 // replaced by the path of the kitchen test plugin.
