@@ -300,6 +300,7 @@ func TestCluster(t *testing.T) {
 		{"conformance-2025-11-25", conformanceLeg("alpha-2025-11-25")},
 		{"kv", checkKV},
 		{"listen", checkListen},
+		{"request-state", checkRequestState},
 		{"legacy-session", checkLegacySession},
 		{"kill-replica", checkKillReplica},
 		{"redis-down", checkRedisDown},
@@ -344,6 +345,7 @@ func conformanceLeg(leg string) func(*testing.T, *cluster) {
 type mcpCall struct {
 	url, session, method string
 	params               map[string]any
+	caps                 map[string]any // 2026-07-28 client capabilities (default none)
 }
 
 // mcpAnswer is the response of an mcpCall.
@@ -364,7 +366,11 @@ func (c mcpCall) do(client *http.Client) (*mcpAnswer, error) {
 		p = map[string]any{}
 	}
 	if c.session == "" {
-		p = withModernMeta(p, map[string]any{})
+		caps := c.caps
+		if caps == nil {
+			caps = map[string]any{}
+		}
+		p = withModernMeta(p, caps)
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": c.method, "params": p})
 	req, err := newPost(c.url, string(b))
@@ -499,6 +505,46 @@ func checkKV(t *testing.T, c *cluster) {
 				t.Errorf("written through replica %d (revision %d), read through replica %d: revision %d", i+1, n, j+1, got)
 			}
 		}
+	}
+}
+
+// checkRequestState: a multi-round call (input_required) begun on replica
+// 1 is finished on replica 2 with the requestState replica 1 sealed, and
+// replica 3 refuses that state tampered with.
+func checkRequestState(t *testing.T, c *cluster) {
+	const name = "test_input_required_result_request_state"
+	caps := map[string]any{"elicitation": map[string]any{}}
+	call := func(url string, extra map[string]any) *mcpAnswer {
+		p := map[string]any{"name": name, "arguments": map[string]any{}}
+		for k, v := range extra {
+			p[k] = v
+		}
+		a, err := mcpCall{url: url, method: "tools/call", params: p, caps: caps}.do(httpClient)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := call(c.rs[0].url, nil)
+	var ir struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if a.err != nil || json.Unmarshal(a.result, &ir) != nil || ir.ResultType != "input_required" || ir.RequestState == "" {
+		t.Fatalf("%s on replica 1: %s %v", name, a.result, a.err)
+	}
+	answers := map[string]any{}
+	for k := range ir.InputRequests {
+		answers[k] = map[string]any{"action": "accept", "content": map[string]any{"ok": true}}
+	}
+	a = call(c.rs[1].url, map[string]any{"inputResponses": answers, "requestState": ir.RequestState})
+	if text, isErr := a.toolText(); isErr || !strings.Contains(text, "state-ok: action=accept") {
+		t.Errorf("the retry on replica 2 with replica 1's requestState: %q", text)
+	}
+	a = call(c.rs[2].url, map[string]any{"inputResponses": answers, "requestState": ir.RequestState + "x"})
+	if a.err == nil {
+		t.Errorf("replica 3 accepted a tampered requestState: %s", a.result)
 	}
 }
 
