@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -106,5 +108,41 @@ func TestBatching(t *testing.T) {
 	var d errDropped
 	if len(errs) != 1 || !errors.As(errs[0], &d) || d != 2 {
 		t.Errorf("errors %v, want 2 spans dropped", errs)
+	}
+}
+
+// TestSpanValuesCleaned: span names and string attributes from clients
+// are cut to maxValueLen bytes at a character boundary and made valid
+// UTF-8, so that the batch decodes (a receiver refuses invalid UTF-8).
+func TestSpanValuesCleaned(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"plain", "echo", "echo"},
+		{"long", strings.Repeat("a", 100_000), strings.Repeat("a", maxValueLen)},
+		{"invalid UTF-8", "a\xffb\xc3", "a\uFFFDb\uFFFD"},
+		{"multibyte at the cut", strings.Repeat("a", maxValueLen-1) + "é" + "tail", strings.Repeat("a", maxValueLen-1)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s span
+			s.sampled = true
+			newIDs(&s.spanContext, nil)
+			s.name, s.target = "tools/call", c.in
+			s.str("gen_ai.tool.name", c.in)
+			body := appendRequest(nil, encodeResource(nil), encodeScope("t"),
+				protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), appendSpan(nil, &s, []kv{{key: "x", str: c.in, typ: 's'}})))
+			var req collectortrace.ExportTraceServiceRequest
+			if err := proto.Unmarshal(body, &req); err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			got := req.ResourceSpans[0].ScopeSpans[0].Spans[0]
+			want := c.want
+			if got.Name != "tools/call "+want {
+				t.Errorf("name %.40q", got.Name)
+			}
+			for _, a := range got.Attributes {
+				if a.GetValue().GetStringValue() != want {
+					t.Errorf("%s = %.40q, want %.40q", a.Key, a.GetValue().GetStringValue(), want)
+				}
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -34,7 +35,7 @@ func appendSpan(b []byte, s *span, extra []kv) []byte {
 	b = protowire.AppendBytes(b, s.traceID[:])
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	b = protowire.AppendBytes(b, s.spanID[:])
-	if s.traceState != "" {
+	if s.traceState != "" { // validated: ASCII, at most 32 members
 		b = protowire.AppendTag(b, 3, protowire.BytesType)
 		b = protowire.AppendString(b, s.traceState)
 	}
@@ -43,11 +44,12 @@ func appendSpan(b []byte, s *span, extra []kv) []byte {
 		b = protowire.AppendBytes(b, s.parentID[:])
 	}
 	b = protowire.AppendTag(b, 5, protowire.BytesType)
-	if s.target == "" {
-		b = protowire.AppendString(b, s.name)
+	name, target := clean(s.name), clean(s.target)
+	if target == "" {
+		b = protowire.AppendString(b, name)
 	} else { // name + " " + target, without building the string
-		b = protowire.AppendVarint(b, uint64(len(s.name)+1+len(s.target)))
-		b = append(append(append(b, s.name...), ' '), s.target...)
+		b = protowire.AppendVarint(b, uint64(len(name)+1+len(target)))
+		b = append(append(append(b, name...), ' '), target...)
 	}
 	b = protowire.AppendTag(b, 6, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(s.kind))
@@ -87,12 +89,35 @@ func appendSpan(b []byte, s *span, extra []kv) []byte {
 	return protowire.AppendFixed32(b, flags)
 }
 
+// maxValueLen bounds a span name's parts and a string attribute, in
+// bytes: many come from the client (tool names, URIs, ids, methods).
+const maxValueLen = 1024
+
+// clean returns s cut to maxValueLen bytes (at a character boundary) and
+// with invalid UTF-8 replaced: a protobuf string must be valid UTF-8, or
+// the receiver refuses the whole batch.
+func clean(s string) string {
+	if len(s) > maxValueLen {
+		i := maxValueLen
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
+
 // appendKV appends a KeyValue as field num.
 func appendKV(b []byte, num protowire.Number, a *kv) []byte {
 	var vlen int
+	str := a.str
 	switch a.typ {
 	case 's':
-		vlen = 1 + protowire.SizeBytes(len(a.str))
+		str = clean(str)
+		vlen = 1 + protowire.SizeBytes(len(str))
 	case 'i':
 		vlen = 1 + protowire.SizeVarint(a.num)
 	case 'b':
@@ -109,7 +134,7 @@ func appendKV(b []byte, num protowire.Number, a *kv) []byte {
 	switch a.typ {
 	case 's':
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		return protowire.AppendString(b, a.str)
+		return protowire.AppendString(b, str)
 	case 'i':
 		b = protowire.AppendTag(b, 3, protowire.VarintType)
 		return protowire.AppendVarint(b, a.num)
@@ -170,7 +195,7 @@ func appendRequest(b, resource, scope, spans []byte) []byte {
 type errDropped uint64
 
 func (e errDropped) Error() string {
-	return fmt.Sprintf("%d spans dropped: the export queue (OTEL_BSP_MAX_QUEUE_SIZE) was full", uint64(e))
+	return fmt.Sprintf("%d spans dropped: the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans, or 16 MiB)", uint64(e))
 }
 
 // httpExporter posts OTLP/HTTP protobuf requests.

@@ -205,6 +205,13 @@ func (tr *tracer) startChild(s *span, parent *span, name string, kind byte, star
 	s.name, s.kind, s.start = name, kind, start.UnixNano()
 }
 
+// The batch's bytes are bounded too: at maxBatchBytes it is exported
+// without waiting for a full batch, past maxQueueBytes spans are dropped.
+const (
+	maxBatchBytes = 4 << 20
+	maxQueueBytes = 16 << 20
+)
+
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // finish ends s at end and queues it for export (if sampled), with the
@@ -217,7 +224,7 @@ func (tr *tracer) finish(s *span, end time.Time, extra ...kv) {
 	bp := scratch.Get().(*[]byte)
 	b := appendSpan((*bp)[:0], s, extra)
 	tr.mu.Lock()
-	if tr.closed || tr.queued >= tr.maxQueue {
+	if tr.closed || tr.queued >= tr.maxQueue || len(tr.buf)+len(b) > maxQueueBytes {
 		tr.dropped++
 		tr.mu.Unlock()
 		*bp = b
@@ -227,7 +234,7 @@ func (tr *tracer) finish(s *span, end time.Time, extra ...kv) {
 	tr.buf = protowire.AppendTag(tr.buf, 2, protowire.BytesType) // ScopeSpans.spans
 	tr.buf = protowire.AppendBytes(tr.buf, b)
 	tr.queued++
-	full := tr.queued == tr.batch
+	full := tr.queued == tr.batch || len(tr.buf) >= maxBatchBytes
 	tr.mu.Unlock()
 	*bp = b
 	scratch.Put(bp)
