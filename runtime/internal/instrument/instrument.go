@@ -150,8 +150,8 @@ const (
 	// out of it.
 	StackName = "__wasmcp_stack"
 	// Stack is the stack budget's initial value, and the value the host
-	// stores before each call: 8 MiB of estimated frames (StackFrame).
-	Stack = 8 << 20
+	// stores before each call: 16 MiB of estimated frames (see stack.go).
+	Stack = 16 << 20
 	// Refill is the fuel of one period between exits to Go, in bytes of
 	// original code.
 	Refill = 1 << 16
