@@ -116,14 +116,17 @@ func serveWasmcp(plugin string) serveFunc { return serveWasmcpWith(plugin, nil) 
 
 // serveWasmcpTelemetry serves plugin with tracing (to an OTLP/HTTP
 // receiver on loopback that discards what it gets) and metrics on.
-func serveWasmcpTelemetry(plugin string) serveFunc {
+func serveWasmcpTelemetry(plugin string) serveFunc { return serveWasmcpTraced(plugin, "") }
+
+// serveWasmcpTraced is serveWasmcpTelemetry with extra [telemetry] lines.
+func serveWasmcpTraced(plugin, extra string) serveFunc {
 	return serveWasmcpWith(plugin, func(tb testing.TB) string {
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/x-protobuf")
 		}))
 		// Not closed: the rig outlives tb (the first sub-benchmark).
-		return fmt.Sprintf("[telemetry]\nmetrics = \"127.0.0.1:0\"\nendpoint = %q\nschedule_delay = \"1s\"\n", rcv.URL)
+		return fmt.Sprintf("[telemetry]\nmetrics = \"127.0.0.1:0\"\nendpoint = %q\nschedule_delay = \"1s\"\n%s", rcv.URL, extra)
 	})
 }
 
@@ -223,6 +226,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		{"native", serveNative},
 		{"wasmcp-c", serveWasmcp("plugins/cecho/cecho.wasm")},
 		{"wasmcp-c-telemetry", serveWasmcpTelemetry("plugins/cecho/cecho.wasm")},
+		{"wasmcp-c-sampled", serveWasmcpTraced("plugins/cecho/cecho.wasm", "sampler = \"parentbased_traceidratio\"\nsampler_arg = \"0.1\"\n")},
 		{"wasmcp-c-metrics", serveWasmcpWith("plugins/cecho/cecho.wasm", func(testing.TB) string { return "[telemetry]\nmetrics = \"x\"\n" })},
 		{"wasmcp-go", serveWasmcp("plugins/goecho/goecho.wasm")},
 		{"wasmcp-go-telemetry", serveWasmcpTelemetry("plugins/goecho/goecho.wasm")},
