@@ -567,3 +567,38 @@ func TestListFilter(t *testing.T) {
 		t.Fatalf("after: %q, %v", names(m), err)
 	}
 }
+
+// TestToolTaskSupport: Tool.TaskSupport becomes execution.taskSupport
+// (absent for the default, forbidden), an unknown value panics at
+// registration, and StartTask calls the host's task/start.
+func TestToolTaskSupport(t *testing.T) {
+	p := wasmcp.New(wasmcp.Info{Name: "tasks"})
+	noop := func(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
+		return wasmcp.TextResult("ok"), c.StartTask()
+	}
+	p.AddRawTool(wasmcp.Tool{Name: "plain"}, noop)
+	p.AddRawTool(wasmcp.Tool{Name: "never", TaskSupport: wasmcp.TaskForbidden}, noop)
+	p.AddRawTool(wasmcp.Tool{Name: "maybe", TaskSupport: wasmcp.TaskOptional}, noop)
+	p.AddRawTool(wasmcp.Tool{Name: "always", TaskSupport: wasmcp.TaskRequired}, noop)
+	h := wasmcptest.NewHost()
+	s := wasmcptest.NewSession(p, h)
+	out := string(s.Do("wasmcp/describe", map[string]any{}, nil).Output)
+	for _, want := range []string{`"name":"maybe"`, `"execution":{"taskSupport":"optional"}`, `"execution":{"taskSupport":"required"}`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("manifest lacks %s: %s", want, out)
+		}
+	}
+	if n := strings.Count(out, `"execution"`); n != 2 {
+		t.Errorf("%d execution members, want 2 (plain and forbidden have none): %s", n, out)
+	}
+	s.CallTool("maybe", nil)
+	if n := len(h.CallsTo("task/start")); n != 1 {
+		t.Errorf("%d task/start calls, want 1", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("TaskSupport \"sometimes\" was accepted")
+		}
+	}()
+	p.AddRawTool(wasmcp.Tool{Name: "bad", TaskSupport: "sometimes"}, noop)
+}

@@ -39,6 +39,7 @@ type Provider struct {
 	features  mcp.Features
 	extra     int  // number of filler tools
 	transient bool // the "transient" tool is listed
+	tasks     bool // the task_ask tool is listed
 }
 
 // Options configures New.
@@ -48,6 +49,11 @@ type Options struct {
 	// ExtraTools adds that many filler tools (filler_0000, ...) after the
 	// real ones, to exercise pagination.
 	ExtraTools int
+	// Tasks lists task_ask, a tool that may run as a task
+	// (execution.taskSupport optional): it starts the task, asks for a
+	// name (input_required, or elicitation/create on a legacy session)
+	// and answers with it.
+	Tasks bool
 }
 
 // New returns a Provider. opts may be nil.
@@ -61,6 +67,7 @@ func New(opts *Options) *Provider {
 			p.features = *opts.Features
 		}
 		p.extra = opts.ExtraTools
+		p.tasks = opts.Tasks
 	}
 	return p
 }
@@ -112,12 +119,14 @@ var baseTools = []string{
 	`{"name":"close_stream","description":"Closes its HTTP SSE stream, then answers.","inputSchema":{"type":"object"}}`,
 }
 
+const taskTool = `{"name":"task_ask","description":"Starts a task, asks for a name, answers with it.","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}`
+
 const transientTool = `{"name":"transient","description":"Appears after change_tools.","inputSchema":{"type":"object"}}`
 
 // Tools implements mcp.Provider.
 func (p *Provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
 	p.mu.Lock()
-	extra, transient := p.extra, p.transient
+	extra, transient, tasks := p.extra, p.transient, p.tasks
 	p.mu.Unlock()
 	out := make([]json.RawMessage, 0, len(baseTools)+extra+1)
 	for _, t := range baseTools {
@@ -125,6 +134,9 @@ func (p *Provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage
 	}
 	if transient {
 		out = append(out, json.RawMessage(transientTool))
+	}
+	if tasks {
+		out = append(out, json.RawMessage(taskTool))
 	}
 	for i := range extra {
 		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":"filler_%04d","inputSchema":{"type":"object"}}`, i)))
@@ -199,6 +211,9 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 		return text("logged"), nil
 	case "elicit":
 		return p.elicit(ctx, r, &cp, arg("message"))
+	case "task_ask":
+		r.StartTask()
+		return p.elicit(ctx, r, &cp, "")
 	case "slow":
 		<-ctx.Done()
 		if p.Stopped != nil {
