@@ -301,6 +301,7 @@ func TestCluster(t *testing.T) {
 		{"kv", checkKV},
 		{"listen", checkListen},
 		{"request-state", checkRequestState},
+		{"tasks", checkTasks},
 		{"legacy-session", checkLegacySession},
 		{"kill-replica", checkKillReplica},
 		{"redis-down", checkRedisDown},
@@ -385,6 +386,8 @@ func (c mcpCall) do(client *http.Client) (*mcpAnswer, error) {
 			req.Header.Set("Mcp-Name", p["name"].(string))
 		case "resources/read":
 			req.Header.Set("Mcp-Name", p["uri"].(string))
+		case "tasks/get":
+			req.Header.Set("Mcp-Name", p["taskId"].(string))
 		}
 	} else {
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
@@ -545,6 +548,37 @@ func checkRequestState(t *testing.T, c *cluster) {
 	a = call(c.rs[2].url, map[string]any{"inputResponses": answers, "requestState": ir.RequestState + "x"})
 	if a.err == nil {
 		t.Errorf("replica 3 accepted a tampered requestState: %s", a.result)
+	}
+}
+
+// checkTasks: a task started on replica 1 (the tasks extension) is known
+// to tasks/get on replica 2 and seen completed through replica 3.
+func checkTasks(t *testing.T, c *cluster) {
+	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	a := mustCall(t, mcpCall{url: c.rs[0].url, method: "tools/call", caps: caps,
+		params: map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0.5, "label": "cluster"}}})
+	var task struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+		Status     string `json:"status"`
+	}
+	if json.Unmarshal(a.result, &task) != nil || task.ResultType != "task" || task.TaskID == "" {
+		t.Fatalf("slow_compute as a task on replica 1: %s", a.result)
+	}
+	get := func(r *replica) string {
+		a := mustCall(t, mcpCall{url: r.url, method: "tasks/get", caps: caps, params: map[string]any{"taskId": task.TaskID}})
+		var st struct {
+			Status string `json:"status"`
+		}
+		json.Unmarshal(a.result, &st)
+		return st.Status
+	}
+	if st := get(c.rs[1]); st == "" {
+		t.Errorf("tasks/get on replica 2: no status")
+	}
+	var last string
+	if !waitFor(15*time.Second, func() bool { last = get(c.rs[2]); return last == "completed" }) {
+		t.Errorf("tasks/get on replica 3: status %q 15 s after the start, want completed", last)
 	}
 }
 
