@@ -147,7 +147,8 @@ func (te *taskEngine) sweeper() {
 }
 
 // changed handles a published change: it wakes whoever waits for the
-// task, stops a local run that was cancelled, and tells a legacy session.
+// task, tells the listen streams that asked for it, stops a local run
+// that was cancelled, and tells the legacy session of a local run.
 func (te *taskEngine) changed(c tasks.Change) {
 	te.mu.Lock()
 	for ch := range te.watchers[c.ID] {
@@ -158,6 +159,7 @@ func (te *taskEngine) changed(c tasks.Change) {
 	}
 	run := te.runs[c.ID]
 	te.mu.Unlock()
+	te.s.notifyTaskListeners(c)
 	if run == nil || run.principal != c.Principal {
 		return
 	}
@@ -170,7 +172,6 @@ func (te *taskEngine) changed(c tasks.Change) {
 			run.conn.notify(notifTaskStatus+" "+c.ID, msg)
 		}
 	}
-	te.s.notifyTaskListeners(c)
 }
 
 // watch returns a channel that receives (coalesced) when task id changes.
