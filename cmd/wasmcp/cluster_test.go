@@ -556,7 +556,7 @@ func checkRequestState(t *testing.T, c *cluster) {
 func checkTasks(t *testing.T, c *cluster) {
 	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
 	a := mustCall(t, mcpCall{url: c.rs[0].url, method: "tools/call", caps: caps,
-		params: map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0.5, "label": "cluster"}}})
+		params: map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 1, "label": "cluster"}}})
 	var task struct {
 		ResultType string `json:"resultType"`
 		TaskID     string `json:"taskId"`
@@ -588,13 +588,12 @@ type sseEvent struct {
 	at  time.Time
 }
 
-// openListen opens a 2026-07-28 subscriptions/listen stream on url for
-// the watched resource and list changes, waits for its acknowledgement,
-// and returns the notifications that follow.
-func openListen(t *testing.T, url string) <-chan sseEvent {
+// openListen opens a 2026-07-28 subscriptions/listen stream on url with
+// the notifications filter and client capabilities given, waits for its
+// acknowledgement, and returns the notifications that follow.
+func openListen(t *testing.T, url string, filter, caps map[string]any) <-chan sseEvent {
 	t.Helper()
-	p := withModernMeta(map[string]any{"notifications": map[string]any{
-		"resourceSubscriptions": []string{watchedURI}, "toolsListChanged": true}}, map[string]any{})
+	p := withModernMeta(map[string]any{"notifications": filter}, caps)
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen", "params": p})
 	req, _ := newPost(url, string(b))
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -673,7 +672,7 @@ func await(t *testing.T, ch <-chan sseEvent, method string, since time.Time, max
 // under 1 s and none over 5 s, so that a loaded machine's one slow
 // scheduling does not fail it.
 func checkListen(t *testing.T, c *cluster) {
-	ch := openListen(t, c.rs[0].url)
+	ch := openListen(t, c.rs[0].url, map[string]any{"resourceSubscriptions": []string{watchedURI}, "toolsListChanged": true}, map[string]any{})
 	var lat []time.Duration
 	for i := 0; i < 5; i++ {
 		cause := c.rs[1+i%2]
