@@ -247,3 +247,24 @@ func TestPluginsCommand(t *testing.T) {
 		t.Errorf("plugins with a broken one: exit %d, %+v", code, ls)
 	}
 }
+
+// TestCallShowsTrapSource: `wasmcp call` of a tool that traps exits 1 and
+// prints, on stderr, the guest function and file:line of each frame (the
+// plugin is built with its name section and line table); the result on
+// stdout, what a client would see, has neither.
+func TestCallShowsTrapSource(t *testing.T) {
+	stdout, stderr, code := wasmcp(t, "", "call", "--plugins", "testdata/hostile/debugtrap.wasm", "load")
+	if code != 1 || !strings.Contains(stdout, "plugin crashed: out of bounds memory access") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	for _, want := range []string{".read_past_end(i32) i32", "debugtrap.c:16:", ".load(i32,i32)", "debugtrap.c:25:"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, leak := range []string{"debugtrap.c", "read_past_end"} {
+		if strings.Contains(stdout, leak) {
+			t.Errorf("stdout shows %q:\n%s", leak, stdout)
+		}
+	}
+}
