@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # What the scripts that build committed .wasm files share (examples/build.sh,
 # scripts/build-sdk-examples.sh, testdata/hostile/build.sh,
-# testdata/extism/build.sh). Source it after setting root (the repository
+# testdata/extism/build.sh, bench/plugins/build.sh). Source it after setting root (the repository
 # root); check is 1 for --check, else 0 (wasm_setup sets it); wasm_result
 # sets fail=1 on a mismatch.
 

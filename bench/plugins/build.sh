@@ -11,11 +11,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$here"
 
+# shellcheck source=../../scripts/wasmbuild.sh
+. "$root/scripts/wasmbuild.sh"
+
 for name in cecho cspin; do
-	clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -O2 \
-		-Wall -Wextra -Werror -ffile-prefix-map="$root/"= -ffile-prefix-map="$root"=. \
-		-Wl,--stack-first -Wl,--strip-all -I"$root/sdk/c" \
-		-o "$name/$name.wasm" "$name"/*.c
+	wasm_c "$name/$name.wasm" "$root/sdk/c" "" "$name"/*.c
 	echo "built $name/$name.wasm ($(stat -c %s "$name/$name.wasm") bytes)"
 done
 

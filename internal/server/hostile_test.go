@@ -1153,9 +1153,9 @@ func TestHostileModuleLimits(t *testing.T) {
 		name, plugin, limits string
 		want                 string
 	}{
-		{"module size", "good", `max_module_size = "64KiB"`, "module size in bytes: 66179, over the limit of 65536 ([limits] max_module_size)"},
-		{"functions", "good", "max_functions = 50", "functions: 83, over the limit of 50 ([limits] max_functions)"},
-		{"function size", "good", `max_function_size = "4KiB"`, "size in bytes: 8752, over the limit of 4096 ([limits] max_function_size)"},
+		{"module size", "good", `max_module_size = "64KiB"`, "module size in bytes: 65685, over the limit of 65536 ([limits] max_module_size)"},
+		{"functions", "good", "max_functions = 50", "functions: 84, over the limit of 50 ([limits] max_functions)"},
+		{"function size", "good", `max_function_size = "4KiB"`, "size in bytes: 7940, over the limit of 4096 ([limits] max_function_size)"},
 		{"locals", "good", "max_locals = 40", "locals: 43, over the limit of 40 ([limits] max_locals)"},
 		{"nesting", "good", "max_nesting = 30", "nesting of blocks, loops and ifs: 31, over the limit of 30 ([limits] max_nesting)"},
 		{"br_table", "good", "max_br_table = 50", "br_table targets in the function: 56, over the limit of 50 ([limits] max_br_table)"},

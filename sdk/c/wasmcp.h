@@ -853,14 +853,35 @@ static int wasmcp__w_json_field(wasmcp_buf *b, const char *key, const char *s) {
 	return 0;
 }
 
+/* Writes the string member key: s, or nothing if s is NULL. */
+static void wasmcp__w_opt_str(wasmcp_buf *b, const char *key, const char *s) {
+	if (s) {
+		wasmcp_w_key(b, key);
+		wasmcp_w_str(b, s);
+	}
+}
+
+/* Writes a resource or a resource template: {uri_key: uri, name, description?, mimeType?}. */
+static void wasmcp__w_resource(wasmcp_buf *b, const char *uri_key, const char *uri, const char *name,
+			       const char *description, const char *mime_type) {
+	wasmcp_w_obj(b);
+	wasmcp_w_key(b, uri_key);
+	wasmcp_w_str(b, uri);
+	wasmcp_w_key(b, "name");
+	wasmcp_w_str(b, name);
+	wasmcp__w_opt_str(b, "description", description);
+	wasmcp__w_opt_str(b, "mimeType", mime_type);
+	wasmcp_w_end_obj(b);
+}
+
 static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **bad) {
 	wasmcp_w_obj(b);
 	wasmcp_w_key(b, "abi");
 	wasmcp_w_int(b, WASMCP_ABI);
 	wasmcp_w_key(b, "name");
 	wasmcp_w_str(b, p->name);
-	if (p->version) { wasmcp_w_key(b, "version"); wasmcp_w_str(b, p->version); }
-	if (p->description) { wasmcp_w_key(b, "description"); wasmcp_w_str(b, p->description); }
+	wasmcp__w_opt_str(b, "version", p->version);
+	wasmcp__w_opt_str(b, "description", p->description);
 	wasmcp_w_key(b, "tools");
 	wasmcp_w_arr(b);
 	for (size_t i = 0; i < p->n_tools; i++) {
@@ -869,7 +890,7 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 		wasmcp_w_obj(b);
 		wasmcp_w_key(b, "name");
 		wasmcp_w_str(b, t->name);
-		if (t->description) { wasmcp_w_key(b, "description"); wasmcp_w_str(b, t->description); }
+		wasmcp__w_opt_str(b, "description", t->description);
 		if (wasmcp__w_json_field(b, "inputSchema", t->input_schema ? t->input_schema : "{\"type\":\"object\"}")) return -1;
 		if (t->output_schema && wasmcp__w_json_field(b, "outputSchema", t->output_schema)) return -1;
 		if (t->annotations && wasmcp__w_json_field(b, "annotations", t->annotations)) return -1;
@@ -880,28 +901,14 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 	wasmcp_w_arr(b);
 	for (size_t i = 0; i < p->n_resources; i++) {
 		const wasmcp_resource *r = &p->resources[i];
-		wasmcp_w_obj(b);
-		wasmcp_w_key(b, "uri");
-		wasmcp_w_str(b, r->uri);
-		wasmcp_w_key(b, "name");
-		wasmcp_w_str(b, r->name);
-		if (r->description) { wasmcp_w_key(b, "description"); wasmcp_w_str(b, r->description); }
-		if (r->mime_type) { wasmcp_w_key(b, "mimeType"); wasmcp_w_str(b, r->mime_type); }
-		wasmcp_w_end_obj(b);
+		wasmcp__w_resource(b, "uri", r->uri, r->name, r->description, r->mime_type);
 	}
 	wasmcp_w_end_arr(b);
 	wasmcp_w_key(b, "resourceTemplates");
 	wasmcp_w_arr(b);
 	for (size_t i = 0; i < p->n_templates; i++) {
 		const wasmcp_resource_template *r = &p->templates[i];
-		wasmcp_w_obj(b);
-		wasmcp_w_key(b, "uriTemplate");
-		wasmcp_w_str(b, r->uri_template);
-		wasmcp_w_key(b, "name");
-		wasmcp_w_str(b, r->name);
-		if (r->description) { wasmcp_w_key(b, "description"); wasmcp_w_str(b, r->description); }
-		if (r->mime_type) { wasmcp_w_key(b, "mimeType"); wasmcp_w_str(b, r->mime_type); }
-		wasmcp_w_end_obj(b);
+		wasmcp__w_resource(b, "uriTemplate", r->uri_template, r->name, r->description, r->mime_type);
 	}
 	wasmcp_w_end_arr(b);
 	wasmcp_w_key(b, "prompts");
@@ -912,7 +919,7 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 		wasmcp_w_obj(b);
 		wasmcp_w_key(b, "name");
 		wasmcp_w_str(b, q->name);
-		if (q->description) { wasmcp_w_key(b, "description"); wasmcp_w_str(b, q->description); }
+		wasmcp__w_opt_str(b, "description", q->description);
 		if (q->arguments && wasmcp__w_json_field(b, "arguments", q->arguments)) return -1;
 		wasmcp_w_end_obj(b);
 	}
