@@ -26,7 +26,11 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	var ss *httpSession
 	if sid != "" {
-		ss = h.sessionOf(r, sid)
+		var err error
+		if ss, err = h.sessionOf(r, sid); err != nil {
+			refuseBusy(w, jsonrpc.ID{}, errSessionStore)
+			return
+		}
 	}
 	if jsonrpc.IsBatch(body) {
 		h.postBatch(w, r, sid, ss, body)
@@ -152,7 +156,7 @@ func (h *httpHandler) postInitialize(w http.ResponseWriter, r *http.Request, m *
 		h.share(ss)
 		if h.saveSession(ss) != nil {
 			ss.close()
-			refuseBusy(w, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "session store unavailable; retry later"})
+			refuseBusy(w, m.ID, errSessionStore)
 			return
 		}
 	}

@@ -63,8 +63,10 @@ func (h *httpHandler) addSession(ss *httpSession) bool {
 }
 
 // sessionOf returns the Streamable HTTP session id names for request r.
-func (h *httpHandler) sessionOf(r *http.Request, id string) *httpSession {
-	return h.lookupSession(r, id, false)
+// The error is errSessionStore when a shared session could not be looked
+// up because the session store is unavailable.
+func (h *httpHandler) sessionOf(r *http.Request, id string) (*httpSession, error) {
+	return h.findSession(r, id, false)
 }
 
 // lookupSession returns the session id names for request r, of the
@@ -73,21 +75,30 @@ func (h *httpHandler) sessionOf(r *http.Request, id string) *httpSession {
 // id is not a credential: with access control on, only its owner may use
 // it).
 func (h *httpHandler) lookupSession(r *http.Request, id string, sse bool) *httpSession {
+	ss, _ := h.findSession(r, id, sse)
+	return ss
+}
+
+// findSession is lookupSession, with the session store's failure.
+func (h *httpHandler) findSession(r *http.Request, id string, sse bool) (*httpSession, error) {
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
 	adopted := false
 	if ss == nil && !sse && h.s.opts.Sessions != nil {
-		ss = h.adopt(r, id)
+		var err error
+		if ss, err = h.adopt(r, id); err != nil {
+			return nil, err
+		}
 		adopted = ss != nil
 	}
 	if ss == nil || ss.sse != sse || ss.principal != identityFrom(r.Context()).Principal {
-		return nil
+		return nil, nil
 	}
 	if !adopted && ss.c.shared != nil && !h.touch(ss) {
-		return nil
+		return nil, nil
 	}
-	return ss
+	return ss, nil
 }
 
 // enter marks the session busy; false when it is closed.
@@ -222,7 +233,11 @@ func (h *httpHandler) sessionFor(w http.ResponseWriter, r *http.Request) *httpSe
 			Message: "method not allowed: " + r.Method + " needs the Mcp-Session-Id of a legacy session"})
 		return nil
 	}
-	ss := h.sessionOf(r, sid)
+	ss, err := h.sessionOf(r, sid)
+	if err != nil {
+		refuseBusy(w, jsonrpc.ID{}, errSessionStore)
+		return nil
+	}
 	if ss == nil {
 		writeError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not found"})
 		return nil

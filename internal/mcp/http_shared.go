@@ -165,22 +165,27 @@ func (c *conn) stateChanged() {
 	}
 }
 
+// errSessionStore answers (503, with Retry-After) a request of a shared
+// session this server does not hold while the session store is
+// unavailable: the session may well be alive, so not 404.
+var errSessionStore = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "session store unavailable; retry later"}
+
 // adopt loads the shared session id from the store and serves it here;
 // nil when it is not a valid id, not in the store, or of another
-// principal.
-func (h *httpHandler) adopt(r *http.Request, id string) *httpSession {
+// principal, and errSessionStore when the store is unavailable.
+func (h *httpHandler) adopt(r *http.Request, id string) (*httpSession, error) {
 	s := h.s
 	if !s.validSessionID(id) {
-		return nil
+		return nil, nil
 	}
 	data, found, err := s.opts.Sessions.Load(id, h.opts.SessionIdleTimeout)
 	if err != nil {
-		h.log.Warn("session store unavailable: session not found", "session_id", id, "error", err)
-		return nil
+		h.log.Warn("session store unavailable: a session held by another server cannot be served here", "session_id", id, "error", err)
+		return nil, errSessionStore
 	}
 	var st sessionState
 	if !found || json.Unmarshal(data, &st) != nil || st.Principal != identityFrom(r.Context()).Principal {
-		return nil
+		return nil, nil
 	}
 	ss := h.newSession()
 	ss.id, ss.c.id, ss.principal = id, id, st.Principal
@@ -191,7 +196,7 @@ func (h *httpHandler) adopt(r *http.Request, id string) *httpSession {
 	if old := h.sessions[id]; old != nil || h.closed || len(h.sessions) >= h.opts.MaxSessions {
 		h.mu.Unlock()
 		ss.c.close()
-		return old
+		return old, nil
 	}
 	h.sessions[id] = ss
 	ss.timer = time.AfterFunc(h.opts.SessionIdleTimeout, ss.expire)
@@ -199,7 +204,7 @@ func (h *httpHandler) adopt(r *http.Request, id string) *httpSession {
 	h.share(ss)
 	s.register(ss.c)
 	h.log.Debug("session adopted from the session store", "session_id", id)
-	return ss
+	return ss, nil
 }
 
 // touch runs before every request of a shared session held here: it

@@ -185,3 +185,34 @@ func TestClusterSessionIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterLegacyRedisDown checks a shared session while Redis is
+// away: the replica holding it goes on serving it; another one answers
+// 503 with Retry-After (not 404: the session is alive), and so does
+// initialize; once Redis is back, the other replica takes the session
+// over.
+func TestClusterLegacyRedisDown(t *testing.T) {
+	r := redistest.Start(t)
+	urls := replicas(t, r, 2)
+	c := &legacyClient{t: t, urls: urls}
+	initialize := rpc(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	c.sid = c.post(0, initialize).header.Get("Mcp-Session-Id")
+	r.Stop()
+	if res := c.post(0, rpc(2, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hey"}})); !strings.Contains(decodeTool(t, res.response).text(), `"length":3`) {
+		t.Errorf("the holding replica with Redis down: %d %s", res.status, res.raw)
+	}
+	if res := c.post(1, rpc(3, "ping", map[string]any{})); res.status != 503 || res.header.Get("Retry-After") == "" {
+		t.Errorf("another replica with Redis down: %d %s, want 503 with Retry-After", res.status, res.raw)
+	}
+	fresh := &legacyClient{t: t, urls: urls}
+	if res := fresh.post(1, initialize); res.status != 503 {
+		t.Errorf("initialize with Redis down: %d %s, want 503", res.status, res.raw)
+	}
+	r.Restart()
+	// Redis restarted empty: the session is gone from the store, and the
+	// holder finds that out at its next request.
+	eventually(t, "session store back", func() bool { return c.post(1, rpc(4, "ping", map[string]any{})).status == 404 })
+	if res := fresh.post(1, initialize); res.status != 200 {
+		t.Errorf("initialize after the restart: %d %s", res.status, res.raw)
+	}
+}
