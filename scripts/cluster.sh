@@ -5,7 +5,7 @@
 # behind it, all started by the Go test TestCluster (cmd/wasmcp, build tag
 # cluster) and stopped when it ends, failed or not. It checks, in order:
 #   - the conformance suite's 2026-07-28 and 2025-11-25 legs pass through
-#     nginx
+#     nginx, and so do its other three (0.1.16, both scorecards)
 #   - kv written through one replica is read through the others
 #   - a listen stream on replica 1 gets notifications caused on 2 and 3
 #   - an input_required call begun on replica 1 is finished on replica 2

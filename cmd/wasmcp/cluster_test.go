@@ -298,6 +298,7 @@ func TestCluster(t *testing.T) {
 	}{
 		{"conformance-2026-07-28", conformanceLeg("alpha-2026-07-28")},
 		{"conformance-2025-11-25", conformanceLeg("alpha-2025-11-25")},
+		{"conformance-other-legs", conformanceLeg("stable-all,requirements-2025-11-25,requirements-2026-07-28")},
 		{"kv", checkKV},
 		{"listen", checkListen},
 		{"request-state", checkRequestState},
@@ -326,9 +327,9 @@ type cluster struct {
 	killed *replica // the replica checkKillReplica killed
 }
 
-// conformanceLeg is a check that the official suite's leg (a name of
-// scripts/conformance.sh) passes through nginx, all scenarios, as on one
-// node.
+// conformanceLeg is a check that the official suite's legs (names of
+// scripts/conformance.sh, comma-separated) pass through nginx, all
+// scenarios, as on one node.
 func conformanceLeg(leg string) func(*testing.T, *cluster) {
 	return func(t *testing.T, c *cluster) {
 		cmd := exec.Command("../../scripts/conformance.sh", "--url", c.lb, "--legs", leg,
