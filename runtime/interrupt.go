@@ -57,9 +57,9 @@ type armed struct {
 // arm clears the flag (or sets it if the engine is closing), refills the
 // stack budget, and arranges
 // for it to be set at cctx's deadline or when ctx, the caller's context
-// (cctx's parent, or cctx itself), is cancelled. Pass the result to disarm
-// once the guest has returned.
-func (it *interrupter) arm(ctx, cctx context.Context) armed {
+// (cctx's parent, or cctx itself), is cancelled; now is the time. Pass
+// the result to disarm once the guest has returned.
+func (it *interrupter) arm(ctx, cctx context.Context, now time.Time) armed {
 	it.mu.Lock()
 	if it.e.closed.Load() {
 		it.set()
@@ -71,13 +71,13 @@ func (it *interrupter) arm(ctx, cctx context.Context) armed {
 	it.e.inGuest.Add(1)
 	a := armed{cctx: cctx}
 	if it.task != nil {
-		it.task.begin(cctx.Done())
+		it.task.begin(cctx.Done(), now)
 	}
 	if d, ok := cctx.Deadline(); ok {
 		if it.timer == nil {
-			it.timer = time.AfterFunc(time.Until(d), it.fire)
+			it.timer = time.AfterFunc(d.Sub(now), it.fire)
 		} else {
-			it.timer.Reset(time.Until(d))
+			it.timer.Reset(d.Sub(now))
 		}
 		a.timer = true
 	}
@@ -92,10 +92,11 @@ func (it *interrupter) arm(ctx, cctx context.Context) armed {
 // flag is pending when disarm returns and the next arm's reset cannot be
 // overtaken. If the deadline timer fired, it also waits for cctx to be
 // done (its own timer may lag by a moment), so that the call is
-// classified as past its deadline.
-func (it *interrupter) disarm(a armed) {
+// classified as past its deadline. It returns the time it was called.
+func (it *interrupter) disarm(a armed) time.Time {
+	now := time.Now()
 	if it.task != nil {
-		it.task.end()
+		it.task.end(now)
 	}
 	defer it.e.inGuest.Add(-1)
 	if a.timer && !it.timer.Stop() {
@@ -105,6 +106,7 @@ func (it *interrupter) disarm(a armed) {
 	if a.stop != nil && !a.stop() {
 		<-it.done
 	}
+	return now
 }
 
 // overflow wraps err, what a call returned, in a *stackOverflow if the
@@ -175,7 +177,7 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 	}
 	p.track(mod, it)
 	for _, name := range p.m.starts {
-		a := it.arm(ctx, ctx)
+		a := it.arm(ctx, ctx, time.Now())
 		_, err := mod.ExportedFunction(name).Call(cc)
 		it.disarm(a)
 		err = it.overflow(err)

@@ -89,17 +89,18 @@ func newTask(s *scheduler, q *schedQueue, it *interrupter) *task {
 	return &task{s: s, q: q, it: it, wake: make(chan struct{}, 1)}
 }
 
-// begin resets t for a call whose context is done.
-func (t *task) begin(done <-chan struct{}) {
+// begin resets t for a call whose context is done, its guest code
+// starting now.
+func (t *task) begin(done <-chan struct{}, now time.Time) {
 	t.done = done
-	t.last = time.Now()
+	t.last = now
 	t.cpu, t.bg, t.holding = 0, false, false
 }
 
 // end gives back the slot the call holds, if any, once its guest code has
-// returned.
-func (t *task) end() {
-	t.cpu += min(time.Since(t.last), maxGap)
+// returned (at now).
+func (t *task) end(now time.Time) {
+	t.cpu += min(now.Sub(t.last), maxGap)
 	if t.acct != nil {
 		t.acct.Add(int64(t.cpu))
 	}
