@@ -345,16 +345,17 @@ func TestTasksLegacyStdio(t *testing.T) {
 	default:
 		t.Fatal("no elicitation/create reached the client")
 	}
-	// Status notifications came on the session.
+	// Status notifications and the task's progress came on the session.
 	deadline := time.After(10 * time.Second)
-	for {
+	status, progress := false, false
+	for !status || !progress {
 		select {
 		case n := <-c.notes:
-			if strings.Contains(string(n), `"notifications/tasks/status"`) && strings.Contains(string(n), `"status":"completed"`) {
-				return
-			}
+			s := string(n)
+			status = status || strings.Contains(s, `"notifications/tasks/status"`) && strings.Contains(s, `"status":"completed"`)
+			progress = progress || strings.Contains(s, `"notifications/progress"`) && strings.Contains(s, `"progressToken":"legacy-progress"`)
 		case <-deadline:
-			t.Fatal("no notifications/tasks/status with status completed")
+			t.Fatalf("notifications/tasks/status completed: %v, notifications/progress of the task: %v", status, progress)
 		}
 	}
 }
@@ -376,7 +377,7 @@ func createdTask(t *testing.T, r response) string {
 func legacyTests(t *testing.T, call func(method string, params any) response) {
 	t.Helper()
 	r := call("tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 3, "label": "legacy"},
-		"task": map[string]any{"ttl": 60000}})
+		"task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "legacy-progress"}})
 	id := createdTask(t, r)
 	if r := call("tasks/get", map[string]any{"taskId": id}); r.Error != nil || !strings.Contains(string(r.Result), `"ttl":60000`) {
 		t.Fatalf("tasks/get: %s %+v", r.Result, r.Error)
