@@ -180,9 +180,6 @@ timeout = "3s"
 memory = "16MiB"
 max_output = "64KiB"
 instances = 2
-# A cold compile of the Go fixtures (4-5 MB) under -race on a loaded
-# machine can pass the default minute; the bound itself has its own test.
-compile_timeout = "10m"
 
 [[plugins]]
 name = "good"
