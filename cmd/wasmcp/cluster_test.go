@@ -857,9 +857,10 @@ func readyz(r *replica) int {
 }
 
 // checkRedisDown: with Redis stopped, a tool that needs no kv still
-// answers, a kv call gets a clear error within bounded time, /readyz is
-// 503; once Redis is back the replicas heal by themselves and the value
-// Redis acknowledged before the stop is still there.
+// answers, a kv call gets a clear error within bounded time, a new legacy
+// session is refused with 503, /readyz is 503; once Redis is back the
+// replicas heal by themselves (kv, new sessions) and the value Redis
+// acknowledged before the stop is still there.
 func checkRedisDown(t *testing.T, c *cluster) {
 	var live []*replica
 	for _, r := range c.rs {
@@ -890,6 +891,15 @@ func checkRedisDown(t *testing.T, c *cluster) {
 		if took > 15*time.Second {
 			t.Errorf("%s: the kv error took %v", r.name, took)
 		}
+		req, _ := newPost(r.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cluster-harness","version":"1"}}}`)
+		if resp, err := httpClient.Do(req); err != nil {
+			t.Errorf("%s: initialize while Redis is down: %v", r.name, err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				t.Errorf("%s: initialize while Redis is down: HTTP %d, want 503 (the session cannot be stored)", r.name, resp.StatusCode)
+			}
+		}
 	}
 	c.redis.start()
 	for _, r := range live {
@@ -902,5 +912,9 @@ func checkRedisDown(t *testing.T, c *cluster) {
 	}
 	if got := updateWatched(t, c.lb, ""); got != before+1 {
 		t.Errorf("kv write after the Redis restart: revision %d, want %d", got, before+1)
+	}
+	sess := newSession(t, c.lb)
+	if text, isErr := mustCall(t, tool(c.lb, sess, "test_simple_text")).toolText(); isErr {
+		t.Errorf("a new session's call after the Redis restart: %q", text)
 	}
 }
