@@ -503,7 +503,7 @@ path = `+quote(rogueCopy(t, dir, "slow"))+`
 prefix = "slow_"
 timeout = "20s"
 [plugins.grants]
-config = { describe_ms = "5000" }
+config = { describe_ms = "8000" }
 [[plugins]]
 name = "never"
 path = `+quote(hostilePath(t, "liar"))+`
@@ -519,8 +519,9 @@ config = { manifest = "@loop" }
 	t.Logf("New returned after %v, still loading %q", took.Round(time.Millisecond), loading)
 	// The good plugin is quick, but with a cold compilation cache under
 	// the race detector it may miss the 200 ms wait: give it until well
-	// before the slow one's 5 s describe ends.
-	for wait := time.Now().Add(4 * time.Second); len(loading) > 2 && time.Now().Before(wait); loading = srv.Loading() {
+	// before the slow one's 8 s describe ends (4 s of 5 was too little
+	// at load 15).
+	for wait := time.Now().Add(6 * time.Second); len(loading) > 2 && time.Now().Before(wait); loading = srv.Loading() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if joined := strings.Join(loading, " "); len(loading) != 2 || !strings.Contains(joined, "liar.wasm") || !strings.Contains(joined, "slow.wasm") {
