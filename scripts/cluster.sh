@@ -10,7 +10,8 @@
 #   - a listen stream on replica 1 gets notifications caused on 2 and 3
 #   - an input_required call begun on replica 1 is finished on replica 2
 #     (sealed requestState); replica 3 refuses it tampered with
-#   - a task started on replica 1 is seen by tasks/get on replicas 2 and 3
+#   - a task started on replica 1 is seen by tasks/get on replicas 2 and 3,
+#     and its notifications/tasks reach a listen stream on replica 2
 #   - a legacy session's calls succeed on whichever replica gets them, and
 #     its notification reaches the replica holding its GET stream
 #   - SIGKILL of a replica under bounded load loses at most the calls in

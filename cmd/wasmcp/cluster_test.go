@@ -553,7 +553,8 @@ func checkRequestState(t *testing.T, c *cluster) {
 }
 
 // checkTasks: a task started on replica 1 (the tasks extension) is known
-// to tasks/get on replica 2 and seen completed through replica 3.
+// to tasks/get on replica 2, a listen stream for it on replica 2 gets its
+// notifications/tasks, and replica 3 sees it completed.
 func checkTasks(t *testing.T, c *cluster) {
 	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
 	a := mustCall(t, mcpCall{url: c.rs[0].url, method: "tools/call", caps: caps,
@@ -577,6 +578,8 @@ func checkTasks(t *testing.T, c *cluster) {
 	if st := get(c.rs[1]); st == "" {
 		t.Errorf("tasks/get on replica 2: no status")
 	}
+	ch := openListen(t, c.rs[1].url, map[string]any{"taskIds": []string{task.TaskID}}, caps)
+	await(t, ch, "notifications/tasks", time.Now(), 15*time.Second)
 	var last string
 	if !waitFor(15*time.Second, func() bool { last = get(c.rs[2]); return last == "completed" }) {
 		t.Errorf("tasks/get on replica 3: status %q 15 s after the start, want completed", last)
