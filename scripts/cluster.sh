@@ -13,7 +13,8 @@
 #   - a task started on replica 1 is seen by tasks/get on replicas 2 and 3,
 #     and its notifications/tasks reach a listen stream on replica 2
 #   - a legacy session's calls succeed on whichever replica gets them, and
-#     its notification reaches the replica holding its GET stream
+#     its notification reaches the replica holding its GET stream, and a
+#     DELETE on one replica ends it on the others
 #   - SIGKILL of a replica under bounded load loses at most the calls in
 #     flight on it, and the legacy session goes on
 #   - Redis stopped: clear kv errors, /readyz 503; restarted: healed, and

@@ -709,7 +709,7 @@ func newSession(t *testing.T, url string) string {
 // spreads them over all three), and a notification of the session reaches
 // the replica that holds its GET stream: subscribed through replica 2,
 // changed through replica 1, the resources/updated arrives on replica 3's
-// stream.
+// stream; a DELETE through replica 1 ends it on replicas 2 and 3 (404).
 func checkLegacySession(t *testing.T, c *cluster) {
 	sess := newSession(t, c.lb)
 	seen := map[string]bool{}
@@ -747,6 +747,27 @@ func checkLegacySession(t *testing.T, c *cluster) {
 	start := time.Now()
 	updateWatched(t, c.rs[0].url, "")
 	t.Logf("replica 3's GET stream got the resources/updated after %v", await(t, stream, "notifications/resources/updated", start, 5*time.Second))
+
+	// DELETE through replica 1 ends the session on the others at once.
+	req, _ = http.NewRequest("DELETE", c.rs[0].url, nil)
+	req.Header.Set("Mcp-Session-Id", sess)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if resp, err = httpClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE on replica 1: HTTP %d", resp.StatusCode)
+	}
+	for _, r := range c.rs[1:] {
+		a, err := tool(r.url, sess, "test_simple_text").do(httpClient)
+		switch {
+		case a == nil:
+			t.Errorf("%s: a call of the deleted session: %v", r.name, err)
+		case a.status != http.StatusNotFound:
+			t.Errorf("%s: a call of the deleted session got HTTP %d, want 404", r.name, a.status)
+		}
+	}
 }
 
 // checkKillReplica: under bounded load through nginx (stateless calls
