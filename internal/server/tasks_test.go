@@ -456,3 +456,47 @@ func TestTasksLegacyHTTP(t *testing.T) {
 		t.Fatalf("own tasks/cancel: %+v", r.Error)
 	}
 }
+
+// TestTasksSDKFixtures: the task spelling of each guest SDK (sdk/sdktest
+// fixtures, whose "task" tool is declared optional and calls task/start)
+// reaches a real server: tools/list shows execution.taskSupport, and a
+// task-augmented call completes as a task.
+func TestTasksSDKFixtures(t *testing.T) {
+	for _, lang := range []string{"c"} {
+		t.Run(lang, func(t *testing.T) {
+			cfg := `
+[server]
+name = "test"
+kv_dir = ":memory:"
+[[plugins]]
+name = "fixture"
+path = "../../../sdk/sdktest/testdata/` + lang + `/plugin.wasm"
+`
+			url := serveHTTP(t, newTestServer(t, cfg))
+			c := taskClient{httpClient: &httpClient{t: t, url: url + "/mcp"}}
+			r := c.req("tools/list", map[string]any{})
+			var list struct {
+				Tools []struct {
+					Name      string          `json:"name"`
+					Execution json.RawMessage `json:"execution"`
+				} `json:"tools"`
+			}
+			if r.Error != nil || json.Unmarshal(r.Result, &list) != nil {
+				t.Fatalf("tools/list: %s", r.raw)
+			}
+			exec := map[string]string{}
+			for _, tl := range list.Tools {
+				if tl.Execution != nil {
+					exec[tl.Name] = string(tl.Execution)
+				}
+			}
+			if len(exec) != 1 || exec["task"] != `{"taskSupport":"optional"}` {
+				t.Fatalf("execution members in tools/list: %v, want only task's optional", exec)
+			}
+			tk := c.create("task", map[string]any{})
+			if done := c.waitStatus(tk.TaskID, "completed", "failed", "cancelled"); done.Status != "completed" || !strings.Contains(string(done.Result), "task done") {
+				t.Fatalf("task: %+v %s", done, done.Result)
+			}
+		})
+	}
+}

@@ -113,12 +113,23 @@ typedef struct {
 	wasmcp_prompt_fn fn;
 } wasmcp_prompt;
 
+/* A tool that may run as a task (MCP execution.taskSupport; docs/tasks.md):
+ * the host runs a call from a client that asks for a task in the
+ * background, under [limits] task_timeout. Tools not listed are
+ * "forbidden", the default. */
+typedef struct {
+	const char *tool;    /* the name of a tool in wasmcp_plugin.tools */
+	const char *support; /* "optional", "required" or "forbidden" */
+} wasmcp_task_tool;
+
 typedef struct {
 	const char *name;
 	const char *version;
 	const char *description;
 	const wasmcp_tool *tools;
 	size_t n_tools;
+	const wasmcp_task_tool *task_tools; /* NULL: no tool runs as a task */
+	size_t n_task_tools;
 	const wasmcp_resource *resources;
 	size_t n_resources;
 	const wasmcp_resource_template *templates;
@@ -229,6 +240,12 @@ int wasmcp_log_json(wasmcp_ctx *ctx, int level, const char *logger, const char *
 /* total < 0 = unknown; message may be NULL. No-op without a progressToken. */
 int wasmcp_progress(wasmcp_ctx *ctx, double progress, double total, const char *message);
 int wasmcp_notify_list_changed(wasmcp_ctx *ctx, const char *kind);
+/* task/start: tells the host that this call, running as a task, is under
+ * way; the client gets its task handle at once instead of after the first
+ * round or 500 ms. Before it an input_required round is answered with no
+ * task; after it input_required makes the task input_required. Outside a
+ * task it does nothing. */
+int wasmcp_task_start(wasmcp_ctx *ctx);
 int wasmcp_notify_resource_updated(wasmcp_ctx *ctx, const char *uri);
 /* config/get: *value is the value (string values decoded, others as JSON). */
 int wasmcp_config_get(wasmcp_ctx *ctx, const char *key, const char **value);
@@ -693,6 +710,10 @@ int wasmcp_notify_list_changed(wasmcp_ctx *ctx, const char *kind) {
 	return wasmcp__call_kv(ctx, "notify/list_changed", "kind", kind, NULL);
 }
 
+int wasmcp_task_start(wasmcp_ctx *ctx) {
+	return wasmcp_host_call(ctx, "task/start", "{}", 2, NULL);
+}
+
 int wasmcp_notify_resource_updated(wasmcp_ctx *ctx, const char *uri) {
 	return wasmcp__call_kv(ctx, "notify/resource_updated", "uri", uri, NULL);
 }
@@ -874,6 +895,28 @@ static void wasmcp__w_resource(wasmcp_buf *b, const char *uri_key, const char *u
 	wasmcp_w_end_obj(b);
 }
 
+/* The describe error for a bad task_tools entry. */
+static const char wasmcp__bad_task[] = "task_tools: each entry needs the name of a tool and support \"optional\", \"required\" or \"forbidden\"";
+
+/* Writes "execution":{"taskSupport":...} for tool name if task_tools makes
+ * it optional or required; -1 if its entry's support is not one of the
+ * three values. */
+static int wasmcp__w_task_support(const wasmcp_plugin *p, const char *name, wasmcp_buf *b) {
+	for (size_t i = 0; i < p->n_task_tools; i++) {
+		const char *s = p->task_tools[i].support;
+		if (!p->task_tools[i].tool || strcmp(p->task_tools[i].tool, name) != 0) continue;
+		if (s && strcmp(s, "forbidden") == 0) return 0;
+		if (!s || (strcmp(s, "optional") != 0 && strcmp(s, "required") != 0)) return -1;
+		wasmcp_w_key(b, "execution");
+		wasmcp_w_obj(b);
+		wasmcp_w_key(b, "taskSupport");
+		wasmcp_w_str(b, s);
+		wasmcp_w_end_obj(b);
+		return 0;
+	}
+	return 0;
+}
+
 static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **bad) {
 	wasmcp_w_obj(b);
 	wasmcp_w_key(b, "abi");
@@ -894,9 +937,20 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 		if (wasmcp__w_json_field(b, "inputSchema", t->input_schema ? t->input_schema : "{\"type\":\"object\"}")) return -1;
 		if (t->output_schema && wasmcp__w_json_field(b, "outputSchema", t->output_schema)) return -1;
 		if (t->annotations && wasmcp__w_json_field(b, "annotations", t->annotations)) return -1;
+		if (wasmcp__w_task_support(p, t->name, b)) {
+			*bad = wasmcp__bad_task;
+			return -1;
+		}
 		wasmcp_w_end_obj(b);
 	}
 	wasmcp_w_end_arr(b);
+	for (size_t i = 0; i < p->n_task_tools; i++) {
+		const wasmcp_task_tool *tt = &p->task_tools[i];
+		size_t j = 0;
+		*bad = wasmcp__bad_task;
+		while (j < p->n_tools && !(tt->tool && strcmp(tt->tool, p->tools[j].name) == 0)) j++;
+		if (j == p->n_tools) return -1; /* names no tool */
+	}
 	wasmcp_w_key(b, "resources");
 	wasmcp_w_arr(b);
 	for (size_t i = 0; i < p->n_resources; i++) {
@@ -1014,7 +1068,7 @@ static uint32_t wasmcp__dispatch(wasmcp_ctx *ctx, wasmcp_buf *o) {
 		const char *bad = p->name;
 		if (wasmcp__describe(p, o, &bad)) {
 			char *msg = (char *)wasmcp_alloc(strlen(bad) + 64);
-			if (msg) sprintf(msg, "plugin manifest: invalid JSON in %s", bad);
+			if (msg) sprintf(msg, bad == wasmcp__bad_task ? "plugin manifest: %s" : "plugin manifest: invalid JSON in %s", bad);
 			wasmcp__write_rpc_error(o, WASMCP_RPC_INTERNAL, msg ? msg : "plugin manifest: invalid JSON", NULL);
 			return WASMCP_STATUS_ERROR;
 		}

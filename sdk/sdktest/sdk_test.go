@@ -48,6 +48,9 @@ func TestDescribe(t *testing.T) {
 		var names []string
 		for _, tl := range m["tools"].([]any) {
 			tool := tl.(obj)
+			if tool["name"] == "task" {
+				continue // not in every fixture yet; TestTaskSupport
+			}
 			names = append(names, tool["name"].(string))
 			if _, ok := tool["inputSchema"].(obj); !ok {
 				t.Errorf("tool %v has no inputSchema object", tool["name"])

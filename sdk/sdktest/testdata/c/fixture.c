@@ -193,6 +193,17 @@ static void complete(wasmcp_ctx *ctx, wasmcp_json params) {
 }
 
 #define OBJ "{\"type\":\"object\"}"
+/* A tool that may run as a task: says so to the host, then answers. */
+static void t_task(wasmcp_ctx *ctx, wasmcp_json args) {
+	(void)args;
+	int err = wasmcp_task_start(ctx);
+	if (err) {
+		wasmcp_tool_error_host(ctx, err);
+		return;
+	}
+	wasmcp_textz(ctx, "task done");
+}
+
 static const wasmcp_tool tools[] = {
 	{"echo", "Echo text", "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}", NULL, NULL, t_echo},
 	{"config", "config/get", OBJ, NULL, NULL, t_config},
@@ -203,6 +214,11 @@ static const wasmcp_tool tools[] = {
 	{"big", "large output", OBJ, NULL, NULL, t_big},
 	{"rpc_error", "JSON-RPC error", OBJ, NULL, NULL, t_rpc_error},
 	{"roundtrip", "JSON numbers and strings round trip", OBJ, NULL, NULL, t_roundtrip},
+	{"task", "task/start, then a result", OBJ, NULL, NULL, t_task},
+};
+static const wasmcp_task_tool task_tools[] = {
+	{"task", "optional"},
+	{"echo", "forbidden"},
 };
 static const wasmcp_resource resources[] = {
 	{"fixture://static", "static", "a fixed resource", "text/plain", r_static},
@@ -219,6 +235,8 @@ static const wasmcp_plugin plugin = {
 	.description = "SDK test fixture",
 	.tools = tools,
 	.n_tools = WASMCP_COUNT(tools),
+	.task_tools = task_tools,
+	.n_task_tools = WASMCP_COUNT(task_tools),
 	.resources = resources,
 	.n_resources = WASMCP_COUNT(resources),
 	.templates = templates,
