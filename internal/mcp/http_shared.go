@@ -312,6 +312,18 @@ func (s *Server) sessionEvent(kind byte, msg []byte) {
 	}
 }
 
+// sharedConnOf returns the shared legacy session held here whose tasks
+// are bound to principal (taskPrincipal: "s " and the session id), or nil.
+func (s *Server) sharedConnOf(principal string) *conn {
+	id, ok := strings.CutPrefix(principal, "s ")
+	if !ok || s.opts.Sessions == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shared[id]
+}
+
 // forgetShared drops c from the Bus's index.
 func (s *Server) forgetShared(c *conn) {
 	s.mu.Lock()

@@ -160,17 +160,31 @@ func (te *taskEngine) changed(c tasks.Change) {
 	run := te.runs[c.ID]
 	te.mu.Unlock()
 	te.s.notifyTaskListeners(c)
-	if run == nil || run.principal != c.Principal {
+	if run == nil {
+		// A task of a shared legacy session run by another server: this
+		// server may hold the session's GET stream.
+		if sc := te.s.sharedConnOf(c.Principal); sc != nil {
+			te.notifyStatus(sc, c)
+		}
+		return
+	}
+	if run.principal != c.Principal {
 		return
 	}
 	if c.Status == tasks.Cancelled {
 		run.cancel()
 	}
 	if run.conn != nil {
-		if t, err := te.store.Get(te.s.ctx, c.Principal, c.ID); err == nil {
-			msg := jsonrpc.AppendNotification(nil, notifTaskStatus, appendTaskObject(nil, t, false))
-			run.conn.notify(notifTaskStatus+" "+c.ID, msg)
-		}
+		te.notifyStatus(run.conn, c)
+	}
+}
+
+// notifyStatus sends notifications/tasks/status for c on legacy session
+// sc.
+func (te *taskEngine) notifyStatus(sc *conn, c tasks.Change) {
+	if t, err := te.store.Get(te.s.ctx, c.Principal, c.ID); err == nil {
+		msg := jsonrpc.AppendNotification(nil, notifTaskStatus, appendTaskObject(nil, t, false))
+		sc.notify(notifTaskStatus+" "+c.ID, msg)
 	}
 }
 

@@ -150,7 +150,14 @@ func TestClusterRedisDown(t *testing.T) {
 // acknowledgement.
 func listenStream(t *testing.T, base, uri string) <-chan string {
 	t.Helper()
-	params := map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}, "_meta": modernMeta(map[string]any{})}
+	return listenWith(t, base, map[string]any{"resourceSubscriptions": []string{uri}}, map[string]any{})
+}
+
+// listenWith opens a listen stream with the notifications filter and
+// the client capabilities caps.
+func listenWith(t *testing.T, base string, filter, caps map[string]any) <-chan string {
+	t.Helper()
+	params := map[string]any{"notifications": filter, "_meta": modernMeta(caps)}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "l1", "method": "subscriptions/listen", "params": params})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
