@@ -773,9 +773,8 @@ func checkLegacySession(t *testing.T, c *cluster) {
 // checkKillReplica: under bounded load through nginx (stateless calls
 // and a legacy session's calls), replica 3 is killed with SIGKILL. Only
 // calls nginx had sent to replica 3 may fail (nginx's X-Upstream names
-// the replica), at most the number of callers (each has one call in
-// flight); calls begun after the kill all succeed, and the session goes
-// on through both survivors.
+// the replica) and began before it was reaped; calls begun after the
+// kill all succeed, and the session goes on through both survivors.
 func checkKillReplica(t *testing.T, c *cluster) {
 	const (
 		callers  = 5                // 4 stateless callers and 1 session caller, one call in flight each
@@ -851,8 +850,14 @@ func checkKillReplica(t *testing.T, c *cluster) {
 	c.killed = victim
 	wg.Wait()
 	t.Logf("%d calls, %d failed: %v; served by %v", done.Load(), failed.Load(), errs, served)
-	if failed.Load() > callers {
-		t.Errorf("%d calls failed; at most the %d in flight at the kill may", failed.Load(), callers)
+	// Each caller has one call in flight at the kill, but a caller whose
+	// call failed at once may send another before the victim is reaped,
+	// and nginx may put it on a kept-alive connection to the dying
+	// process: that call was in flight on it too. So the bound is not a
+	// count: every failure was sent to the victim (elsewhere) and began
+	// before it was gone (after); the count only guards against a storm.
+	if failed.Load() > 4*callers {
+		t.Errorf("%d calls failed; more than the calls in flight on the killed replica could be", failed.Load())
 	}
 	if len(elsewhere) > 0 {
 		t.Errorf("calls not sent to the killed replica failed: %v", elsewhere)
