@@ -770,6 +770,15 @@ pub mod host {
         call("notify/list_changed", &Value::obj([("kind", Value::from(kind))])).map(|_| ())
     }
 
+    /// task/start: tells the host that this call, running as a task, is
+    /// under way; the client gets its task handle at once instead of after
+    /// the first round or 500 ms. Before it an input_required round is
+    /// answered with no task; after it input_required makes the task
+    /// input_required. Outside a task it does nothing.
+    pub fn task_start() -> Result<(), HostError> {
+        call_raw("task/start", "{}").map(|_| ())
+    }
+
     pub fn notify_resource_updated(uri: &str) -> Result<(), HostError> {
         call("notify/resource_updated", &Value::obj([("uri", Value::from(uri))])).map(|_| ())
     }
@@ -1229,12 +1238,34 @@ pub struct Prompt {
     pub handler: fn(&Request, &Value) -> Result<PromptResult, Error>,
 }
 
+/// A tool's execution.taskSupport (docs/tasks.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never a task (the default of a tool not in Plugin::task_tools).
+    Forbidden,
+    /// A task if the client asks for one.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+/// A tool that may run as a task: the host runs a call from a client that
+/// asks for a task in the background, under [limits] task_timeout;
+/// host::task_start hands the client its task at once.
+pub struct TaskTool {
+    /// The name of a tool in Plugin::tools.
+    pub tool: &'static str,
+    pub support: TaskSupport,
+}
+
 /// A plugin: everything it provides. Start from `Plugin::EMPTY`.
 pub struct Plugin {
     pub name: &'static str,
     pub version: &'static str,
     pub description: &'static str,
     pub tools: &'static [Tool],
+    /// The tools that may run as tasks; the others are TaskSupport::Forbidden.
+    pub task_tools: &'static [TaskTool],
     pub resources: &'static [Resource],
     pub templates: &'static [ResourceTemplate],
     pub prompts: &'static [Prompt],
@@ -1251,6 +1282,7 @@ impl Plugin {
         version: "",
         description: "",
         tools: &[],
+        task_tools: &[],
         resources: &[],
         templates: &[],
         prompts: &[],
@@ -1277,7 +1309,18 @@ impl Plugin {
             if !t.annotations.is_empty() {
                 v.set("annotations", json(t.name, t.annotations)?);
             }
+            let support = match self.task_tools.iter().find(|tt| tt.tool == t.name).map(|tt| tt.support) {
+                Some(TaskSupport::Optional) => "optional",
+                Some(TaskSupport::Required) => "required",
+                Some(TaskSupport::Forbidden) | None => "",
+            };
+            if !support.is_empty() {
+                v.set("execution", Value::obj([("taskSupport", Value::from(support))]));
+            }
             tools.push(v);
+        }
+        if let Some(tt) = self.task_tools.iter().find(|tt| !self.tools.iter().any(|t| t.name == tt.tool)) {
+            return Err(format!("plugin manifest: task_tools: no tool named {:?}", tt.tool));
         }
         let item = |key: &str, val: &str, name: &str, desc: &str, mime: &str| {
             let mut v = Value::obj([(key, Value::from(val)), ("name", Value::from(name))]);
@@ -1517,5 +1560,30 @@ mod tests {
         assert_eq!(match_template("a://{x}", "a://1/b"), None);
         assert_eq!(match_template("a://{+x}", "a://1/b"), Some(vec![("x".into(), "1/b".into())]));
         assert_eq!(match_template("a://{x}", "a://"), None);
+    }
+
+    #[test]
+    fn task_support() {
+        fn h(_: &Request, _: &Value) -> Result<ToolResult, Error> {
+            Ok(ToolResult::text(""))
+        }
+        static TOOLS: [Tool; 3] = [
+            Tool { name: "a", description: "", input_schema: "", output_schema: "", annotations: "", handler: h },
+            Tool { name: "b", description: "", input_schema: "", output_schema: "", annotations: "", handler: h },
+            Tool { name: "c", description: "", input_schema: "", output_schema: "", annotations: "", handler: h },
+        ];
+        static TASKS: [TaskTool; 3] = [
+            TaskTool { tool: "a", support: TaskSupport::Optional },
+            TaskTool { tool: "b", support: TaskSupport::Required },
+            TaskTool { tool: "c", support: TaskSupport::Forbidden },
+        ];
+        let p = Plugin { name: "p", tools: &TOOLS, task_tools: &TASKS, ..Plugin::EMPTY };
+        let m = p.manifest().unwrap();
+        assert_eq!(m["tools"][0]["execution"].to_json(), r#"{"taskSupport":"optional"}"#);
+        assert_eq!(m["tools"][1]["execution"].to_json(), r#"{"taskSupport":"required"}"#);
+        assert!(m["tools"][2].get("execution").is_none());
+        static BAD: [TaskTool; 1] = [TaskTool { tool: "nope", support: TaskSupport::Optional }];
+        let p = Plugin { name: "p", tools: &TOOLS, task_tools: &BAD, ..Plugin::EMPTY };
+        assert_eq!(p.manifest().unwrap_err(), r#"plugin manifest: task_tools: no tool named "nope""#);
     }
 }

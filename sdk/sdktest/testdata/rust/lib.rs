@@ -106,7 +106,13 @@ fn complete(req: &Request) -> Result<Completion, Error> {
 
 const OBJ: &str = r#"{"type":"object"}"#;
 
-static TOOLS: [Tool; 9] = [
+// A tool that may run as a task: says so to the host, then answers.
+fn task(_: &Request, _: &Value) -> Result<ToolResult, Error> {
+    host::task_start()?;
+    Ok(ToolResult::text("task done"))
+}
+
+static TOOLS: [Tool; 10] = [
     Tool { name: "echo", description: "Echo text", input_schema: r#"{"type":"object","properties":{"text":{"type":"string"}}}"#, output_schema: "", annotations: "", handler: echo },
     Tool { name: "config", description: "config/get", input_schema: OBJ, output_schema: "", annotations: "", handler: config },
     Tool { name: "kv", description: "kv round trip", input_schema: OBJ, output_schema: "", annotations: "", handler: kv },
@@ -116,7 +122,11 @@ static TOOLS: [Tool; 9] = [
     Tool { name: "big", description: "large output", input_schema: OBJ, output_schema: "", annotations: "", handler: big },
     Tool { name: "rpc_error", description: "JSON-RPC error", input_schema: OBJ, output_schema: "", annotations: "", handler: rpc_error },
     Tool { name: "roundtrip", description: "JSON numbers and strings round trip", input_schema: OBJ, output_schema: "", annotations: "", handler: roundtrip },
+    Tool { name: "task", description: "task/start, then a result", input_schema: OBJ, output_schema: "", annotations: "", handler: task },
 ];
+
+static TASK_TOOLS: [TaskTool; 2] =
+    [TaskTool { tool: "task", support: TaskSupport::Optional }, TaskTool { tool: "echo", support: TaskSupport::Forbidden }];
 
 static RESOURCES: [Resource; 1] =
     [Resource { uri: "fixture://static", name: "static", description: "a fixed resource", mime_type: "text/plain", handler: r_static }];
@@ -137,6 +147,7 @@ static PLUGIN: Plugin = Plugin {
     version: "0.0.1",
     description: "SDK test fixture",
     tools: &TOOLS,
+    task_tools: &TASK_TOOLS,
     resources: &RESOURCES,
     templates: &TEMPLATES,
     prompts: &PROMPTS,
