@@ -462,7 +462,7 @@ func TestTasksLegacyHTTP(t *testing.T) {
 // reaches a real server: tools/list shows execution.taskSupport, and a
 // task-augmented call completes as a task.
 func TestTasksSDKFixtures(t *testing.T) {
-	for _, lang := range []string{"c", "rust"} {
+	for _, lang := range []string{"as", "c", "rust"} {
 		t.Run(lang, func(t *testing.T) {
 			cfg := `
 [server]

@@ -48,15 +48,12 @@ func TestDescribe(t *testing.T) {
 		var names []string
 		for _, tl := range m["tools"].([]any) {
 			tool := tl.(obj)
-			if tool["name"] == "task" {
-				continue // not in every fixture yet; TestTaskSupport
-			}
 			names = append(names, tool["name"].(string))
 			if _, ok := tool["inputSchema"].(obj); !ok {
 				t.Errorf("tool %v has no inputSchema object", tool["name"])
 			}
 		}
-		want := []string{"echo", "config", "kv", "http", "notify", "confirm", "big", "rpc_error", "roundtrip"}
+		want := []string{"echo", "config", "kv", "http", "notify", "confirm", "big", "rpc_error", "roundtrip", "task"}
 		if !reflect.DeepEqual(names, want) {
 			t.Errorf("tools = %v, want %v", names, want)
 		}

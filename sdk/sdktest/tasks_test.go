@@ -9,7 +9,7 @@ import (
 
 // taskLangs are the SDK fixtures whose "task" tool declares task support
 // (execution.taskSupport, docs/tasks.md) and calls task/start.
-var taskLangs = []string{"c", "rust"}
+var taskLangs = []string{"as", "c", "rust"}
 
 // TestTaskSupport: a tool the SDK declares optional carries
 // execution.taskSupport "optional" in the manifest, one declared forbidden

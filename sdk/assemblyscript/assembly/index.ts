@@ -154,6 +154,17 @@ export function notifyListChanged(kind: string): HostResult {
   return hostCall("notify/list_changed", jobj().set("kind", jstr(kind)));
 }
 
+/**
+ * task/start: tells the host that this call, running as a task, is under
+ * way; the client gets its task handle at once instead of after the first
+ * round or 500 ms. Before it an input_required round is answered with no
+ * task; after it input_required makes the task input_required. Outside a
+ * task it does nothing.
+ */
+export function taskStart(): HostResult {
+  return hostCall("task/start", jobj());
+}
+
 export function notifyResourceUpdated(uri: string): HostResult {
   return hostCall("notify/resource_updated", jobj().set("uri", jstr(uri)));
 }
@@ -432,6 +443,8 @@ export class Plugin {
   resources: ResourceDef[] = [];
   prompts: PromptDef[] = [];
   completer: CompleteHandler | null = null;
+  taskTools: string[] = [];
+  taskSupports: string[] = [];
   /** The capabilities the plugin asks for, as JSON text ("" = none). */
   capabilities: string = "";
 
@@ -454,6 +467,16 @@ export class Plugin {
   /** arguments: JSON array of {name, description?, required?}. */
   prompt(name: string, description: string, args: string, handler: PromptHandler): Plugin {
     this.prompts.push(new PromptDef(name, description, args, handler));
+    return this;
+  }
+  /**
+   * Lets the tool named run as a task (execution.taskSupport, docs/tasks.md):
+   * support is "optional", "required" or "forbidden" (the default). An
+   * unknown tool or value makes the manifest an error.
+   */
+  taskSupport(tool: string, support: string): Plugin {
+    this.taskTools.push(tool);
+    this.taskSupports.push(support);
     return this;
   }
   complete(handler: CompleteHandler): Plugin { this.completer = handler; return this; }
@@ -482,7 +505,20 @@ export class Plugin {
         if (a.isMissing) return badManifest(t.name);
         v.set("annotations", a);
       }
+      const ti = this.taskTools.lastIndexOf(t.name);
+      if (ti >= 0 && this.taskSupports[ti] != "forbidden") {
+        v.set("execution", jobj().set("taskSupport", jstr(this.taskSupports[ti])));
+      }
       tools.push(v);
+    }
+    for (let i = 0; i < this.taskTools.length; i++) {
+      const sup = this.taskSupports[i];
+      let found = false;
+      for (let j = 0; j < this.tools.length; j++) if (this.tools[j].name == this.taskTools[i]) found = true;
+      if (!found || (sup != "optional" && sup != "required" && sup != "forbidden")) {
+        return new RpcError(-32603, "plugin manifest: task support of \"" + this.taskTools[i] +
+          "\": want a tool's name and \"optional\", \"required\" or \"forbidden\"").toValue();
+      }
     }
     const resources = jarr(), templates = jarr();
     for (let i = 0; i < this.resources.length; i++) {

@@ -3,7 +3,7 @@
 import {
   Plugin, Request, ToolResult, ResourceResult, PromptResult, CompletionResult, InputRequired,
   JSONValue, jobj, jstr, jnum, configGet, kvGet, kvSet, kvList, kvDelete, httpFetch, progress,
-  logJSON, log, httpBodyText, notifyListChanged, notifyResourceUpdated, setOutputLimit, Level, RpcError,
+  logJSON, log, httpBodyText, notifyListChanged, notifyResourceUpdated, setOutputLimit, Level, RpcError, taskStart,
 } from "../../../assemblyscript/assembly";
 
 function echo(req: Request, args: JSONValue): ToolResult {
@@ -76,6 +76,13 @@ function roundtrip(req: Request, args: JSONValue): ToolResult {
   return ToolResult.text("ok").withStructured(jobj().set("numbers", args.get("numbers")).set("strings", args.get("strings")));
 }
 
+// A tool that may run as a task: says so to the host, then answers.
+function task(req: Request, args: JSONValue): ToolResult {
+  const r = taskStart();
+  if (!r.ok) return ToolResult.hostError(r);
+  return ToolResult.text("task done");
+}
+
 function rStatic(req: Request, uri: string): ResourceResult {
   return ResourceResult.text(uri, "text/plain", "static text");
 }
@@ -113,6 +120,8 @@ plugin.tool("confirm", "input_required", OBJ, confirm);
 plugin.tool("big", "large output", OBJ, big);
 plugin.tool("rpc_error", "JSON-RPC error", OBJ, rpcError);
 plugin.tool("roundtrip", "JSON numbers and strings round trip", OBJ, roundtrip);
+plugin.tool("task", "task/start, then a result", OBJ, task);
+plugin.taskSupport("task", "optional").taskSupport("echo", "forbidden");
 plugin.resource("fixture://static", "static", "a fixed resource", "text/plain", rStatic);
 plugin.resourceTemplate("fixture://item/{id}", "item", "an item", "text/plain", rItem);
 plugin.prompt("greet", "Greet someone", "[{\"name\":\"name\",\"required\":true}]", greet);
