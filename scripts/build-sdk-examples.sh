@@ -91,8 +91,8 @@ build_one() {
 	local d="$1" out="$2" name kind
 	name="$(basename "$d")"
 	kind="${name%%-*}"
-	# Fixtures under sdk/sdktest/testdata are named by language: c, rust, as, wat.
-	case "$d" in sdk/sdktest/testdata/*) kind="$name" ;; esac
+	# Fixtures under sdk/sdktest/testdata are named by language: c, rust,
+	# as, wat, or LANG-WHAT (c-badtask) like the examples.
 	case "$kind" in
 	c)
 		need_c

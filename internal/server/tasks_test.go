@@ -500,3 +500,23 @@ path = "../../../sdk/sdktest/testdata/` + lang + `/plugin.wasm"
 		})
 	}
 }
+
+// TestTasksSDKBadEntry: a plugin whose SDK task declaration names no tool
+// (sdk/sdktest/testdata/c-badtask) is refused at load, with the SDK's
+// message.
+func TestTasksSDKBadEntry(t *testing.T) {
+	_, err := buildServer(t, `
+[server]
+name = "test"
+kv_dir = ":memory:"
+[[plugins]]
+name = "bad"
+path = "../../../sdk/sdktest/testdata/c-badtask/plugin.wasm"
+`, "testdata", Options{Version: "test"})
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	if !strings.Contains(err.Error(), "task_tools: each entry needs the name of a tool") {
+		t.Errorf("load error %q does not name the bad task_tools entry", err)
+	}
+}

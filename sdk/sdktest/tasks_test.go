@@ -51,3 +51,15 @@ func TestTaskSupport(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskSupportBadEntry: a C task_tools entry naming no tool fails
+// describe with a JSON-RPC error that says what is wrong (the host then
+// refuses the plugin).
+func TestTaskSupportBadEntry(t *testing.T) {
+	p := newPool(t, "testdata/c-badtask/plugin.wasm", runtime.Limits{})
+	status, m := call(t, p, nil, envelope("wasmcp/describe", obj{}, nil))
+	want := `plugin manifest: task_tools: each entry needs the name of a tool and support "optional", "required" or "forbidden"`
+	if status != 1 || fmt.Sprint(m["code"]) != "-32603" || m["message"] != want {
+		t.Errorf("describe: status %d, %v; want status 1, -32603 %q", status, m, want)
+	}
+}
