@@ -52,14 +52,18 @@ func TestTaskSupport(t *testing.T) {
 	}
 }
 
-// TestTaskSupportBadEntry: a C task_tools entry naming no tool fails
-// describe with a JSON-RPC error that says what is wrong (the host then
-// refuses the plugin).
+// TestTaskSupportBadEntry: a task declaration naming no tool (C) or with a
+// value that is not MCP's (AssemblyScript) fails describe with a JSON-RPC
+// error that says what is wrong (the host then refuses the plugin).
 func TestTaskSupportBadEntry(t *testing.T) {
-	p := newPool(t, "testdata/c-badtask/plugin.wasm", runtime.Limits{})
-	status, m := call(t, p, nil, envelope("wasmcp/describe", obj{}, nil))
-	want := `plugin manifest: task_tools: each entry needs the name of a tool and support "optional", "required" or "forbidden"`
-	if status != 1 || fmt.Sprint(m["code"]) != "-32603" || m["message"] != want {
-		t.Errorf("describe: status %d, %v; want status 1, -32603 %q", status, m, want)
+	for _, tc := range []struct{ fixture, want string }{
+		{"testdata/c-badtask/plugin.wasm", `plugin manifest: task_tools: each entry needs the name of a tool and support "optional", "required" or "forbidden"`},
+		{"testdata/as-badtask/plugin.wasm", `plugin manifest: task support of "echo": want a tool's name and "optional", "required" or "forbidden"`},
+	} {
+		p := newPool(t, tc.fixture, runtime.Limits{})
+		status, m := call(t, p, nil, envelope("wasmcp/describe", obj{}, nil))
+		if status != 1 || fmt.Sprint(m["code"]) != "-32603" || m["message"] != tc.want {
+			t.Errorf("%s describe: status %d, %v; want status 1, -32603 %q", tc.fixture, status, m, tc.want)
+		}
 	}
 }
