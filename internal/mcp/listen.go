@@ -24,7 +24,7 @@ type listener struct {
 	// the acknowledgement is out, so that a change made during a request
 	// is on the wire before that request's response.
 	mu      sync.Mutex
-	pending map[string]bool // keys queued in ch: a notification of a kind (or URI) waits once
+	pending map[string][]byte // keys queued in ch, each with its latest message: a notification of a kind (URI, task) waits once
 	direct  *call
 	acked   bool
 	ended   bool
@@ -64,8 +64,9 @@ func (l *listener) wantsResource(uri string) bool {
 }
 
 // deliver queues msg without blocking the notifier: a notification whose
-// key (kind, or URI) is already queued is not queued again, and when the
-// stream is too slow it is dropped.
+// key (kind, URI or task) is already queued replaces the queued message
+// (a task's later status is the one to send), and when the stream is too
+// slow it is dropped.
 func (l *listener) deliver(key string, msg []byte) {
 	l.mu.Lock()
 	if l.direct != nil && l.acked && !l.ended {
@@ -85,28 +86,30 @@ func (l *listener) deliver(key string, msg []byte) {
 		return
 	}
 	defer l.mu.Unlock()
-	if l.pending[key] {
+	if _, queued := l.pending[key]; queued {
+		l.pending[key] = msg
 		return
 	}
 	select {
-	case l.ch <- listenMsg{key, msg}:
-		l.pending[key] = true
+	case l.ch <- listenMsg{key}:
+		l.pending[key] = msg
 	default:
 	}
 }
 
-// listenMsg is a queued notification of a listen stream.
+// listenMsg is a queued notification of a listen stream; its message is
+// the listener's pending entry for the key.
 type listenMsg struct {
 	key string
-	msg []byte
 }
 
-// take marks m no longer queued and returns its message.
+// take marks m no longer queued and returns its latest message.
 func (l *listener) take(m listenMsg) []byte {
 	l.mu.Lock()
+	msg := l.pending[m.key]
 	delete(l.pending, m.key)
 	l.mu.Unlock()
-	return m.msg
+	return msg
 }
 
 // taggedNotification builds a listen-stream notification carrying the
@@ -139,7 +142,7 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	if ok && jsonscan.Kind(filter) != 'o' && jsonscan.Kind(filter) != 'z' {
 		return nil, invalidParams("subscriptions/listen: notifications must be an object")
 	}
-	l := &listener{id: cl.id, ch: make(chan listenMsg, 64), pending: map[string]bool{}}
+	l := &listener{id: cl.id, ch: make(chan listenMsg, 64), pending: map[string][]byte{}}
 	want := func(name string) bool {
 		v, ok := jsonscan.Member(filter, name)
 		return ok && string(v) == "true"
@@ -256,8 +259,9 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	for drained := false; err == nil && l.direct != nil && !drained; {
 		select {
 		case m := <-l.ch:
-			delete(l.pending, m.key) // l.mu is held
-			err = cl.sendLocked(m.msg)
+			msg := l.pending[m.key] // l.mu is held
+			delete(l.pending, m.key)
+			err = cl.sendLocked(msg)
 		default:
 			drained = true
 		}
@@ -337,10 +341,14 @@ func (s *Server) notifyTaskListeners(c tasks.Change) {
 		return
 	}
 	detail := appendDetailedTask(append(make([]byte, 0, 256), '{'), t)
+	// The key holds the status: a queued notification of the same status
+	// may stand for this one, but a new status (completed after working)
+	// is never coalesced away by a sink that keeps the first of a key.
+	key := notifTasks + " " + c.ID + " " + string(t.Status)
 	for _, l := range ls {
 		p := append(detail[:len(detail):len(detail)], `,"_meta":{"`+metaSubscriptionID+`":`...)
 		p = l.id.AppendJSON(p)
 		p = append(p, "}}"...)
-		l.deliver(notifTasks+" "+c.ID, jsonrpc.AppendNotification(nil, notifTasks, p))
+		l.deliver(key, jsonrpc.AppendNotification(nil, notifTasks, p))
 	}
 }
