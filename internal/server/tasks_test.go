@@ -520,3 +520,43 @@ path = "../../../sdk/sdktest/testdata/c-badtask/plugin.wasm"
 		t.Errorf("load error %q does not name the bad task_tools entry", err)
 	}
 }
+
+// TestTasksEndWithSession: a 2025-11-25 task belongs to its session; when
+// the client DELETEs the session, the task is cancelled and its guest
+// interrupted, so the spin plugin's only instance serves again long before
+// task_timeout (30 s) would have freed it.
+func TestTasksEndWithSession(t *testing.T) {
+	url := serveHTTP(t, newTestServer(t, tasksConfig(t, "")))
+	c := &legacyClient{t: t, urls: []string{url}}
+	init := c.post(0, rpc(1, "initialize", map[string]any{"protocolVersion": "2025-11-25",
+		"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}))
+	c.sid = init.header.Get("Mcp-Session-Id")
+	if c.sid == "" {
+		t.Fatalf("initialize: %s", init.raw)
+	}
+	c.post(0, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	createdTask(t, c.post(0, rpc(2, "tools/call", map[string]any{"name": "spin", "arguments": map[string]any{}, "task": map[string]any{}})).response)
+	modern := taskClient{httpClient: &httpClient{t: t, url: url + "/mcp"}}
+	req, _ := http.NewRequest(http.MethodDelete, url+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: HTTP %d", resp.StatusCode)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r := modern.req("tools/call", map[string]any{"name": "alive", "arguments": map[string]any{}})
+		if r.Error == nil && strings.Contains(r.raw, `"alive"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session ended but its task still holds the instance: %s", r.raw)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
