@@ -550,15 +550,6 @@ func checkSessionNotes(t *testing.T, c mcpClient, extra func() []note) {
 	})
 }
 
-func hasNote(notes []note, method string) bool {
-	for _, n := range notes {
-		if n.Method == method {
-			return true
-		}
-	}
-	return false
-}
-
 // TestExtismServeStdio2026: the same folder over stdio on 2026-07-28
 // (no session: every request carries its _meta).
 func TestExtismServeStdio2026(t *testing.T) {

@@ -175,13 +175,6 @@ func (st *stdioConn) writeError(id jsonrpc.ID, e *jsonrpc.Error) {
 	putBuf(b)
 }
 
-func (st *stdioConn) writeResult(id jsonrpc.ID, res []byte) {
-	b := getBuf()
-	*b = jsonrpc.AppendResult((*b)[:0], id, res)
-	_ = st.lw.writeMsg(*b)
-	putBuf(b)
-}
-
 // handleLine handles one line; it is called by the reader only.
 func (st *stdioConn) handleLine(line []byte) {
 	if jsonrpc.IsBatch(line) {

@@ -63,15 +63,6 @@ const (
 	maxTaskRounds = 32
 )
 
-// isTaskMethod reports whether method is one of the tasks/* requests.
-func isTaskMethod(method string) bool {
-	switch method {
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel, methodTasksList, methodTasksResult:
-		return true
-	}
-	return false
-}
-
 // hasTasksExtension reports whether client capabilities caps declare the
 // tasks extension.
 func hasTasksExtension(caps []byte) bool {

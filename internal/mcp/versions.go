@@ -9,11 +9,8 @@ const (
 	version20260728 = "2026-07-28" // stateless ("modern") version
 )
 
-// supportedVersions lists every version, newest first, as server/discover
-// and -32022 errors report them.
-var supportedVersions = []string{version20260728, version20251125, version20250618, version20250326, version20241105}
-
-// supportedVersionsJSON is supportedVersions as a JSON array.
+// supportedVersionsJSON lists every version, newest first, as
+// server/discover and -32022 errors report them.
 const supportedVersionsJSON = `["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`
 
 // isLegacyVersion reports whether v is one of the initialize-based versions.
