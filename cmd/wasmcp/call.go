@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 
@@ -15,24 +14,19 @@ import (
 // cmdCall runs one tool and prints its result on stdout. A JSON-RPC error
 // or an isError result exits 1.
 func cmdCall(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) < 1 || len(pos) > 2 {
-		return usagef("call: want TOOL [JSON]")
-	}
 	var argsJSON json.RawMessage
-	if len(pos) == 2 {
-		argsJSON = json.RawMessage(pos[1])
-		if !json.Valid(argsJSON) {
-			return usagef("call: arguments are not valid JSON: %s", pos[1])
+	cfg, pos, err := newConfigCmd("call").load(args, func(pos []string) error {
+		if len(pos) < 1 || len(pos) > 2 {
+			return usagef("call: want TOOL [JSON]")
 		}
-	}
-	cfg, err := cf.load()
+		if len(pos) == 2 {
+			argsJSON = json.RawMessage(pos[1])
+			if !json.Valid(argsJSON) {
+				return usagef("call: arguments are not valid JSON: %s", pos[1])
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,6 +78,50 @@ type configFlags struct {
 func (c *configFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.file, "config", "", "configuration file (default ./wasmcp.toml if present)")
 	fs.Var(&c.plugins, "plugins", "directory of plugins, or one .wasm file, to load (repeatable)")
+}
+
+// configCmd is the flag set of a command that loads the configuration:
+// the [configFlags] and the command's own flags, defined on it before
+// [configCmd.load].
+type configCmd struct {
+	*flag.FlagSet
+	cf configFlags
+}
+
+func newConfigCmd(name string) *configCmd {
+	c := &configCmd{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	c.cf.register(c.FlagSet)
+	return c
+}
+
+// load parses args (see [parseFlags]), has check vet the positional
+// arguments before anything is loaded (nil: the command takes none), and
+// loads the configuration (see [configFlags.load]).
+func (c *configCmd) load(args []string, check func(pos []string) error) (*config.Config, []string, error) {
+	pos, err := parseFlags(c.FlagSet, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if check == nil && len(pos) > 0 {
+		err = usagef("%s: unexpected argument %q", c.Name(), pos[0])
+	} else if check != nil {
+		err = check(pos)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := c.cf.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, pos, nil
+}
+
+// printJSON writes v on stdout as indented JSON, for the commands' --json.
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // load reads the configuration: --config, else ./wasmcp.toml when it

@@ -63,28 +63,27 @@ func main() {
 	}
 }
 
+// commands are the subcommands run takes, by name.
+var commands = map[string]func(ctx context.Context, args []string) error{
+	"serve":   cmdServe,
+	"call":    cmdCall,
+	"inspect": cmdInspect,
+	"plugins": cmdPlugins,
+	"new":     func(_ context.Context, args []string) error { return cmdNew(args) },
+	"pull":    cmdPull,
+	"push":    cmdPush,
+	"lock":    cmdLock,
+}
+
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return usagef("no command given")
 	}
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(ctx, args[1:])
+	}
 	switch args[0] {
-	case "serve":
-		return cmdServe(ctx, args[1:])
-	case "call":
-		return cmdCall(ctx, args[1:])
-	case "inspect":
-		return cmdInspect(ctx, args[1:])
-	case "plugins":
-		return cmdPlugins(ctx, args[1:])
-	case "new":
-		return cmdNew(args[1:])
-	case "pull":
-		return cmdPull(ctx, args[1:])
-	case "push":
-		return cmdPush(ctx, args[1:])
-	case "lock":
-		return cmdLock(ctx, args[1:])
 	case "version", "--version", "-v":
 		fmt.Println("wasmcp", version())
 		return nil

@@ -74,6 +74,14 @@ func TestExitCodes(t *testing.T) {
 		{"call bad json", []string{"call", "sha256", "{nope"}, 2, "not valid JSON"},
 		{"unknown tool", []string{"call", "no_such_tool"}, 1, "Unknown tool"},
 		{"inspect missing file", []string{"inspect", "nope.wasm"}, 2, "nope.wasm"},
+		{"call no tool", []string{"call"}, 2, "call: want TOOL [JSON]"},
+		{"inspect two files", []string{"inspect", "a.wasm", "b.wasm"}, 2, "inspect: want one PLUGIN.wasm"},
+		{"serve extra", []string{"serve", "extra"}, 2, `serve: unexpected argument "extra"`},
+		{"plugins extra", []string{"plugins", "extra"}, 2, `plugins: unexpected argument "extra"`},
+		{"lock extra", []string{"lock", "extra"}, 2, `lock: unexpected argument "extra"`},
+		{"pull no ref", []string{"pull"}, 2, "pull: want one REF"},
+		{"push not oci", []string{"push", "a.wasm", "https://x"}, 2, "push: want FILE.wasm oci://HOST/REPO:TAG"},
+		{"new no name", []string{"new", "--lang", "c"}, 2, "new: want --lang LANG NAME"},
 		{"version", []string{"version"}, 0, ""},
 	}
 	for _, tc := range tests {

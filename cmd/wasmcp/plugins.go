@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 
 	"github.com/wasmcp/wasmcp/internal/server"
@@ -15,18 +13,9 @@ import (
 // plugin that fails to load is listed with its error, and the exit code
 // is 1.
 func cmdPlugins(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
+	fs := newConfigCmd("plugins")
 	asJSON := fs.Bool("json", false, "print the list as JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("plugins: unexpected argument %q", pos[0])
-	}
-	cfg, err := cf.load()
+	cfg, _, err := fs.load(args, nil)
 	if err != nil {
 		return err
 	}
@@ -35,9 +24,7 @@ func cmdPlugins(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(ls); err != nil {
+		if err := printJSON(ls); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -13,18 +12,14 @@ import (
 // cmdPull fetches and verifies a plugin into the cache and prints its
 // digest.
 func cmdPull(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
+	fs := newConfigCmd("pull")
 	key := fs.String("key", "", "cosign public key the plugin must be signed with (default: the [plugins.verify] of the configured plugin with this url)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("pull: want one REF (oci://HOST/REPO:TAG, oci://HOST/REPO@sha256:HEX or https://…)")
-	}
-	cfg, err := cf.load()
+	cfg, pos, err := fs.load(args, func(pos []string) error {
+		if len(pos) != 1 {
+			return usagef("pull: want one REF (oci://HOST/REPO:TAG, oci://HOST/REPO@sha256:HEX or https://…)")
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -43,17 +38,12 @@ func cmdPull(ctx context.Context, args []string) error {
 
 // cmdPush uploads a plugin file in the CNCF Wasm OCI layout.
 func cmdPush(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("push", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 || !strings.HasPrefix(pos[1], "oci://") {
-		return usagef("push: want FILE.wasm oci://HOST/REPO:TAG")
-	}
-	cfg, err := cf.load()
+	cfg, pos, err := newConfigCmd("push").load(args, func(pos []string) error {
+		if len(pos) != 2 || !strings.HasPrefix(pos[1], "oci://") {
+			return usagef("push: want FILE.wasm oci://HOST/REPO:TAG")
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -67,17 +57,7 @@ func cmdPush(ctx context.Context, args []string) error {
 
 // cmdLock writes wasmcp.lock beside the configuration.
 func cmdLock(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("lock: unexpected argument %q", pos[0])
-	}
-	cfg, err := cf.load()
+	cfg, _, err := newConfigCmd("lock").load(args, nil)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -12,19 +11,10 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
+	fs := newConfigCmd("serve")
 	addr := fs.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:8080) instead of stdio")
 	metrics := fs.String("metrics", "", "serve /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9464); default [telemetry] metrics")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("serve: unexpected argument %q", pos[0])
-	}
-	cfg, err := cf.load()
+	cfg, _, err := fs.load(args, nil)
 	if err != nil {
 		return err
 	}
