@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -230,10 +232,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.sched.close()
 	}
 	e.mu.Lock()
-	mods := make([]*Module, 0, len(e.mods))
-	for m := range e.mods {
-		mods = append(mods, m)
-	}
+	mods := slices.Collect(maps.Keys(e.mods))
 	e.mu.Unlock()
 	for _, m := range mods {
 		m.interrupt()

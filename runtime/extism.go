@@ -14,7 +14,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/runtime/internal/extism"
-	"github.com/wasmcp/wasmcp/runtime/internal/instrument"
 )
 
 // This file runs Extism plugins: modules that import extism:host/env. The
@@ -188,6 +187,16 @@ func allocKernel(ctx context.Context, m api.Module) (*callState, *extism.Kernel)
 	return st, k
 }
 
+// kernelOrZero is kernelOf for a function that answers a value in s[0]:
+// outside an Extism call it sets s[0] to 0 and returns nil.
+func kernelOrZero(ctx context.Context, s []uint64) *extism.Kernel {
+	if x := stateOf(ctx).ext; x != nil {
+		return &x.k
+	}
+	s[0] = 0
+	return nil
+}
+
 // kernelOf returns the kernel of the instance running ctx's call, or nil
 // outside an Extism call.
 func kernelOf(ctx context.Context) (*callState, *extism.Kernel) {
@@ -214,30 +223,21 @@ func extFree(ctx context.Context, _ api.Module, s []uint64) {
 }
 
 func extLength(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
-	if k == nil {
-		s[0] = 0
-		return
+	if k := kernelOrZero(ctx, s); k != nil {
+		s[0] = k.Length(s[0])
 	}
-	s[0] = k.Length(s[0])
 }
 
 func extLoadU8(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
-	if k == nil {
-		s[0] = 0
-		return
+	if k := kernelOrZero(ctx, s); k != nil {
+		s[0] = uint64(k.LoadU8(s[0]))
 	}
-	s[0] = uint64(k.LoadU8(s[0]))
 }
 
 func extLoadU64(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
-	if k == nil {
-		s[0] = 0
-		return
+	if k := kernelOrZero(ctx, s); k != nil {
+		s[0] = k.LoadU64(s[0])
 	}
-	s[0] = k.LoadU64(s[0])
 }
 
 func extStoreU8(ctx context.Context, _ api.Module, s []uint64) {
@@ -253,30 +253,21 @@ func extStoreU64(ctx context.Context, _ api.Module, s []uint64) {
 }
 
 func extInputLength(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
-	if k == nil {
-		s[0] = 0
-		return
+	if k := kernelOrZero(ctx, s); k != nil {
+		s[0] = k.InputLength()
 	}
-	s[0] = k.InputLength()
 }
 
 func extInputLoadU8(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
-	if k == nil {
-		s[0] = 0
-		return
+	if k := kernelOrZero(ctx, s); k != nil {
+		s[0] = uint64(k.InputLoadU8(s[0]))
 	}
-	s[0] = uint64(k.InputLoadU8(s[0]))
 }
 
 func extInputLoadU64(ctx context.Context, _ api.Module, s []uint64) {
-	_, k := kernelOf(ctx)
-	if k == nil {
-		s[0] = 0
-		return
+	if k := kernelOrZero(ctx, s); k != nil {
+		s[0] = k.InputLoadU64(s[0])
 	}
-	s[0] = k.InputLoadU64(s[0])
 }
 
 // extInputOffset returns a block holding a copy of the input.
@@ -641,14 +632,7 @@ func (m *Module) validateExtism(fns map[string]api.FunctionDefinition, hasStartS
 	if slices.Contains(m.extismExports, abi.ExportInitialize) {
 		m.init = abi.ExportInitialize
 	}
-	if m.interruptible() {
-		if hasStartSection {
-			m.starts = append(m.starts, instrument.StartName)
-		}
-		if m.init != "" {
-			m.starts = append(m.starts, m.init)
-		}
-	}
+	m.setStarts(hasStartSection)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -345,15 +346,23 @@ func (m *Module) validate() error {
 	default:
 		return badModule("module exports neither wasmcp_call nor _start")
 	}
-	if m.interruptible() {
-		if hasStartSection {
-			m.starts = append(m.starts, instrument.StartName)
-		}
-		if m.init != "" {
-			m.starts = append(m.starts, m.init)
-		}
-	}
+	m.setStarts(hasStartSection)
 	return nil
+}
+
+// setStarts lists what the pool runs itself, interruptibly, when it
+// instantiates an instrumented module (see instantiate): the start
+// section moved out by instrument, then the init export.
+func (m *Module) setStarts(hasStartSection bool) {
+	if !m.interruptible() {
+		return
+	}
+	if hasStartSection {
+		m.starts = append(m.starts, instrument.StartName)
+	}
+	if m.init != "" {
+		m.starts = append(m.starts, m.init)
+	}
 }
 
 func badModule(msg string) *Error {
@@ -398,10 +407,7 @@ func (m *Module) Size() int { return m.size }
 // interrupt stops the running calls of m's pools (Engine.Close).
 func (m *Module) interrupt() {
 	m.mu.Lock()
-	pools := make([]*Pool, 0, len(m.pools))
-	for p := range m.pools {
-		pools = append(pools, p)
-	}
+	pools := slices.Collect(maps.Keys(m.pools))
 	m.mu.Unlock()
 	for _, p := range pools {
 		p.interruptAll()
@@ -417,10 +423,7 @@ func (m *Module) Close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
-	pools := make([]*Pool, 0, len(m.pools))
-	for p := range m.pools {
-		pools = append(pools, p)
-	}
+	pools := slices.Collect(maps.Keys(m.pools))
 	m.mu.Unlock()
 	for _, p := range pools {
 		_ = p.Close(ctx)
