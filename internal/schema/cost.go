@@ -110,30 +110,11 @@ func (g *costGraph) walk(v any, ptr string) {
 	sub := func(kw string) string { return ptr + "/" + escapePtr(kw) }
 	for _, kw := range sameSingle {
 		if s, ok := obj[kw]; ok {
-			g.same[ptr] = append(g.same[ptr], sub(kw))
-			g.walk(s, sub(kw))
+			g.edge(g.same, ptr, sub(kw), s)
 		}
 	}
-	for _, kw := range sameArray {
-		if arr, ok := obj[kw].([]any); ok {
-			for i, s := range arr {
-				p := sub(kw) + "/" + strconv.Itoa(i)
-				g.same[ptr] = append(g.same[ptr], p)
-				g.walk(s, p)
-			}
-		}
-	}
-	for _, kw := range sameMap {
-		if m, ok := obj[kw].(map[string]any); ok {
-			for name, s := range m {
-				if _, isSchema := s.(map[string]any); isSchema {
-					p := sub(kw) + "/" + escapePtr(name)
-					g.same[ptr] = append(g.same[ptr], p)
-					g.walk(s, p)
-				}
-			}
-		}
-	}
+	g.inArrays(g.same, obj, ptr, sameArray)
+	g.inMaps(g.same, obj, ptr, sameMap, true)
 	for _, kw := range refs {
 		if r, ok := obj[kw].(string); ok {
 			g.pending[ptr] = append(g.pending[ptr], r)
@@ -142,33 +123,46 @@ func (g *costGraph) walk(v any, ptr string) {
 	for _, kw := range kidSingle {
 		if s, ok := obj[kw]; ok {
 			if _, isArr := s.([]any); !isArr {
-				g.kids[ptr] = append(g.kids[ptr], sub(kw))
-				g.walk(s, sub(kw))
+				g.edge(g.kids, ptr, sub(kw), s)
 			}
 		}
 	}
-	for _, kw := range kidArray {
+	g.inArrays(g.kids, obj, ptr, kidArray)
+	g.inMaps(g.kids, obj, ptr, kidMap, false)
+	g.inMaps(nil, obj, ptr, defsMap, false)
+}
+
+// edge adds an edge from ptr to the subschema s at pointer p in edges (no
+// edge where edges is nil: $defs are only walked) and walks s.
+func (g *costGraph) edge(edges map[string][]string, ptr, p string, s any) {
+	if edges != nil {
+		edges[ptr] = append(edges[ptr], p)
+	}
+	g.walk(s, p)
+}
+
+// inArrays is edge for each subschema in an array under the keywords kws
+// of obj.
+func (g *costGraph) inArrays(edges map[string][]string, obj map[string]any, ptr string, kws []string) {
+	for _, kw := range kws {
 		if arr, ok := obj[kw].([]any); ok {
 			for i, s := range arr {
-				p := sub(kw) + "/" + strconv.Itoa(i)
-				g.kids[ptr] = append(g.kids[ptr], p)
-				g.walk(s, p)
+				g.edge(edges, ptr, ptr+"/"+escapePtr(kw)+"/"+strconv.Itoa(i), s)
 			}
 		}
 	}
-	for _, kw := range kidMap {
+}
+
+// inMaps is edge for each value in an object under the keywords kws of
+// obj; with objectsOnly, for the values that are objects (the
+// "dependencies" of draft 7 hold arrays of names too).
+func (g *costGraph) inMaps(edges map[string][]string, obj map[string]any, ptr string, kws []string, objectsOnly bool) {
+	for _, kw := range kws {
 		if m, ok := obj[kw].(map[string]any); ok {
 			for name, s := range m {
-				p := sub(kw) + "/" + escapePtr(name)
-				g.kids[ptr] = append(g.kids[ptr], p)
-				g.walk(s, p)
-			}
-		}
-	}
-	for _, kw := range defsMap {
-		if m, ok := obj[kw].(map[string]any); ok {
-			for name, s := range m {
-				g.walk(s, sub(kw)+"/"+escapePtr(name))
+				if _, isSchema := s.(map[string]any); isSchema || !objectsOnly {
+					g.edge(edges, ptr, ptr+"/"+escapePtr(kw)+"/"+escapePtr(name), s)
+				}
 			}
 		}
 	}

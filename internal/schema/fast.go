@@ -39,6 +39,17 @@ const (
 	tObject
 )
 
+// typeBits maps a type name to its bit.
+var typeBits = map[string]uint8{
+	"null":    tNull,
+	"boolean": tBoolean,
+	"number":  tNumber,
+	"integer": tInteger,
+	"string":  tString,
+	"array":   tArray,
+	"object":  tObject,
+}
+
 // plan is a subschema the fast path evaluates. The zero plan accepts every
 // value (the schema true or {}).
 type plan struct {
@@ -139,24 +150,11 @@ func objectPlan(d map[string]any, cs *jsonschema.Schema, root bool) (*plan, bool
 	p := &plan{}
 	if cs.Types != nil {
 		for _, t := range cs.Types.ToStrings() {
-			switch t {
-			case "null":
-				p.types |= tNull
-			case "boolean":
-				p.types |= tBoolean
-			case "number":
-				p.types |= tNumber
-			case "integer":
-				p.types |= tInteger
-			case "string":
-				p.types |= tString
-			case "array":
-				p.types |= tArray
-			case "object":
-				p.types |= tObject
-			default:
+			bit, ok := typeBits[t]
+			if !ok {
 				return nil, false
 			}
+			p.types |= bit
 		}
 	}
 	if cs.Enum != nil {

@@ -280,28 +280,17 @@ func decode(raw []byte) (any, error) {
 func measure(v any) (depth, nodes int) {
 	switch t := v.(type) {
 	case map[string]any:
-		max := 0
-		nodes = 1
 		for _, e := range t {
 			d, n := measure(e)
-			nodes += n
-			if d > max {
-				max = d
-			}
+			depth, nodes = max(depth, d), nodes+n
 		}
-		return max + 1, nodes
 	case []any:
-		max := 0
-		nodes = 1
 		for _, e := range t {
 			d, n := measure(e)
-			nodes += n
-			if d > max {
-				max = d
-			}
+			depth, nodes = max(depth, d), nodes+n
 		}
-		return max + 1, nodes
 	default:
 		return 0, 1
 	}
+	return depth + 1, nodes + 1
 }
