@@ -97,6 +97,27 @@ func TestExtismHostileHandles(t *testing.T) {
 	}
 }
 
+// TestExtismOutsideCall: an Extism host function called with no kernel
+// (outside an Extism call, as from a start function) answers 0, or
+// get_log_level's constant, and changes nothing.
+func TestExtismOutsideCall(t *testing.T) {
+	for _, name := range sortedKeys(extismEnv) {
+		f := extismEnv[name]
+		s := []uint64{7, 7}
+		f.fn(context.Background(), nil, s)
+		want := uint64(0)
+		switch {
+		case name == "get_log_level":
+			want = extismLogLevel
+		case len(f.results) == 0:
+			want = 7
+		}
+		if s[0] != want || s[1] != 7 {
+			t.Errorf("%s: stack %v, want [%d 7]", name, s, want)
+		}
+	}
+}
+
 func TestExtismCalls(t *testing.T) {
 	p := extismPool(t, Limits{MaxOutput: 64 << 10, Memory: 8 << 20})
 	ctx := context.Background()
