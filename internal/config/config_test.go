@@ -78,11 +78,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    Size
-		wantErr string
-	}{
+	testParse(t, "ParseSize", ParseSize, []parseCase[Size]{
 		{in: "0", want: 0},
 		{in: "1024", want: 1024},
 		{in: "64MiB", want: 64 << 20},
@@ -103,21 +99,7 @@ func TestParseSize(t *testing.T) {
 		{in: "4 MegaBytes", wantErr: "unknown unit"},
 		{in: "99999999999999999999", wantErr: "too large"},
 		{in: "99999999999TiB", wantErr: "too large"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSize(tt.in)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ParseSize(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestSizeString(t *testing.T) {
@@ -139,11 +121,8 @@ func TestSizeString(t *testing.T) {
 }
 
 func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    time.Duration
-		wantErr string
-	}{
+	parse := func(s string) (time.Duration, error) { d, err := ParseDuration(s); return d.Std(), err }
+	testParse(t, "ParseDuration", parse, []parseCase[time.Duration]{
 		{in: "5s", want: 5 * time.Second},
 		{in: "250ms", want: 250 * time.Millisecond},
 		{in: "1m30s", want: 90 * time.Second},
@@ -152,31 +131,14 @@ func TestParseDuration(t *testing.T) {
 		{in: "1.5", wantErr: "add a unit"},
 		{in: "", wantErr: "empty duration"},
 		{in: "soon", wantErr: `invalid duration "soon"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseDuration(tt.in)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ParseDuration(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got.Std() != tt.want {
-				t.Fatalf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestExpand(t *testing.T) {
 	env := map[string]string{"A": "alpha", "EMPTY": "", "B_2": "two"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	tests := []struct {
-		in      string
-		want    string
-		wantErr string
-	}{
+	parse := func(s string) (string, error) { return expand(s, lookup) }
+	testParse(t, "expand", parse, []parseCase[string]{
 		{in: "plain", want: "plain"},
 		{in: "${A}", want: "alpha"},
 		{in: "x-${A}-${B_2}-y", want: "x-alpha-two-y"},
@@ -194,21 +156,7 @@ func TestExpand(t *testing.T) {
 		{in: "${}", wantErr: "invalid environment reference"},
 		{in: "${1A}", wantErr: "invalid environment reference"},
 		{in: "${A B}", wantErr: "invalid environment reference"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := expand(tt.in, lookup)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("expand(%q) error = %v, want it to contain %q", tt.in, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("expand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestLocateKeys(t *testing.T) {
@@ -551,5 +499,33 @@ func TestTaskLimitKeys(t *testing.T) {
 	}
 	if _, err := Parse([]byte("[limits]\nmax_task = 5\n"), ""); err == nil {
 		t.Fatal("a misspelt task key was accepted")
+	}
+}
+
+// parseCase is a row of a parser's table: in parses to want, or fails
+// with an error that contains wantErr.
+type parseCase[T comparable] struct {
+	in      string
+	want    T
+	wantErr string
+}
+
+// testParse runs parse (named fn in failures) over the cases, a subtest
+// each.
+func testParse[T comparable](t *testing.T, fn string, parse func(string) (T, error), tests []parseCase[T]) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parse(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("%s(%q) error = %v, want it to contain %q", fn, tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("%s(%q) = %v, %v; want %v", fn, tt.in, got, err, tt.want)
+			}
+		})
 	}
 }

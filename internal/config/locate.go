@@ -284,51 +284,54 @@ func (s *scanner) value(ctx []string, out *[]keyLine, depth int) {
 			s.pos++
 		}
 	case c == '[':
-		s.pos++
-		for s.pos < len(s.src) {
-			s.skipSpaceNL()
-			if s.peek(']') {
-				s.pos++
-				return
-			}
-			start := s.pos
+		s.items(']', func() bool {
 			s.value(ctx, out, depth+1)
-			s.skipSpaceNL()
-			if s.peek(',') {
-				s.pos++
-			} else if !s.peek(']') && s.pos == start {
-				return
-			}
-		}
+			return true
+		})
 	case c == '{':
-		s.pos++
-		for s.pos < len(s.src) {
-			s.skipSpaceNL()
-			if s.peek('}') {
-				s.pos++
-				return
-			}
+		s.items('}', func() bool {
 			line := s.line
 			key, ok := s.key()
 			if !ok {
-				return
+				return false
 			}
 			full := concat(ctx, key)
 			*out = append(*out, keyLine{key: full, line: line})
 			s.skipSpace()
 			if !s.peek('=') {
-				return
+				return false
 			}
 			s.pos++
 			s.value(full, out, depth+1)
-			s.skipSpaceNL()
-			if s.peek(',') {
-				s.pos++
-			}
-		}
+			return true
+		})
 	default:
 		for s.pos < len(s.src) && !strings.ContainsRune(",]}\n#", rune(s.src[s.pos])) {
 			s.pos++
+		}
+	}
+}
+
+// items skips an array or inline table from its opening byte past its
+// closing byte end: item skips one element and reports whether the scan
+// may go on. A scan that stops making progress ends.
+func (s *scanner) items(end byte, item func() bool) {
+	s.pos++
+	for s.pos < len(s.src) {
+		s.skipSpaceNL()
+		if s.peek(end) {
+			s.pos++
+			return
+		}
+		start := s.pos
+		if !item() {
+			return
+		}
+		s.skipSpaceNL()
+		if s.peek(',') {
+			s.pos++
+		} else if !s.peek(end) && s.pos == start {
+			return
 		}
 	}
 }

@@ -92,16 +92,20 @@ func (s Size) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // UnmarshalText implements encoding.TextUnmarshaler: ${NAME} references are
 // expanded from the environment, then the result is parsed with
 // [ParseSize].
-func (s *Size) UnmarshalText(b []byte) error {
+func (s *Size) UnmarshalText(b []byte) error { return unmarshalExpanded(b, ParseSize, s) }
+
+// unmarshalExpanded expands the ${NAME} references in b from the
+// environment and stores what parse makes of the result in dst.
+func unmarshalExpanded[T any](b []byte, parse func(string) (T, error), dst *T) error {
 	str, err := expand(string(b), os.LookupEnv)
 	if err != nil {
 		return err
 	}
-	v, err := ParseSize(str)
+	v, err := parse(str)
 	if err != nil {
 		return err
 	}
-	*s = v
+	*dst = v
 	return nil
 }
 
@@ -139,18 +143,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // UnmarshalText implements encoding.TextUnmarshaler: ${NAME} references are
 // expanded from the environment, then the result is parsed with
 // [ParseDuration].
-func (d *Duration) UnmarshalText(b []byte) error {
-	str, err := expand(string(b), os.LookupEnv)
-	if err != nil {
-		return err
-	}
-	v, err := ParseDuration(str)
-	if err != nil {
-		return err
-	}
-	*d = v
-	return nil
-}
+func (d *Duration) UnmarshalText(b []byte) error { return unmarshalExpanded(b, ParseDuration, d) }
 
 // maxMemory is the most linear memory a wasm32 module can address.
 const maxMemory = Size(math.MaxUint32) + 1

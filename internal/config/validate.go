@@ -125,19 +125,20 @@ func (c *Config) Validate() error {
 	}
 
 	errs = append(errs, checkLimits("limits", c.Limits, false)...)
-	if c.Limits.MaxConcurrent < 0 {
-		bad("limits.max_concurrent: must not be negative")
-	}
-	if c.Limits.MaxWaiting < 0 {
-		bad("limits.max_waiting: must not be negative")
-	}
 	for _, n := range []struct {
 		key string
 		v   int
 	}{
+		{"max_concurrent", c.Limits.MaxConcurrent},
+		{"max_waiting", c.Limits.MaxWaiting},
 		{"plugin_concurrent", c.Limits.PluginConcurrent},
 		{"principal_concurrent", c.Limits.PrincipalConcurrent},
 		{"principal_burst", c.Limits.PrincipalBurst},
+		{"max_batch", c.Limits.MaxBatch},
+		{"max_subscriptions", c.Limits.MaxSubscriptions},
+		{"max_tasks", c.Limits.MaxTasks},
+		{"max_tasks_per_principal", c.Limits.MaxTasksPerPrincipal},
+		{"max_manifest_items", c.Limits.MaxManifestItems},
 	} {
 		if n.v < 0 {
 			bad("limits.%s: must not be negative", n.key)
@@ -145,20 +146,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.PrincipalRate < 0 || c.Limits.PrincipalRate != c.Limits.PrincipalRate || c.Limits.PrincipalRate > 1e9 {
 		bad("limits.principal_rate: %v is not a rate of calls a second (0 for none)", c.Limits.PrincipalRate)
-	}
-	if c.Limits.MaxBatch < 0 {
-		bad("limits.max_batch: must not be negative")
-	}
-	if c.Limits.MaxSubscriptions < 0 {
-		bad("limits.max_subscriptions: must not be negative")
-	}
-	for _, n := range []struct {
-		key string
-		v   int
-	}{{"max_tasks", c.Limits.MaxTasks}, {"max_tasks_per_principal", c.Limits.MaxTasksPerPrincipal}} {
-		if n.v < 0 {
-			bad("limits.%s: must not be negative", n.key)
-		}
 	}
 	for _, d := range []struct {
 		key string
@@ -176,21 +163,14 @@ func (c *Config) Validate() error {
 		{"limits.max_uri", c.Limits.MaxURI, 256, 16 << 20},
 		{"limits.notify_queue", c.Limits.NotifyQueue, 4 << 10, 1 << 30},
 		{"http.replay_buffer", c.HTTP.ReplayBuffer, 4 << 10, 1 << 30},
+		{"limits.max_batch_response", c.Limits.MaxBatchResponse, 1 << 10, 1 << 30},
+		{"limits.max_manifest_bytes", c.Limits.MaxManifestBytes, 1 << 10, 64 << 20},
 	} {
 		if z.v != 0 && (z.v < z.min || z.v > z.max) {
 			bad("%s: %s is not between %s and %s", z.key, z.v, z.min, z.max)
 		}
 	}
-	if c.Limits.MaxBatchResponse != 0 && (c.Limits.MaxBatchResponse < 1<<10 || c.Limits.MaxBatchResponse > 1<<30) {
-		bad("limits.max_batch_response: %s is not between 1KiB and 1GiB", c.Limits.MaxBatchResponse)
-	}
 	errs = append(errs, checkModuleLimits(c.Limits)...)
-	if c.Limits.MaxManifestItems < 0 {
-		bad("limits.max_manifest_items: must not be negative")
-	}
-	if c.Limits.MaxManifestBytes != 0 && (c.Limits.MaxManifestBytes < 1<<10 || c.Limits.MaxManifestBytes > 64<<20) {
-		bad("limits.max_manifest_bytes: %s is not between 1KiB and 64MiB", c.Limits.MaxManifestBytes)
-	}
 	scoped := ""
 	for i := range c.Plugins {
 		if len(c.Plugins[i].Scopes) > 0 {
