@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -56,14 +57,20 @@ func buildServer(t testing.TB, toml, dir string, opts Options) (*Server, error) 
 	return srv, nil
 }
 
-const kitchenConfig = `
+// testLimits opens most test configs: an in-memory kv store, a 5 s
+// deadline and 32 MiB of memory; it ends inside [limits].
+const testLimits = `
 [server]
 name = "test"
 kv_dir = ":memory:"
 [limits]
 timeout = "5s"
 memory = "32MiB"
-max_output = "64KiB"
+`
+
+// kitchenConfig serves the kitchen plugin with kv, config and elicitation
+// granted.
+const kitchenConfig = testLimits + `max_output = "64KiB"
 [[plugins]]
 name = "kitchen"
 path = "kitchen.wasm"
@@ -178,25 +185,36 @@ type response struct {
 // call sends a request and waits for its response.
 func (c *stdioClient) call(method string, params any) response {
 	c.t.Helper()
+	r, err := c.tryCall(method, params, 30*time.Second)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return r
+}
+
+// tryCall is call for worker goroutines: it returns an error instead of
+// failing the test when no response comes within timeout.
+func (c *stdioClient) tryCall(method string, params any, timeout time.Duration) (response, error) {
 	c.mu.Lock()
 	c.nextID++
-	n := c.nextID
-	id := fmt.Sprint(n)
+	id := c.nextID
 	ch := make(chan json.RawMessage, 1)
-	c.pending[id] = ch
+	c.pending[strconv.Itoa(id)] = ch
 	c.mu.Unlock()
-	c.send(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	select {
 	case line := <-ch:
 		var r response
 		if err := json.Unmarshal(line, &r); err != nil {
-			c.t.Fatalf("bad response %s: %v", line, err)
+			return r, fmt.Errorf("bad response %s: %w", line, err)
 		}
-		return r
-	case <-time.After(30 * time.Second):
-		c.t.Fatalf("%s: no response", method)
+		return r, nil
+	case <-time.After(timeout):
+		c.mu.Lock()
+		delete(c.pending, strconv.Itoa(id))
+		c.mu.Unlock()
+		return response{}, fmt.Errorf("%s (id %d): no response in %v", method, id, timeout)
 	}
-	return response{}
 }
 
 func (c *stdioClient) notify(method string, params any) {

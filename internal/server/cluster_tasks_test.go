@@ -31,16 +31,8 @@ func TestClusterTasks(t *testing.T) {
 	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
 	call := func(i int, method string, params map[string]any) map[string]any {
 		t.Helper()
-		params["_meta"] = modernMeta(caps)
-		hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-		if n, ok := params["name"].(string); ok {
-			hdr["Mcp-Name"] = n
-		}
-		if n, ok := params["taskId"].(string); ok {
-			hdr["Mcp-Name"] = n
-		}
 		c := &httpClient{t: t, url: urls[i] + "/mcp"}
-		res := c.post(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, hdr)
+		res := c.modernCaps(method, params, caps)
 		var out map[string]any
 		if res.Error != nil || json.Unmarshal(res.Result, &out) != nil {
 			t.Fatalf("%s on replica %d: %s", method, i, res.raw)

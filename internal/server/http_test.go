@@ -71,19 +71,26 @@ func (c *httpClient) post(body any, hdr map[string]string) httpResult {
 	return r
 }
 
-// modern sends a 2026-07-28 request.
+// modern sends a 2026-07-28 request declaring elicitation.
 func (c *httpClient) modern(method string, params map[string]any) httpResult {
+	c.t.Helper()
+	return c.modernCaps(method, params, map[string]any{"elicitation": map[string]any{}})
+}
+
+// modernCaps sends a 2026-07-28 request declaring caps, with the headers
+// the transport checks against the body: Mcp-Method, and Mcp-Name from
+// the body's name, uri or taskId.
+func (c *httpClient) modernCaps(method string, params, caps map[string]any) httpResult {
 	c.t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["_meta"] = modernMeta(map[string]any{"elicitation": map[string]any{}})
+	params["_meta"] = modernMeta(caps)
 	hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-	if n, ok := params["name"].(string); ok {
-		hdr["Mcp-Name"] = n
-	}
-	if u, ok := params["uri"].(string); ok {
-		hdr["Mcp-Name"] = u
+	for _, key := range []string{"name", "uri", "taskId"} {
+		if v, ok := params[key].(string); ok {
+			hdr["Mcp-Name"] = v
+		}
 	}
 	return c.post(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, hdr)
 }
@@ -111,14 +118,9 @@ func serveHTTP(t testing.TB, srv *Server) string {
 	return ts.URL
 }
 
-const scopedConfig = `
-[server]
-name = "test"
-kv_dir = ":memory:"
-[limits]
-timeout = "5s"
-memory = "32MiB"
-[auth]
+// scopedAuth is scopedConfig's [auth] table: a token without scopes and
+// two with kitchen:use.
+const scopedAuth = `[auth]
 tokens = ["reader-0123456789abcdef"]
 [[auth.token]]
 name = "cook"
@@ -127,7 +129,11 @@ scopes = ["kitchen:use"]
 [[auth.token]]
 name = "chef"
 token = "chef-0123456789abcdef"
-scopes = ["kitchen:use"]
+scopes = ["kitchen:use"]`
+
+// scopedConfig serves the kitchen plugin to kitchen:use only and the ping
+// plugin to every token.
+const scopedConfig = testLimits + scopedAuth + `
 [[plugins]]
 name = "kitchen"
 path = "kitchen.wasm"
@@ -336,16 +342,7 @@ func TestHTTPJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	const iss, resource = "https://auth.example.test", "https://mcp.example.test/mcp"
-	cfg := strings.Replace(scopedConfig, `[auth]
-tokens = ["reader-0123456789abcdef"]
-[[auth.token]]
-name = "cook"
-token = "cook-0123456789abcdef"
-scopes = ["kitchen:use"]
-[[auth.token]]
-name = "chef"
-token = "chef-0123456789abcdef"
-scopes = ["kitchen:use"]`, fmt.Sprintf(`[auth]
+	cfg := strings.Replace(scopedConfig, scopedAuth, fmt.Sprintf(`[auth]
 mode = "jwt"
 issuer = %q
 resource = %q

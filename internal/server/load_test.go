@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -305,29 +304,4 @@ func rss() uint64 {
 		}
 	}
 	return 0
-}
-
-// tryCall is call for worker goroutines: it returns an error instead of
-// failing the test when no response comes within timeout.
-func (c *stdioClient) tryCall(method string, params any, timeout time.Duration) (response, error) {
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	ch := make(chan json.RawMessage, 1)
-	c.pending[strconv.Itoa(id)] = ch
-	c.mu.Unlock()
-	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	select {
-	case line := <-ch:
-		var r response
-		if err := json.Unmarshal(line, &r); err != nil {
-			return r, fmt.Errorf("bad response %s: %w", line, err)
-		}
-		return r, nil
-	case <-time.After(timeout):
-		c.mu.Lock()
-		delete(c.pending, strconv.Itoa(id))
-		c.mu.Unlock()
-		return response{}, fmt.Errorf("%s (id %d): no response in %v", method, id, timeout)
-	}
 }

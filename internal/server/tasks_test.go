@@ -53,15 +53,24 @@ func (c taskClient) req(method string, params map[string]any) httpResult {
 	if !c.noExtension {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
 	}
-	params["_meta"] = modernMeta(caps)
-	hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-	if n, ok := params["name"].(string); ok {
-		hdr["Mcp-Name"] = n
+	return c.modernCaps(method, params, caps)
+}
+
+// waitAlive calls the spin plugin's alive tool until it answers (its only
+// instance is free), failing the test with msg if it does not within d.
+func (c taskClient) waitAlive(d time.Duration, msg string) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		r := c.req("tools/call", map[string]any{"name": "alive", "arguments": map[string]any{}})
+		if r.Error == nil && strings.Contains(r.raw, `"alive"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: %s", msg, r.raw)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if id, ok := params["taskId"].(string); ok {
-		hdr["Mcp-Name"] = id
-	}
-	return c.post(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, hdr)
 }
 
 // task is the task members of a result (CreateTaskResult, tasks/get).
@@ -208,17 +217,7 @@ func TestTasksCancelSpinningGuest(t *testing.T) {
 	if got := c.waitStatus(tk.TaskID, "cancelled", "failed", "completed"); got.Status != "cancelled" {
 		t.Fatalf("after tasks/cancel: %+v", got)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := c.req("tools/call", map[string]any{"name": "alive", "arguments": map[string]any{}})
-		if r.Error == nil && strings.Contains(r.raw, `"alive"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the spin plugin's only instance is still busy after the cancel: %s", r.raw)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	c.waitAlive(20*time.Second, "the spin plugin's only instance is still busy after the cancel")
 	// A cancel of an ended task is acknowledged (2026-07-28).
 	if r := c.req("tasks/cancel", map[string]any{"taskId": tk.TaskID}); r.Error != nil {
 		t.Fatalf("second tasks/cancel: %s", r.raw)
@@ -548,15 +547,5 @@ func TestTasksEndWithSession(t *testing.T) {
 	if resp.StatusCode/100 != 2 {
 		t.Fatalf("DELETE: HTTP %d", resp.StatusCode)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r := modern.req("tools/call", map[string]any{"name": "alive", "arguments": map[string]any{}})
-		if r.Error == nil && strings.Contains(r.raw, `"alive"`) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session ended but its task still holds the instance: %s", r.raw)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	modern.waitAlive(15*time.Second, "the session ended but its task still holds the instance")
 }
