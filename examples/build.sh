@@ -19,36 +19,18 @@ cd "$root"
 # shellcheck source=../scripts/wasmbuild.sh
 . "$root/scripts/wasmbuild.sh"
 
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
-export GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-}"
-
-check=0
-dirs=()
-for a in "$@"; do
-	case "$a" in
-	--check) check=1 ;;
-	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
-	*) dirs+=("${a%/}") ;;
-	esac
-done
+wasm_dirs=1 wasm_setup 15 "$@"
 if [ ${#dirs[@]} -eq 0 ]; then
 	for d in examples/go-* examples/conformance/go-*; do
 		[ -f "$d/main.go" ] && dirs+=("$d")
 	done
 fi
 
-tmp=""
-if [ $check = 1 ]; then
-	tmp="$(mktemp -d)"
-	trap 'rm -rf "$tmp"' EXIT
-fi
-
 fail=0
 for d in "${dirs[@]}"; do
 	name="$(basename "$d")"
-	out="$d/$name.wasm"
-	[ $check = 1 ] && out="$tmp/$name.wasm"
-	go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o "$out" "./$d"
+	out="$(wasm_out "$d/$name.wasm")"
+	wasm_go "$out" "./$d" "${GOFLAGS:-}"
 	wasm_result "$d/$name.wasm" "$out" examples/build.sh
 done
 exit $fail

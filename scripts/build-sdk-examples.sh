@@ -24,15 +24,7 @@ cd "$root"
 # shellcheck source=wasmbuild.sh
 . "$root/scripts/wasmbuild.sh"
 
-check=0
-dirs=()
-for a in "$@"; do
-	case "$a" in
-	--check) check=1 ;;
-	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
-	*) dirs+=("${a%/}") ;;
-	esac
-done
+wasm_dirs=1 wasm_setup 20 "$@"
 if [ ${#dirs[@]} -eq 0 ]; then
 	for d in examples/c-* examples/conformance/c-* examples/rust-* examples/as-* examples/wat-* sdk/sdktest/testdata/*; do
 		[ -d "$d" ] && dirs+=("$d")
@@ -126,8 +118,6 @@ build_one() {
 	esac
 }
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 fail=0
 for d in "${dirs[@]}"; do
 	name="$(basename "$d")"

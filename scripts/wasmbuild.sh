@@ -5,23 +5,48 @@
 # root); check is 1 for --check, else 0 (wasm_setup sets it); wasm_result
 # sets fail=1 on a mismatch.
 
-# wasm_setup LAST ARG... takes the one optional argument --check (anything
-# else prints lines 2 to LAST of the script, found in here, as its usage
-# and exits 2), pins the Go toolchain (GOTOOLCHAIN, default go1.26.8) and
-# makes tmp, a directory removed on exit.
+# wasm_setup LAST ARG... reads the script's arguments: --check sets
+# check=1. In a script that takes directories (wasm_dirs=1 before the
+# call) every other word is added to the array dirs, and -h or --help
+# prints lines 2 to LAST of the script as its usage and exits 0;
+# elsewhere anything but --check prints that usage and exits 2. Then it
+# pins the Go toolchain (GOTOOLCHAIN, default go1.26.8) and makes tmp, a
+# directory removed on exit.
 wasm_setup() {
-	local last="$1"
+	local last="$1" a self="$0"
 	shift
+	[ -n "${here:-}" ] && self="$here/$(basename "$0")"
 	check=0
-	case "${1:-}" in
-	--check) check=1 ;;
-	"") ;;
-	*) sed -n "2,${last}p" "$here/$(basename "$0")"; exit 2 ;;
-	esac
+	dirs=()
+	for a in "$@"; do
+		case "$a" in
+		--check) check=1 ;;
+		-h | --help) [ "${wasm_dirs:-0}" = 1 ] && { sed -n "2,${last}p" "$self"; exit 0; } ;&
+		*)
+			[ "${wasm_dirs:-0}" = 1 ] || { sed -n "2,${last}p" "$self"; exit 2; }
+			dirs+=("${a%/}")
+			;;
+		esac
+	done
 	export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.8}"
 	tmp="$(mktemp -d)"
 	# shellcheck disable=SC2064 # tmp is expanded now, on purpose
 	trap "rm -rf '$tmp'" EXIT
+}
+
+# wasm_out TARGET is where to build the committed TARGET: TARGET itself,
+# or with --check a file of its name in tmp.
+wasm_out() {
+	if [ "$check" = 1 ]; then echo "$tmp/$(basename "$1")"; else echo "$1"; fi
+}
+
+# wasm_go OUT PKG GOFLAGS builds the Go plugin PKG (a package path, e.g.
+# ./dir, from the current directory's module) into OUT: GOOS=wasip1
+# -buildmode=c-shared, reproducible (-trimpath, -buildvcs=false, no
+# symbols or DWARF), with GOFLAGS set to GOFLAGS.
+wasm_go() {
+	GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS="$3" \
+		go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o "$1" "$2"
 }
 
 # wasm_wat OUT SRC builds the WAT module SRC into OUT with wat2wasm; a

@@ -19,6 +19,5 @@ for name in cecho cspin; do
 	echo "built $name/$name.wasm ($(stat -c %s "$name/$name.wasm") bytes)"
 done
 
-(cd goecho && GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 \
-	go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" -o goecho.wasm .)
+(cd goecho && wasm_go goecho.wasm . "${GOFLAGS:-}")
 echo "built goecho/goecho.wasm ($(stat -c %s goecho/goecho.wasm) bytes)"

@@ -36,9 +36,7 @@ build_one() {
 		wasm_c "$out" "$here" "" "$src"
 		;;
 	go/*/main.go)
-		(cd "$here/go" && GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS=-mod=readonly \
-			go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" \
-			-o "$out" "./$(basename "$(dirname "$src")")")
+		(cd "$here/go" && wasm_go "$out" "./$(basename "$(dirname "$src")")" -mod=readonly)
 		;;
 	esac
 }
@@ -47,8 +45,7 @@ fail=0
 for src in *.wat *.c go/*/main.go; do
 	[ -e "$src" ] || continue
 	case "$src" in go/*/main.go) name="go_$(basename "$(dirname "$src")")" ;; *) name="${src%.*}" ;; esac
-	out="$here/$name.wasm"
-	[ $check = 1 ] && out="$tmp/$name.wasm"
+	out="$(wasm_out "$here/$name.wasm")"
 	build_one "$src" "$out"
 	wasm_result "$here/$name.wasm" "$out" testdata/extism/build.sh
 done

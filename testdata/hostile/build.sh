@@ -26,7 +26,7 @@ cd "$here"
 # shellcheck source=../../scripts/wasmbuild.sh
 . "$root/scripts/wasmbuild.sh"
 
-wasm_setup 20 "$@"
+wasm_setup 21 "$@"
 
 # build_one SRC OUT builds the plugin whose source is SRC into OUT.
 build_one() {
@@ -39,9 +39,7 @@ build_one() {
 		wasm_c "$out" "$root/sdk/c" "$(sed -n '1s|^// clang: ||p' "$src")" "$src"
 		;;
 	*/main.go)
-		(cd "$root" && GOOS=wasip1 GOARCH=wasm GOWASM= CGO_ENABLED=0 GOFLAGS= \
-			go build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w" \
-			-o "$out" "./testdata/hostile/$(dirname "$src")")
+		(cd "$root" && wasm_go "$out" "./testdata/hostile/$(dirname "$src")" "")
 		;;
 	esac
 }
@@ -49,8 +47,7 @@ build_one() {
 fail=0
 for src in *.wat *.c */main.go; do
 	case "$src" in */main.go) name="$(dirname "$src")" ;; *) name="${src%.*}" ;; esac
-	out="$here/$name.wasm"
-	[ $check = 1 ] && out="$tmp/$name.wasm"
+	out="$(wasm_out "$here/$name.wasm")"
 	build_one "$src" "$out"
 	wasm_result "$here/$name.wasm" "$out" testdata/hostile/build.sh
 done
