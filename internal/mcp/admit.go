@@ -79,26 +79,46 @@ func isModernRequest(m *jsonrpc.Message, mi *metaInfo) bool {
 // admitMessage parses one message (not a batch) and decides its route. m
 // and mi are filled in as far as the message could be read; m aliases
 // body. A refusal carries the error to answer, with the id of m; the
-// Observer is told of a refused request.
+// Observer is told of a refused request and of a message refused unparsed.
 func (s *Server) admitMessage(body []byte, in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
-	if s.opts.Observer == nil {
-		return s.admitOne(body, in, m, mi)
+	var start time.Time
+	if s.opts.Observer != nil {
+		start = time.Now()
 	}
-	start := time.Now()
-	rt, rf := s.admitOne(body, in, m, mi)
-	if rt == routeRefused && m.IsRequest() {
-		s.observeRefused(start, m, mi, in, rf.err)
-	}
-	return rt, rf
-}
-
-func (s *Server) admitOne(body []byte, in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
 	var perr *jsonrpc.Error
 	*m, perr = jsonrpc.Parse(body)
 	*mi = metaInfo{}
 	if perr != nil {
-		return routeRefused, badRequest(perr)
+		rf := badRequest(perr)
+		if s.opts.Observer != nil {
+			s.observeRefused(start, m, mi, in, rf.status, rf.err)
+		}
+		return routeRefused, rf
 	}
+	rt, rf := s.admitOne(in, m, mi)
+	if s.opts.Observer != nil && rt == routeRefused && m.IsRequest() {
+		s.observeRefused(start, m, mi, in, rf.status, rf.err)
+	}
+	return rt, rf
+}
+
+// refuseUnread is admission's refusal rf of a message it could not read
+// (over HTTP, a body of the wrong Content-Type, too large or cut short;
+// on stdio, a line too long), which arrived at start and came with
+// header (nil on stdio): the Observer is told of it as the request
+// HeaderRequest describes.
+func (s *Server) refuseUnread(start time.Time, header http.Header, rf *refusal) *refusal {
+	if s.opts.Observer != nil {
+		r := &Request{}
+		if header != nil {
+			r = HeaderRequest(header)
+		}
+		s.observeAnswered(start, r, jsonrpc.ID{}, header, rf.status, rf.err)
+	}
+	return rf
+}
+
+func (s *Server) admitOne(in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
 	if !m.IsRequest() {
 		switch {
 		case in.unknownSession:
@@ -219,7 +239,7 @@ func (s *Server) startCall(cl *call, c *conn) *refusal {
 	start := time.Now()
 	rf := s.startOne(cl, c)
 	if rf != nil {
-		s.observeAnswered(start, &cl.req, cl.id, cl.header, rf.err)
+		s.observeAnswered(start, &cl.req, cl.id, cl.header, rf.status, rf.err)
 	}
 	return rf
 }
@@ -254,7 +274,7 @@ func (s *Server) admitBatch(body []byte, in *inbound, newCall func(*jsonrpc.Mess
 	start := time.Now()
 	calls, immediate, rf := s.admitBatchOf(body, in, newCall)
 	if rf != nil {
-		s.observeAnswered(start, &Request{}, jsonrpc.ID{}, in.header, rf.err)
+		s.observeAnswered(start, &Request{}, jsonrpc.ID{}, in.header, rf.status, rf.err)
 	}
 	return calls, immediate, rf
 }
@@ -302,7 +322,7 @@ func (s *Server) admitBatchOf(body []byte, in *inbound, newCall func(*jsonrpc.Me
 		case perr != nil:
 			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
 			if s.opts.Observer != nil && m.IsRequest() {
-				s.observeRefused(start, &m, &mi, in, perr)
+				s.observeRefused(start, &m, &mi, in, 0, perr)
 			}
 		case !m.IsRequest():
 			c.deliver(&m)

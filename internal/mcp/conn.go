@@ -100,7 +100,7 @@ func (c *conn) initialize(m *jsonrpc.Message, header http.Header) ([]byte, *json
 	start := time.Now()
 	res, e := c.initializeOnce(m)
 	_, v, _, _ := c.snapshot()
-	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, ProtocolVersion: v, SessionID: c.id}, m.ID, header, e)
+	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, ProtocolVersion: v, SessionID: c.id}, m.ID, header, 0, e)
 	return res, e
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
@@ -63,25 +64,37 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 // readMessage reads the body of a POSTed message into a pooled buffer,
 // answering the request itself when it cannot (415, 413, 400).
 func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (*[]byte, bool) {
+	var start time.Time
+	if h.s.opts.Observer != nil {
+		start = time.Now()
+	}
+	var rf *refusal
 	if !checkContentType(r) {
-		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Content-Type must be application/json"})
-		return nil, false
-	}
-	buf, err := h.readBody(w, r)
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: body larger than the server accepts"})
-		return nil, false
-	case err != nil:
+		rf = &refusal{err: errContentType, status: http.StatusUnsupportedMediaType}
+	} else {
+		buf, err := h.readBody(w, r)
+		switch {
+		case err == nil:
+			return buf, true
+		case errors.Is(err, errBodyTooLarge):
+			rf = &refusal{err: errBodyLarge, status: http.StatusRequestEntityTooLarge}
+		default:
+			rf = &refusal{err: errBodyRead, status: http.StatusBadRequest}
+		}
 		// Close the connection: net/http would otherwise read the rest of
-		// a slow body before answering.
+		// a slow or large body before answering.
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: could not read the body"})
-		return nil, false
 	}
-	return buf, true
+	refuse(w, jsonrpc.ID{}, h.s.refuseUnread(start, r.Header, rf))
+	return nil, false
 }
+
+// The refusals of a POSTed body not read.
+var (
+	errContentType = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Content-Type must be application/json"}
+	errBodyLarge   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: body larger than the server accepts"}
+	errBodyRead    = &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: could not read the body"}
+)
 
 // inbound describes request r, of session ss (sid its id, "" for none),
 // to admission.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -23,8 +24,10 @@ type Observer interface {
 	// RequestAnswered is called instead of both for a request answered
 	// without running: initialize (err nil when it succeeded), and a
 	// request admission refused (a bad session, version or 2026-07-28
-	// header, the limiter, a request a batch may not hold, a batch
-	// refused whole: Method ""), with the error answered.
+	// header, the limiter, a request a batch may not hold, a message
+	// that is not JSON and a batch refused whole: Method "", an HTTP body
+	// or stdio line refused unread: see HeaderRequest), with the error
+	// answered.
 	RequestAnswered(ri *RequestInfo, err *jsonrpc.Error)
 }
 
@@ -43,6 +46,22 @@ type RequestInfo struct {
 	Header http.Header
 	// Start is when the request started running.
 	Start time.Time
+	// Status is the HTTP status a request refused over HTTP was answered
+	// with; 0 for the others.
+	Status int
+}
+
+// HeaderRequest is the request the headers of an HTTP POST announce, as
+// observed when it is refused before its body is read: the method and
+// target of its Mcp-Method and Mcp-Name headers (sent with 2026-07-28
+// requests; none: Method "") and its MCP-Protocol-Version.
+func HeaderRequest(h http.Header) *Request {
+	v := h.Get("Mcp-Protocol-Version")
+	r := &Request{Method: h.Get("Mcp-Method"), ProtocolVersion: v, Stateless: v == version20260728}
+	if n := h.Get("Mcp-Name"); n != "" {
+		r.Params, _ = json.Marshal(map[string]string{"name": n, "uri": n})
+	}
+	return r
 }
 
 // observeStart tells the Observer that cl starts; it returns nil when
@@ -61,21 +80,22 @@ func (s *Server) observeStart(cl *call) *RequestInfo {
 }
 
 // observeAnswered tells the Observer of request r (id, header: nil on
-// stdio), taken at start and answered without running, with err.
-func (s *Server) observeAnswered(start time.Time, r *Request, id jsonrpc.ID, header http.Header, err *jsonrpc.Error) {
+// stdio), taken at start and answered without running, with err (and,
+// over HTTP, status; 0 when the response is not the request's own).
+func (s *Server) observeAnswered(start time.Time, r *Request, id jsonrpc.ID, header http.Header, status int, err *jsonrpc.Error) {
 	ri := &RequestInfo{Request: r, Transport: "pipe", Header: header, Start: start}
 	if !id.IsZero() {
 		ri.ID = id.Raw()
 	}
 	if header != nil {
-		ri.Transport = "tcp"
+		ri.Transport, ri.Status = "tcp", status
 	}
 	s.opts.Observer.RequestAnswered(ri, err)
 }
 
 // observeRefused tells the Observer of request m refused by admission
-// (in says where it came from).
-func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInfo, in *inbound, err *jsonrpc.Error) {
+// (in says where it came from; status as for observeAnswered).
+func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInfo, in *inbound, status int, err *jsonrpc.Error) {
 	r := &Request{Method: m.Method, Params: m.Params, ProtocolVersion: mi.version, Stateless: isModernRequest(m, mi)}
 	if !r.Stateless && in.c != nil {
 		r.SessionID = in.c.id
@@ -83,5 +103,5 @@ func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInf
 			r.ProtocolVersion = v
 		}
 	}
-	s.observeAnswered(start, r, m.ID, in.header, err)
+	s.observeAnswered(start, r, m.ID, in.header, status, err)
 }

@@ -111,8 +111,9 @@ func (st *stdioConn) readLoop(r io.Reader) error {
 			return nil
 		}
 		if errors.Is(err, errLineTooLong) {
-			st.writeError(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			rf := badRequest(&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 				Message: fmt.Sprintf("invalid request: message longer than %d bytes", st.srv.opts.MaxMessageBytes)})
+			st.writeError(jsonrpc.ID{}, st.srv.refuseUnread(time.Now(), nil, rf).err)
 			continue
 		}
 		if len(trimSpaceBytes(line)) > 0 {

@@ -206,6 +206,9 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 			if code != "" {
 				l.str("rpc.response.status_code", code)
 			}
+			if ri.Status != 0 {
+				l.int("http.response.status_code", int64(ri.Status))
+			}
 			t.tr.finish(&st.sp.req, now, l.a[:l.n]...)
 		}
 	}
@@ -244,11 +247,8 @@ func (t *Telemetry) WrapAccessControl(path string, mw func(http.Handler) http.Ha
 			if p.reached || rec.status < 400 {
 				return
 			}
-			v := r.Header.Get("Mcp-Protocol-Version")
-			params, _ := json.Marshal(map[string]string{"name": r.Header.Get("Mcp-Name")}) // the target, as the headers say
-			req := &mcp.Request{Method: r.Header.Get("Mcp-Method"), Params: params, ProtocolVersion: v, Stateless: v == "2026-07-28"}
-			status := strconv.Itoa(rec.status)
-			t.answered(&mcp.RequestInfo{Request: req, Transport: "tcp", Header: r.Header, Start: start}, status, "")
+			ri := &mcp.RequestInfo{Request: mcp.HeaderRequest(r.Header), Transport: "tcp", Header: r.Header, Start: start, Status: rec.status}
+			t.answered(ri, strconv.Itoa(rec.status), "")
 		})
 	}
 }

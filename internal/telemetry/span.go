@@ -77,6 +77,13 @@ func (l *attrList) str(key, v string) {
 	}
 }
 
+func (l *attrList) int(key string, v int64) {
+	if l.n < len(l.a) {
+		l.a[l.n] = kv{key: key, num: uint64(v), typ: 'i'}
+		l.n++
+	}
+}
+
 func (s *span) str(key, v string) {
 	if s.n < maxAttrs {
 		s.attrs[s.n] = kv{key: key, str: v, typ: 's'}
