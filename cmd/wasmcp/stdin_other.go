@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// pollable returns f: only Unix pipes and sockets are made pollable (see
+// stdin_unix.go).
+func pollable(f *os.File) *os.File { return f }
