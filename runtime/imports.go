@@ -118,16 +118,23 @@ func inputLen(ctx context.Context, _ api.Module, stack []uint64) {
 
 func inputRead(ctx context.Context, m api.Module, stack []uint64) {
 	st := stateOf(ctx)
+	readRest(m, stack, st.input, &st.inPos, abi.FuncInputRead)
+}
+
+// readRest is input_read and result_read: it copies up to stack[1] bytes
+// of src from *pos to the guest's memory at stack[0], advances *pos, and
+// answers the count (0 at the end).
+func readRest(m api.Module, stack []uint64, src []byte, pos *int, fn string) {
 	ptr, n := uint32(stack[0]), uint32(stack[1])
-	rest := st.input[st.inPos:]
+	rest := src[*pos:]
 	if uint64(n) > uint64(len(rest)) {
 		n = uint32(len(rest))
 	}
 	if n > 0 {
 		if !m.Memory().Write(ptr, rest[:n]) {
-			trap(abi.FuncInputRead, errBadMemory)
+			trap(fn, errBadMemory)
 		}
-		st.inPos += int(n)
+		*pos += int(n)
 	}
 	stack[0] = uint64(n)
 }
@@ -240,18 +247,7 @@ func internMethod(b []byte) string {
 
 func resultRead(ctx context.Context, m api.Module, stack []uint64) {
 	st := stateOf(ctx)
-	ptr, n := uint32(stack[0]), uint32(stack[1])
-	rest := st.result[st.resPos:]
-	if uint64(n) > uint64(len(rest)) {
-		n = uint32(len(rest))
-	}
-	if n > 0 {
-		if !m.Memory().Write(ptr, rest[:n]) {
-			trap(abi.FuncResultRead, errBadMemory)
-		}
-		st.resPos += int(n)
-	}
-	stack[0] = uint64(n)
+	readRest(m, stack, st.result, &st.resPos, abi.FuncResultRead)
 }
 
 // instantiateHostModule registers the wasmcp module in rt.
