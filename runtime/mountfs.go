@@ -306,6 +306,19 @@ func (f *rootFile) fail(errno experimentalsys.Errno) experimentalsys.Errno {
 	return errno
 }
 
+// transfer is Read, Pread, Write and Pwrite: op on buf, nothing for an
+// empty one, its error as fail has it.
+func (f *rootFile) transfer(buf []byte, op func([]byte) (int, error)) (int, experimentalsys.Errno) {
+	if len(buf) == 0 {
+		return 0, 0
+	}
+	n, err := op(buf)
+	if errno := experimentalsys.UnwrapOSError(err); errno != 0 {
+		return n, f.fail(errno)
+	}
+	return n, 0
+}
+
 // Dev implements experimentalsys.File.
 func (f *rootFile) Dev() (uint64, experimentalsys.Errno) {
 	st, errno := f.cached()
@@ -427,26 +440,12 @@ func (f *rootFile) Stat() (sys.Stat_t, experimentalsys.Errno) {
 
 // Read implements experimentalsys.File.
 func (f *rootFile) Read(buf []byte) (int, experimentalsys.Errno) {
-	if len(buf) == 0 {
-		return 0, 0
-	}
-	n, err := f.file.Read(buf)
-	if errno := experimentalsys.UnwrapOSError(err); errno != 0 {
-		return n, f.fail(errno)
-	}
-	return n, 0
+	return f.transfer(buf, f.file.Read)
 }
 
 // Pread implements experimentalsys.File.
 func (f *rootFile) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
-	if len(buf) == 0 {
-		return 0, 0
-	}
-	n, err := f.file.ReadAt(buf, off)
-	if errno := experimentalsys.UnwrapOSError(err); errno != 0 {
-		return n, f.fail(errno)
-	}
-	return n, 0
+	return f.transfer(buf, func(b []byte) (int, error) { return f.file.ReadAt(b, off) })
 }
 
 // fileOffset is int64 under another name, so that vet's stdmethods does not
@@ -497,26 +496,12 @@ func (f *rootFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Err
 
 // Write implements experimentalsys.File.
 func (f *rootFile) Write(buf []byte) (int, experimentalsys.Errno) {
-	if len(buf) == 0 {
-		return 0, 0
-	}
-	n, err := f.file.Write(buf)
-	if errno := experimentalsys.UnwrapOSError(err); errno != 0 {
-		return n, f.fail(errno)
-	}
-	return n, 0
+	return f.transfer(buf, f.file.Write)
 }
 
 // Pwrite implements experimentalsys.File.
 func (f *rootFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
-	if len(buf) == 0 {
-		return 0, 0
-	}
-	n, err := f.file.WriteAt(buf, off)
-	if errno := experimentalsys.UnwrapOSError(err); errno != 0 {
-		return n, f.fail(errno)
-	}
-	return n, 0
+	return f.transfer(buf, func(b []byte) (int, error) { return f.file.WriteAt(b, off) })
 }
 
 // Truncate implements experimentalsys.File.
