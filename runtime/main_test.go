@@ -71,6 +71,28 @@ func newPool(t testing.TB, path string, l Limits, sb Sandbox) *Pool {
 	return p
 }
 
+// hostilePool returns a pool of testdata/hostile/NAME.wasm (of the
+// repository) with the mounts mt; the pool and the module are closed at
+// the end of the test.
+func hostilePool(t *testing.T, name string, l Limits, mt ...Mount) *Pool {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/hostile/" + name + ".wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := testEngine.Compile(context.Background(), name, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(context.Background()) })
+	p, err := m.NewPool(l, Sandbox{Mounts: mt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
 // callErr asserts that err is an *Error of kind k and returns it.
 func callErr(t testing.TB, err error, k Kind) *Error {
 	t.Helper()

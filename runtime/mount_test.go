@@ -70,20 +70,7 @@ func TestMountsConfined(t *testing.T) {
 	}
 
 	// A plugin that creates its own way out of a read-write mount.
-	raw, err := os.ReadFile("../testdata/hostile/rawfs.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := testEngine.Compile(context.Background(), "rawfs", raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close(context.Background()) })
-	rp, err := m.NewPool(Limits{}, Sandbox{Mounts: []Mount{mounts[1]}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rp.Close(context.Background()) })
+	rp := hostilePool(t, "rawfs", Limits{}, mounts[1])
 	_, out, err := rp.Call(context.Background(), []byte(`{"method":"tools/call","params":{"name":"mklink"}}`), nil)
 	if err != nil {
 		t.Fatal(err)

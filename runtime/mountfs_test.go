@@ -68,26 +68,6 @@ func (w raceWorld) escaped(t *testing.T) string {
 	return "created outside the mount: " + strings.Join(names, ", ")
 }
 
-// mountracePool returns a pool of testdata/hostile/mountrace.wasm with mt.
-func mountracePool(t *testing.T, l Limits, mt ...Mount) *Pool {
-	t.Helper()
-	raw, err := os.ReadFile("../testdata/hostile/mountrace.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := testEngine.Compile(context.Background(), "mountrace", raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close(context.Background()) })
-	p, err := m.NewPool(l, Sandbox{Mounts: mt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close(context.Background()) })
-	return p
-}
-
 // toolText calls tool on p and returns the text of its result.
 func toolText(t *testing.T, p *Pool, tool string) string {
 	t.Helper()
@@ -130,7 +110,7 @@ func TestMountRace(t *testing.T) {
 	for _, swapper := range []string{"host", "plugin"} {
 		t.Run(swapper, func(t *testing.T) {
 			w := newRaceWorld(t)
-			p := mountracePool(t, Limits{Instances: 2}, Mount{HostPath: w.mount, GuestPath: "/data"})
+			p := hostilePool(t, "mountrace", Limits{Instances: 2}, Mount{HostPath: w.mount, GuestPath: "/data"})
 			var (
 				stop    atomic.Bool
 				swaps   atomic.Int64
@@ -271,7 +251,7 @@ func TestMountReplacedAfterLoad(t *testing.T) {
 func TestMountReadOnlyWrites(t *testing.T) {
 	w := newRaceWorld(t)
 	before := treeOf(t, w.dir)
-	p := mountracePool(t, Limits{}, Mount{HostPath: w.mount, GuestPath: "/data", ReadOnly: true})
+	p := hostilePool(t, "mountrace", Limits{}, Mount{HostPath: w.mount, GuestPath: "/data", ReadOnly: true})
 	got := toolText(t, p, "writes")
 	want := "create 69 write 69 mkdir 69 unlink 69 rmdir 69 rename 69 times 69 link 69 symlink 69 truncate 69 fdwrite 8"
 	if got != want {
