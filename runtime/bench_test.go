@@ -18,8 +18,7 @@ func benchCompile(b *testing.B, path string, warm bool) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	dir := b.TempDir()
-	if warm {
+	compileIn := func(dir string) {
 		e, err := NewEngine(ctx, Config{CacheDir: dir})
 		if err != nil {
 			b.Fatal(err)
@@ -29,20 +28,17 @@ func benchCompile(b *testing.B, path string, warm bool) {
 		}
 		_ = e.Close(ctx)
 	}
+	dir := b.TempDir()
+	if warm {
+		compileIn(dir)
+	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		d := dir
 		if !warm {
 			d = filepath.Join(dir, "cold", string(rune('a'+i%26)), filepath.Base(b.TempDir()))
 		}
-		e, err := NewEngine(ctx, Config{CacheDir: d})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := e.Compile(ctx, path, wasm); err != nil {
-			b.Fatal(err)
-		}
-		_ = e.Close(ctx)
+		compileIn(d)
 	}
 }
 

@@ -96,12 +96,7 @@ func TestInterruptStartFunction(t *testing.T) {
 		t.Errorf("exports %q show the runtime's start export", m.Exports())
 	}
 	p := newPool(t, "startloop.wasm", Limits{Timeout: 200 * time.Millisecond}, Sandbox{})
-	start := time.Now()
-	_, _, err := p.Call(context.Background(), []byte("x"), nil)
-	callErr(t, err, KindDeadline)
-	if took := time.Since(start); took > 1200*time.Millisecond {
-		t.Errorf("stopped after %v", took)
-	}
+	stoppedAtDeadline(t, p, "x", 1200*time.Millisecond)
 }
 
 func slicesContains(s []string, v string) bool {
@@ -199,12 +194,7 @@ func TestFallbackRuntime(t *testing.T) {
 	if _, out, err := p.Call(context.Background(), []byte("echo"), nil); err != nil || string(out) != "echo" {
 		t.Fatalf("echo: %q, %v", out, err)
 	}
-	start := time.Now()
-	_, _, err = p.Call(context.Background(), []byte("l"), nil)
-	callErr(t, err, KindDeadline)
-	if took := time.Since(start); took > 1200*time.Millisecond {
-		t.Errorf("stopped after %v", took)
-	}
+	stoppedAtDeadline(t, p, "l", 1200*time.Millisecond)
 	// An instrumentable module on the same engine is unaffected.
 	g, err := e.Compile(context.Background(), "guest", file(t, watGuest)())
 	if err != nil || !g.interruptible() {
@@ -215,18 +205,7 @@ func TestFallbackRuntime(t *testing.T) {
 // TestEngineCloseInterruptsCalls: closing the engine stops a running call
 // (KindClosed) instead of waiting for its deadline.
 func TestEngineCloseInterruptsCalls(t *testing.T) {
-	e, err := NewEngine(context.Background(), Config{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := e.Compile(context.Background(), "g", file(t, watGuest)())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.NewPool(Limits{Timeout: time.Minute}, Sandbox{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, _, p := closableGuest(t, Limits{Timeout: time.Minute})
 	done := make(chan error, 1)
 	go func() {
 		_, _, err := p.Call(context.Background(), []byte("l"), nil)

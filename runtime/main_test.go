@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 )
@@ -91,6 +92,37 @@ func hostilePool(t *testing.T, name string, l Limits, mt ...Mount) *Pool {
 	}
 	t.Cleanup(func() { p.Close(context.Background()) })
 	return p
+}
+
+// closableGuest returns a pool of the WAT guest on an engine of its own
+// (no cache), for a test that closes the engine.
+func closableGuest(t *testing.T, l Limits) (*Engine, *Module, *Pool) {
+	t.Helper()
+	e, err := NewEngine(context.Background(), Config{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Compile(context.Background(), "g", file(t, watGuest)())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.NewPool(l, Sandbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m, p
+}
+
+// stoppedAtDeadline calls p with input and asserts that the call fails
+// with KindDeadline, within the generous bound within of its start.
+func stoppedAtDeadline(t *testing.T, p *Pool, input string, within time.Duration) {
+	t.Helper()
+	start := time.Now()
+	_, _, err := p.Call(context.Background(), []byte(input), nil)
+	callErr(t, err, KindDeadline)
+	if took := time.Since(start); took > within {
+		t.Errorf("%s: stopped after %v", input, took)
+	}
 }
 
 // callErr asserts that err is an *Error of kind k and returns it.

@@ -133,25 +133,14 @@ func TestCacheDirIsPrivateAndVersioned(t *testing.T) {
 }
 
 func TestEngineCloseClosesPools(t *testing.T) {
-	e, err := NewEngine(context.Background(), Config{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := e.Compile(context.Background(), "g", file(t, watGuest)())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.NewPool(Limits{}, Sandbox{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, m, p := closableGuest(t, Limits{})
 	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = p.Call(context.Background(), []byte("e"), nil)
+	_, _, err := p.Call(context.Background(), []byte("e"), nil)
 	callErr(t, err, KindClosed)
 	if _, err := e.Compile(context.Background(), "g", file(t, watGuest)()); err == nil {
 		t.Error("Compile after Close succeeded")
