@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"strconv"
 	"sync/atomic"
 	"testing"
 )
@@ -13,15 +12,7 @@ import (
 // it the plugin gets ErrUnsupported (errno -6) and the client no request.
 // The protocol engine decides (internal/mcp), not plugins.
 func TestBlockingCallNeedsCapability(t *testing.T) {
-	srv := newTestServer(t, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "rogue"
-path = `+strconv.Quote(hostilePath(t, "rogue"))+`
-[plugins.grants]
-elicitation = true
-`)
+	srv := newTestServer(t, memKV+corpusTOML(t, "rogue", "[plugins.grants]", "elicitation = true"))
 	for _, tc := range []struct {
 		name string
 		caps map[string]any

@@ -117,6 +117,15 @@ func startStdio(t testing.TB, srv *Server) *stdioClient {
 	return c
 }
 
+// startSession is startStdio with a 2025-11-25 session opened, declaring
+// no client capabilities.
+func startSession(t testing.TB, srv *Server) *stdioClient {
+	t.Helper()
+	c := startStdio(t, srv)
+	c.initialize("2025-11-25", map[string]any{})
+	return c
+}
+
 func (c *stdioClient) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 16<<20)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"log/slog"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,17 +11,10 @@ import (
 // (carried through instrumentation), and the client sees only the short
 // message, without either.
 func TestTrapSourceInLogOnly(t *testing.T) {
-	toml := `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "debugtrap"
-path = ` + strconv.Quote(hostilePath(t, "debugtrap")) + `
-`
+	toml := memKV + corpusTOML(t, "debugtrap")
 	logs := &logBuffer{}
 	srv := newTestServerWith(t, toml, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	for _, tc := range []struct {
 		tool, message string
 		frames        []string // in the log, innermost first

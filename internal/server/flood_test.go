@@ -28,19 +28,11 @@ kv_dir = ":memory:"
 timeout = "4s"
 max_concurrent = 4
 max_waiting = 16
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "runaway"
-path = `+quote(hostilePath(t, "runaway"))+`
-instances = 4
-`)
+`+corpusTOML(t, "good")+corpusTOML(t, "runaway", "instances = 4"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	if r := c.call("tools/call", tool("echo", map[string]any{"text": "warm"})); r.Error != nil {
 		t.Fatal(r.Error)
 	}

@@ -99,8 +99,7 @@ func TestInputRequiredStateless(t *testing.T) {
 // resource updates to subscribers and list_changed after notify.
 func TestNotifications(t *testing.T) {
 	srv := newTestServer(t, kitchenConfig)
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	if r := c.call("logging/setLevel", map[string]any{"level": "debug"}); r.Error != nil {
 		t.Fatal(r.Error)
 	}
@@ -140,8 +139,7 @@ func TestReload(t *testing.T) {
 	}
 	srv := newTestServer(t, "[server]\nwatch = true\nplugin_dirs = ["+quote(dir)+"]\n")
 	srv.reg.Tools() // loaded
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	before := len(srv.Registry().Tools())
 	if before == 0 {
 		t.Fatal("no tools loaded")

@@ -3,7 +3,6 @@ package server
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,25 +21,11 @@ func TestGuestFSErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "ok.txt"), []byte("fine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	toml := `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "gofs"
-path = ` + strconv.Quote(hostilePath(t, "gofs")) + `
-prefix = "go_"
-[plugins.grants]
-fs = [{ host = ` + strconv.Quote(data) + `, guest = "/data" }]
-[[plugins]]
-name = "sandbox"
-path = ` + strconv.Quote(hostilePath(t, "sandbox")) + `
-prefix = "c_"
-[plugins.grants]
-fs = [{ host = ` + strconv.Quote(data) + `, guest = "/data" }]
-`
+	mount := "fs = [{ host = " + quote(data) + `, guest = "/data" }]`
+	toml := memKV + corpusTOML(t, "gofs", `prefix = "go_"`, "[plugins.grants]", mount) +
+		corpusTOML(t, "sandbox", `prefix = "c_"`, "[plugins.grants]", mount)
 	srv := newTestServer(t, toml)
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 
 	goFS := func(op, path string) map[string]any {
 		return map[string]any{"name": "go_fs", "arguments": map[string]any{"op": op, "path": path}}

@@ -46,22 +46,8 @@ func serveMetrics(t *testing.T, srv *Server) string {
 // 405, and the MCP endpoint still needs its token.
 func TestHealth(t *testing.T) {
 	dir := t.TempDir()
-	srv, _, err := newLoggedServer(t, `
-[server]
-kv_dir = ":memory:"
-[auth]
-tokens = ["reader-0123456789abcdef"]
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "slow"
-path = `+quote(rogueCopy(t, dir, "slow"))+`
-prefix = "slow_"
-timeout = "20s"
-[plugins.grants]
-config = { describe_ms = "1500" }
-`, Options{LoadWait: 50 * time.Millisecond})
+	srv, _, err := newLoggedServer(t, memKV+"[auth]\ntokens = [\"reader-0123456789abcdef\"]\n"+corpusTOML(t, "good")+slowTOML(t, dir, "1500"),
+		Options{LoadWait: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +63,7 @@ config = { describe_ms = "1500" }
 			t.Errorf("%s: /readyz while loading = %d %q, want 503 still loading", name, code, body)
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(srv.Loading()) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("still loading %q", srv.Loading())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLoaded(t, srv)
 	for name, base := range listeners {
 		tests := []struct {
 			method, path string

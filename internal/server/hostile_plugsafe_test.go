@@ -69,15 +69,33 @@ func noteMethods(notes [][]byte) []string {
 // server can load it twice (two plugins may not share a file).
 func rogueCopy(t *testing.T, dir, name string) string {
 	t.Helper()
-	wasm, err := os.ReadFile(hostilePath(t, "rogue"))
-	if err != nil {
-		t.Fatal(err)
+	return copyCorpus(t, "rogue", dir, name)
+}
+
+// rogueTOML serves a copy of the rogue module in dir as name, with more
+// lines after its path.
+func rogueTOML(t *testing.T, dir, name string, more ...string) string {
+	t.Helper()
+	return pluginTOML(name, rogueCopy(t, dir, name), more...)
+}
+
+// slowTOML serves a copy of the rogue module in dir as the plugin slow,
+// whose describe takes ms milliseconds.
+func slowTOML(t *testing.T, dir, ms string) string {
+	t.Helper()
+	return rogueTOML(t, dir, "slow", `prefix = "slow_"`, `timeout = "20s"`, "[plugins.grants]", `config = { describe_ms = "`+ms+`" }`)
+}
+
+// waitLoaded waits up to 20 s until srv has loaded every plugin.
+func waitLoaded(t *testing.T, srv *Server) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(srv.Loading()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("still loading %q", srv.Loading())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	p := filepath.Join(dir, name+".wasm")
-	if err := os.WriteFile(p, wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // clientSecrets are what the test client answers each server-to-client
@@ -97,27 +115,10 @@ var clientSecrets = map[string]any{
 func TestHostileInputRequiredGrants(t *testing.T) {
 	e := newHostileEnv(t)
 	dir := t.TempDir()
-	srv, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[limits]
-timeout = "5s"
-[[plugins]]
-name = "denied"
-path = `+quote(rogueCopy(t, dir, "denied"))+`
-prefix = "denied_"
-[plugins.grants]
-config = { scheme = "denied" }
-[[plugins]]
-name = "granted"
-path = `+quote(rogueCopy(t, dir, "granted"))+`
-prefix = "granted_"
-[plugins.grants]
-config = { scheme = "granted" }
-elicitation = true
-sampling = true
-roots = true
-`)
+	srv, err := newHostileServer(t, e, memKV+"[limits]\ntimeout = \"5s\"\n"+
+		rogueTOML(t, dir, "denied", `prefix = "denied_"`, "[plugins.grants]", `config = { scheme = "denied" }`)+
+		rogueTOML(t, dir, "granted", `prefix = "granted_"`, "[plugins.grants]", `config = { scheme = "granted" }`,
+			"elicitation = true", "sampling = true", "roots = true"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,24 +218,12 @@ roots = true
 // dropped with a log line.
 func TestHostileResourceUpdatedForeign(t *testing.T) {
 	dir := t.TempDir()
-	srv, logs, err := newLoggedServer(t, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "rogue"
-path = `+quote(rogueCopy(t, dir, "rogue"))+`
-[[plugins]]
-name = "other"
-path = `+quote(rogueCopy(t, dir, "other"))+`
-prefix = "other_"
-[plugins.grants]
-config = { scheme = "other" }
-`, Options{})
+	srv, logs, err := newLoggedServer(t, memKV+rogueTOML(t, dir, "rogue")+
+		rogueTOML(t, dir, "other", `prefix = "other_"`, "[plugins.grants]", `config = { scheme = "other" }`), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	tests := []struct {
 		uri  string
 		sent bool
@@ -294,21 +283,11 @@ config = { scheme = "other" }
 func TestHostileListChangedFlood(t *testing.T) {
 	const n = 50000
 	dir := t.TempDir()
-	srv, logs, err := newLoggedServer(t, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "rogue"
-path = `+quote(rogueCopy(t, dir, "rogue"))+`
-`, Options{})
+	srv, logs, err := newLoggedServer(t, memKV+corpusTOML(t, "good")+rogueTOML(t, dir, "rogue"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	base := heapInuse()
 	baseRSS := rss()
 	stop := collectNotes(c)
@@ -369,24 +348,12 @@ func toolsList(c *stdioClient, t *testing.T) string {
 // keeps serving.
 func TestHostileReloadCollision(t *testing.T) {
 	dir := t.TempDir()
-	good, err := os.ReadFile(hostilePath(t, "good"))
+	copyCorpus(t, "good", dir, "b_incumbent")
+	srv, logs, err := newLoggedServer(t, memKV+"watch = true\nplugin_dirs = ["+quote(dir)+"]\n", Options{WatchInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "b_incumbent.wasm"), good, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv, logs, err := newLoggedServer(t, `
-[server]
-kv_dir = ":memory:"
-watch = true
-plugin_dirs = [`+quote(dir)+`]
-`, Options{WatchInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	serving := func() []string {
 		var names []string
 		for _, p := range srv.Registry().Plugins() {
@@ -398,9 +365,7 @@ plugin_dirs = [`+quote(dir)+`]
 		t.Fatalf("serving %q", got)
 	}
 	// The newcomer sorts first.
-	if err := os.WriteFile(filepath.Join(dir, "a_newcomer.wasm"), good, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyCorpus(t, "good", dir, "a_newcomer")
 	line := logs.waitLog(t, "plugin refused", "a_newcomer")
 	if !strings.Contains(line, "b_incumbent") || !strings.Contains(line, `\"echo\"`) && !strings.Contains(line, `"echo"`) {
 		t.Errorf("refusal does not name the tool and both plugins: %s", line)
@@ -428,7 +393,6 @@ plugin_dirs = [`+quote(dir)+`]
 // or max_manifest_bytes is refused at load with an error naming the
 // plugin and the limit, at a bounded cost even for 200,000 items.
 func TestHostileManifestLimits(t *testing.T) {
-	rogue := quote(hostilePath(t, "rogue"))
 	tests := []struct {
 		name, limits, items string
 		want                []string // in the load error; none: loads
@@ -445,17 +409,8 @@ max_manifest_bytes = "16KiB"`, items: "2000", want: []string{`plugin "rogue"`, "
 		t.Run(tc.name, func(t *testing.T) {
 			base := heapInuse()
 			mem := startMemWatch()
-			srv, _, err := newLoggedServer(t, `
-[server]
-kv_dir = ":memory:"
-[limits]
-`+tc.limits+`
-[[plugins]]
-name = "rogue"
-path = `+rogue+`
-[plugins.grants]
-config = { items = "`+tc.items+`" }
-`, Options{})
+			srv, _, err := newLoggedServer(t, memKV+"[limits]\n"+tc.limits+"\n"+
+				corpusTOML(t, "rogue", "[plugins.grants]", `config = { items = "`+tc.items+`" }`), Options{})
 			mem.stop()
 			t.Logf("%v (heap before %d MiB)", mem, base>>20)
 			if mem.peakHeap > base+64<<20 {
@@ -473,12 +428,7 @@ config = { items = "`+tc.items+`" }
 			if err == nil {
 				t.Fatalf("loaded %d tools", len(srv.Registry().Tools()))
 			}
-			t.Logf("refused: %v", err)
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("load error %q does not contain %q", err, w)
-				}
-			}
+			checkRefused(t, err, tc.want...)
 		})
 	}
 }
@@ -491,26 +441,9 @@ config = { items = "`+tc.items+`" }
 func TestHostileSlowLoad(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
-	srv, logs, err := newLoggedServer(t, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "slow"
-path = `+quote(rogueCopy(t, dir, "slow"))+`
-prefix = "slow_"
-timeout = "20s"
-[plugins.grants]
-config = { describe_ms = "8000" }
-[[plugins]]
-name = "never"
-path = `+quote(hostilePath(t, "liar"))+`
-timeout = "6s"
-[plugins.grants]
-config = { manifest = "@loop" }
-`, Options{LoadWait: 200 * time.Millisecond})
+	srv, logs, err := newLoggedServer(t, memKV+corpusTOML(t, "good")+slowTOML(t, dir, "8000")+
+		pluginTOML("never", hostilePath(t, "liar"), `timeout = "6s"`, "[plugins.grants]", `config = { manifest = "@loop" }`),
+		Options{LoadWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,8 +460,7 @@ config = { manifest = "@loop" }
 	if joined := strings.Join(loading, " "); len(loading) != 2 || !strings.Contains(joined, "liar.wasm") || !strings.Contains(joined, "slow.wasm") {
 		t.Errorf("Loading() = %q, want the slow and the never-loading plugin", loading)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
 		t.Errorf("echo while others load: %q", got)
 	}
@@ -540,13 +472,7 @@ config = { manifest = "@loop" }
 		t.Errorf("tools/list after the slow plugin loaded: %s", tools)
 	}
 	logs.waitLog(t, "plugin failed to load", "liar.wasm", "timed out")
-	deadline := time.Now().Add(20 * time.Second)
-	for len(srv.Loading()) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("still loading %q", srv.Loading())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLoaded(t, srv)
 	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "y"}))).text(); got != "y" {
 		t.Errorf("echo after the failure: %q", got)
 	}

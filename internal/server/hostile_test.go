@@ -43,6 +43,60 @@ func hostilePath(t testing.TB, name string) string {
 	return p
 }
 
+// memKV opens most test configs: a [server] table with the kv store in
+// memory.
+const memKV = `
+[server]
+kv_dir = ":memory:"
+`
+
+// pluginTOML is a [[plugins]] table serving the module at path as name,
+// with more lines (a prefix, limits, a [plugins.grants] table) after it.
+func pluginTOML(name, path string, more ...string) string {
+	s := "[[plugins]]\nname = " + quote(name) + "\npath = " + quote(path) + "\n"
+	for _, m := range more {
+		s += m + "\n"
+	}
+	return s
+}
+
+// corpusTOML is pluginTOML for corpus module name.wasm, served as name.
+func corpusTOML(t testing.TB, name string, more ...string) string {
+	t.Helper()
+	return pluginTOML(name, hostilePath(t, name), more...)
+}
+
+// copyCorpus copies corpus module name.wasm into dir as as.wasm (so that
+// one server can load a module twice: two plugins may not share a file)
+// and returns the copy's path.
+func copyCorpus(t testing.TB, name, dir, as string) string {
+	t.Helper()
+	wasm, err := os.ReadFile(hostilePath(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, as+".wasm")
+	if err := os.WriteFile(p, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkRefused fails the test unless err is a load error containing every
+// one of want.
+func checkRefused(t testing.TB, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("loaded, want a load error")
+	}
+	t.Logf("refused: %v", err)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("load error %q does not contain %q", err, w)
+		}
+	}
+}
+
 // Heap bounds. maxCaseHeap bounds the heap in use at any moment of a case
 // (sampled); maxHeapGrowth bounds what a case leaves behind once collected.
 // maxCaseLog bounds what the server logs during a case.
@@ -169,8 +223,16 @@ func (w countingWriter) Write(p []byte) (int, error) {
 // hostileConfig serves the good plugin and every hostile plugin that
 // loads, each hostile one under its own prefix.
 func (e *hostileEnv) config(t *testing.T) string {
-	p := func(name string) string { return quote(hostilePath(t, name)) }
-	port := e.webPort
+	// prefixed serves corpus module name under the prefix name_.
+	prefixed := func(name string, more ...string) string {
+		return corpusTOML(t, name, append([]string{"prefix = " + quote(name+"_")}, more...)...)
+	}
+	roData := "fs = [{ host = " + quote(e.mount) + `, guest = "/data" }]`
+	var web []string // what fetch may reach
+	for _, host := range []string{"public.test:" + e.webPort, "loop.test:" + e.webPort, "loop6.test:" + e.webPort,
+		"mapped.test:" + e.webPort, "meta.test", "private.test", "link.test", "metadata.internal", "rebind.test:" + e.webPort} {
+		web = append(web, quote("http://"+host+"/"))
+	}
 	return `
 [server]
 name = "hostile"
@@ -181,104 +243,17 @@ memory = "16MiB"
 max_output = "64KiB"
 instances = 2
 
-[[plugins]]
-name = "good"
-path = ` + p("good") + `
-instances = 4
-max_queue = 64
-[plugins.grants]
-kv = true
-fs = [{ host = ` + quote(e.mount) + `, guest = "/data" }]
-
-[[plugins]]
-name = "runaway"
-path = ` + p("runaway") + `
-prefix = "runaway_"
-timeout = "1s"
-
-[[plugins]]
-name = "traps"
-path = ` + p("traps") + `
-prefix = "traps_"
-
-[[plugins]]
-name = "memory"
-path = ` + p("memory") + `
-prefix = "memory_"
-
-[[plugins]]
-name = "memhog"
-path = ` + p("memhog") + `
-prefix = "memhog_"
-
-[[plugins]]
-name = "output"
-path = ` + p("output") + `
-prefix = "output_"
-
-[[plugins]]
-name = "exit"
-path = ` + p("exit") + `
-prefix = "exit_"
-
-[[plugins]]
-name = "garbage"
-path = ` + p("garbage") + `
-prefix = "garbage_"
-max_output = "1MiB"
-
-[[plugins]]
-name = "gocrash"
-path = ` + p("gocrash") + `
-prefix = "go_"
-memory = "32MiB"
-timeout = "5s"
-[plugins.grants]
-env = { TZ = "UTC" }
-
-[[plugins]]
-name = "sandbox"
-path = ` + p("sandbox") + `
-prefix = "sandbox_"
-[plugins.grants]
-env = { TZ = "UTC" }
-fs = [{ host = ` + quote(e.mount) + `, guest = "/data" }]
-
-[[plugins]]
-name = "rawfs"
-path = ` + p("rawfs") + `
-prefix = "rawfs_"
-[plugins.grants]
-fs = [{ host = ` + quote(e.rwmount) + `, guest = "/data", mode = "rw" }]
-
-[[plugins]]
-name = "fetch"
-path = ` + p("fetch") + `
-[plugins.grants]
-http = ["http://public.test:` + port + `/", "http://loop.test:` + port + `/", "http://loop6.test:` + port + `/",
-        "http://mapped.test:` + port + `/", "http://meta.test/", "http://private.test/", "http://link.test/",
-        "http://metadata.internal/", "http://rebind.test:` + port + `/"]
-
-[[plugins]]
-name = "kvfill"
-path = ` + p("kvfill") + `
-prefix = "kv_"
-[plugins.grants]
-kv = true
-
-[[plugins]]
-name = "flood"
-path = ` + p("flood") + `
-prefix = "flood_"
-
-[[plugins]]
-name = "liar"
-path = ` + p("liar") + `
-prefix = "liar_"
-[plugins.grants]
-kv = true
-config = { manifest = '` + honestManifest + `' }
-`
+` + corpusTOML(t, "good", "instances = 4", "max_queue = 64", "[plugins.grants]", "kv = true", roData) +
+		prefixed("runaway", `timeout = "1s"`) +
+		prefixed("traps") + prefixed("memory") + prefixed("memhog") + prefixed("output") + prefixed("exit") +
+		prefixed("garbage", `max_output = "1MiB"`) +
+		corpusTOML(t, "gocrash", `prefix = "go_"`, `memory = "32MiB"`, `timeout = "5s"`, "[plugins.grants]", `env = { TZ = "UTC" }`) +
+		prefixed("sandbox", "[plugins.grants]", `env = { TZ = "UTC" }`, roData) +
+		prefixed("rawfs", "[plugins.grants]", "fs = [{ host = "+quote(e.rwmount)+`, guest = "/data", mode = "rw" }]`) +
+		corpusTOML(t, "fetch", "[plugins.grants]", "http = ["+strings.Join(web, ", ")+"]") +
+		corpusTOML(t, "kvfill", `prefix = "kv_"`, "[plugins.grants]", "kv = true") +
+		prefixed("flood") +
+		prefixed("liar", "[plugins.grants]", "kv = true", "config = { manifest = '"+honestManifest+"' }")
 }
 
 // honestManifest is what the liar plugin says about itself when told the
@@ -545,8 +520,7 @@ func TestHostilePlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	if r := c.call("logging/setLevel", map[string]any{"level": "debug"}); r.Error != nil {
 		t.Fatal(r.Error)
 	}
@@ -757,35 +731,13 @@ func TestHostileDescribe(t *testing.T) {
 		{"describe never answers", `@loop`, []string{"describe", "timed out"}},
 		{"describe of 5 MiB", `@huge`, []string{"describe", "output exceeds"}},
 	}
-	good := quote(hostilePath(t, "good"))
-	liar := quote(hostilePath(t, "liar"))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// Configured: New fails naming the problem.
 			start := time.Now()
-			_, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[limits]
-timeout = "1s"
-[[plugins]]
-name = "good"
-path = `+good+`
-[[plugins]]
-name = "liar"
-path = `+liar+`
-[plugins.grants]
-config = { manifest = '`+tc.manifest+`' }
-`)
-			if err == nil {
-				t.Fatal("New loaded a plugin whose describe lies")
-			}
-			t.Logf("refused: %v", err)
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("load error %q does not contain %q", err, w)
-				}
-			}
+			_, err := newHostileServer(t, e, memKV+"[limits]\ntimeout = \"1s\"\n"+corpusTOML(t, "good")+
+				corpusTOML(t, "liar", "[plugins.grants]", "config = { manifest = '"+tc.manifest+"' }"))
+			checkRefused(t, err, tc.want...)
 			if el := time.Since(start); el > 5*time.Second {
 				t.Errorf("refusing took %v", el)
 			}
@@ -794,26 +746,12 @@ config = { manifest = '`+tc.manifest+`' }
 
 	// In a plugin directory: skipped, the good plugin serves.
 	dir := t.TempDir()
-	wasm, err := os.ReadFile(hostilePath(t, "liar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "liar.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-plugin_dirs = [`+quote(dir)+`]
-[[plugins]]
-name = "good"
-path = `+good+`
-`)
+	copyCorpus(t, "liar", dir, "liar")
+	srv, err := newHostileServer(t, e, memKV+"plugin_dirs = ["+quote(dir)+"]\n"+corpusTOML(t, "good"))
 	if err != nil {
 		t.Fatalf("a bad plugin in a directory stopped the server: %v", err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
 		t.Errorf("good plugin: %q", got)
 	}
@@ -831,23 +769,8 @@ func TestHostileLoadRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "hostile"
-path = `+quote(hostilePath(t, tc.plugin))+`
-`+tc.limits+`
-`)
-			if err == nil {
-				t.Fatal("loaded")
-			}
-			t.Logf("refused: %v", err)
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("load error %q does not contain %q", err, w)
-				}
-			}
+			_, err := newHostileServer(t, e, memKV+pluginTOML("hostile", hostilePath(t, tc.plugin), tc.limits))
+			checkRefused(t, err, tc.want...)
 		})
 	}
 }
@@ -867,48 +790,17 @@ func TestHostileModuleRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[limits]
-`+tc.limits+`
-[[plugins]]
-name = "hostile"
-path = `+quote(hostilePath(t, tc.plugin))+`
-`)
-			if err == nil {
-				t.Fatal("loaded")
-			}
-			t.Logf("refused: %v", err)
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("load error %q does not contain %q", err, w)
-				}
-			}
+			limits := "[limits]\n" + tc.limits + "\n"
+			_, err := newHostileServer(t, e, memKV+limits+pluginTOML("hostile", hostilePath(t, tc.plugin)))
+			checkRefused(t, err, tc.want...)
 
 			dir := t.TempDir()
-			wasm, err := os.ReadFile(hostilePath(t, tc.plugin))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, tc.plugin+".wasm"), wasm, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			srv, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-plugin_dirs = [`+quote(dir)+`]
-[limits]
-`+tc.limits+`
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-`)
+			copyCorpus(t, tc.plugin, dir, tc.plugin)
+			srv, err := newHostileServer(t, e, memKV+"plugin_dirs = ["+quote(dir)+"]\n"+limits+corpusTOML(t, "good"))
 			if err != nil {
 				t.Fatalf("a refused plugin in plugin_dirs stopped the server: %v", err)
 			}
-			c := startStdio(t, srv)
-			c.initialize("2025-11-25", map[string]any{})
+			c := startSession(t, srv)
 			r := c.call("tools/list", map[string]any{})
 			if r.Error != nil || !strings.Contains(string(r.Result), `"echo"`) || strings.Contains(string(r.Result), tc.plugin) {
 				t.Fatalf("tools/list: %s %+v", r.Result, r.Error)
@@ -930,24 +822,12 @@ path = `+quote(hostilePath(t, "good"))+`
 // factors, not timings.
 func TestHostileBulkDeadline(t *testing.T) {
 	e := newHostileEnv(t)
-	srv, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "bulk"
-path = `+quote(hostilePath(t, "bulk"))+`
-timeout = "1s"
-memory = "80MiB"
-instances = 1
-`)
+	srv, err := newHostileServer(t, e, memKV+corpusTOML(t, "good")+
+		corpusTOML(t, "bulk", `timeout = "1s"`, `memory = "80MiB"`, "instances = 1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	type answer struct {
 		r   response
 		err error
@@ -997,32 +877,15 @@ instances = 1
 // and the good plugin answers throughout.
 func TestHostileMountRace(t *testing.T) {
 	e := newHostileEnv(t)
-	p := quote(hostilePath(t, "mountrace"))
-	srv, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "race"
-path = `+p+`
-timeout = "20s"
-instances = 2
-[plugins.grants]
-fs = [{ host = `+quote(e.rwmount)+`, guest = "/data", mode = "rw" }]
-[[plugins]]
-name = "ro"
-path = `+p+`
-prefix = "ro_"
-[plugins.grants]
-fs = [{ host = `+quote(e.mount)+`, guest = "/data" }]
-`)
+	p := hostilePath(t, "mountrace")
+	srv, err := newHostileServer(t, e, memKV+corpusTOML(t, "good")+
+		pluginTOML("race", p, `timeout = "20s"`, "instances = 2", "[plugins.grants]",
+			"fs = [{ host = "+quote(e.rwmount)+`, guest = "/data", mode = "rw" }]`)+
+		pluginTOML("ro", p, `prefix = "ro_"`, "[plugins.grants]", "fs = [{ host = "+quote(e.mount)+`, guest = "/data" }]`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	text := func(r response) string {
 		t.Helper()
 		if r.Error != nil {
@@ -1102,21 +965,11 @@ probing:
 // plugin serves.
 func TestHostileTableGrow(t *testing.T) {
 	e := newHostileEnv(t)
-	srv, err := newHostileServer(t, e, `
-[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "good"
-path = `+quote(hostilePath(t, "good"))+`
-[[plugins]]
-name = "tablegrow"
-path = `+quote(hostilePath(t, "tablegrow"))+`
-`)
+	srv, err := newHostileServer(t, e, memKV+corpusTOML(t, "good")+corpusTOML(t, "tablegrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	before, peak := rss(), uint64(0)
 	for _, tc := range []struct{ tool, want string }{
 		{"big", "refused"},
@@ -1167,15 +1020,7 @@ func TestHostileModuleLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := config.Parse([]byte(`
-[server]
-kv_dir = ":memory:"
-[limits]
-`+tc.limits+`
-[[plugins]]
-name = "hostile"
-path = `+quote(hostilePath(t, tc.plugin))+`
-`), ".")
+			cfg, err := config.Parse([]byte(memKV+"[limits]\n"+tc.limits+"\n"+pluginTOML("hostile", hostilePath(t, tc.plugin))), ".")
 			if err != nil {
 				t.Fatal(err)
 			}

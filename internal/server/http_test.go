@@ -452,8 +452,7 @@ func TestHTTPCallLimit(t *testing.T) {
 // stdio client (the process that started the server) sees every plugin.
 func TestStdioIgnoresAuth(t *testing.T) {
 	srv := newTestServer(t, scopedConfig)
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	r := c.call("tools/list", map[string]any{})
 	if r.Error != nil || !strings.Contains(string(r.Result), `"echo"`) || !strings.Contains(string(r.Result), `"ping"`) {
 		t.Fatalf("stdio tools/list: %s %+v", r.Result, r.Error)

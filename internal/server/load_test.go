@@ -40,8 +40,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 	go func() { // floods notify: keep the client's queue drained
 		for range c.notes {
 		}

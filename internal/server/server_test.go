@@ -12,8 +12,7 @@ import (
 // server keeps answering after each failure.
 func TestErrorMapping(t *testing.T) {
 	srv := newTestServer(t, kitchenConfig)
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 
 	type want struct {
 		code     int    // JSON-RPC error code, 0 for a result

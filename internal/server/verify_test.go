@@ -73,6 +73,20 @@ func (e *urlEnv) signTag(t *testing.T, repo, digest, payloadDigest string, k *ec
 	}, cfg, payload)
 }
 
+// pushBundle pushes a Sigstore bundle about digest as an OCI 1.1 referrer
+// of it in repo.
+func (e *urlEnv) pushBundle(t *testing.T, repo, digest string, bundle []byte) {
+	t.Helper()
+	empty := []byte("{}")
+	e.pushRaw(t, repo, "", map[string]any{
+		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"artifactType": fetch.MediaBundle,
+		"config":       blobDesc("application/vnd.oci.empty.v1+json", empty, nil),
+		"layers":       []any{blobDesc(fetch.MediaBundle, bundle, nil)},
+		"subject":      map[string]any{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": digest, "size": 1},
+	}, empty, bundle)
+}
+
 // signReferrer signs digest cosign v3 style: a Sigstore bundle (message
 // signature over the manifest digest) in an OCI 1.1 referrer.
 func (e *urlEnv) signReferrer(t *testing.T, repo, digest string, k *ecdsa.PrivateKey) {
@@ -84,14 +98,7 @@ func (e *urlEnv) signReferrer(t *testing.T, repo, digest string, k *ecdsa.Privat
 	}
 	bundle := []byte(fmt.Sprintf(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"publicKey":{"hint":"test"}},"messageSignature":{"messageDigest":{"algorithm":"SHA2_256","digest":%q},"signature":%q}}`,
 		base64.StdEncoding.EncodeToString(raw), base64.StdEncoding.EncodeToString(sig)))
-	empty := []byte("{}")
-	e.pushRaw(t, repo, "", map[string]any{
-		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"artifactType": fetch.MediaBundle,
-		"config":       blobDesc("application/vnd.oci.empty.v1+json", empty, nil),
-		"layers":       []any{blobDesc(fetch.MediaBundle, bundle, nil)},
-		"subject":      map[string]any{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": digest, "size": 1},
-	}, empty, bundle)
+	e.pushBundle(t, repo, digest, bundle)
 }
 
 // signReferrerDSSE signs digest as cosign v3 does for images: a
@@ -110,14 +117,7 @@ func (e *urlEnv) signReferrerDSSE(t *testing.T, repo, digest string, k *ecdsa.Pr
 	}
 	bundle := []byte(fmt.Sprintf(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"publicKey":{"hint":"test"}},"dsseEnvelope":{"payload":%q,"payloadType":%q,"signatures":[{"sig":%q}]}}`,
 		base64.StdEncoding.EncodeToString(stmt), typ, base64.StdEncoding.EncodeToString(sig)))
-	empty := []byte("{}")
-	e.pushRaw(t, repo, "", map[string]any{
-		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"artifactType": fetch.MediaBundle,
-		"config":       blobDesc("application/vnd.oci.empty.v1+json", empty, nil),
-		"layers":       []any{blobDesc(fetch.MediaBundle, bundle, nil)},
-		"subject":      map[string]any{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": digest, "size": 1},
-	}, empty, bundle)
+	e.pushBundle(t, repo, digest, bundle)
 }
 
 // TestURLVerify: cosign signatures in both places, checked on every load;

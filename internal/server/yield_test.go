@@ -19,7 +19,6 @@ func TestQueuedCallHoldsNoRunSlot(t *testing.T) {
 		t.Skip("runs a guest loop to its 2 s deadline")
 	}
 	e := newHostileEnv(t)
-	p := func(name string) string { return quote(hostilePath(t, name)) }
 	srv, err := newHostileServer(t, e, `
 [server]
 name = "yield"
@@ -30,20 +29,8 @@ max_concurrent = 2
 max_waiting = 8
 plugin_concurrent = 2   # the runaway plugin may hold both slots: the test is about the queued one
 
-[[plugins]]
-name = "good"
-path = `+p("good")+`
-[plugins.grants]
-kv = true
-fs = [{ host = `+quote(e.mount)+`, guest = "/data" }]
-
-[[plugins]]
-name = "runaway"
-path = `+p("runaway")+`
-prefix = "runaway_"
-timeout = "2s"
-instances = 1
-`)
+`+corpusTOML(t, "good", "[plugins.grants]", "kv = true", "fs = [{ host = "+quote(e.mount)+`, guest = "/data" }]`)+
+		corpusTOML(t, "runaway", `prefix = "runaway_"`, `timeout = "2s"`, "instances = 1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +43,7 @@ instances = 1
 	if runaway == nil {
 		t.Fatal("no runaway plugin")
 	}
-	c := startStdio(t, srv)
-	c.initialize("2025-11-25", map[string]any{})
+	c := startSession(t, srv)
 
 	var loopsDone atomic.Int32
 	var wg sync.WaitGroup
