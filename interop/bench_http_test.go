@@ -1,15 +1,14 @@
 package interop
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	wmcp "github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // BenchmarkHTTPToolsCall compares stateless 2026-07-28 tools/call round
@@ -38,40 +37,13 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 			return mux, func() {}
 		}},
 	}
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	for _, hc := range handlers {
 		b.Run(hc.name, func(b *testing.B) {
 			h, done := hc.h()
 			defer done()
 			ts := httptest.NewServer(h)
 			defer ts.Close()
-			client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}}
-			defer client.CloseIdleConnections()
-			url := ts.URL + "/mcp"
-			b.ReportAllocs()
-			b.SetParallelism(32)
-			b.RunParallel(func(pb *testing.PB) {
-				buf := make([]byte, 4096)
-				for pb.Next() {
-					req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Accept", "application/json, text/event-stream")
-					req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-					req.Header.Set("Mcp-Method", "tools/call")
-					req.Header.Set("Mcp-Name", "echo")
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					n, _ := io.ReadFull(resp.Body, buf)
-					resp.Body.Close()
-					if resp.StatusCode != 200 || n == 0 || !bytes.Contains(buf[:n], []byte(`"hi"`)) {
-						b.Errorf("status %d: %s", resp.StatusCode, buf[:n])
-						return
-					}
-				}
-			})
+			testutil.BenchHTTPCalls(b, ts.URL+"/mcp")
 		})
 	}
 }

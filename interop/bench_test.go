@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	wmcp "github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // constProvider serves one trivial tool, like the SDK server below, so the
@@ -104,34 +105,5 @@ func roundTrips(b *testing.B, r io.Reader, w io.Writer, inflight int) {
 	bw.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 	bw.Flush()
 	const suffix = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}` + "\n"
-	tokens := make(chan struct{}, inflight)
-	b.ReportAllocs()
-	b.ResetTimer()
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		buf := make([]byte, 0, 256)
-		for i := 0; i < b.N; i++ {
-			tokens <- struct{}{}
-			buf = append(buf[:0], `{"jsonrpc":"2.0","id":`...)
-			buf = strconv.AppendInt(buf, int64(i+1), 10)
-			buf = append(buf, suffix...)
-			bw.Write(buf)
-			if len(tokens) == cap(tokens) || i == b.N-1 {
-				bw.Flush()
-			}
-		}
-	}()
-	for i := 0; i < b.N; i++ {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			b.Fatal(err)
-		}
-		if i == 0 && !json.Valid(line) {
-			b.Fatalf("bad response %q", line)
-		}
-		<-tokens
-	}
-	b.StopTimer()
-	<-writerDone
+	testutil.BenchStdioCalls(b, br, bw, inflight, suffix)
 }
