@@ -63,7 +63,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			}
 		})
 		defer stop()
-		return srv.ServeStdio(context.WithoutCancel(ctx), pollable(os.Stdin), os.Stdout)
+		return srv.ServeStdio(context.WithoutCancel(ctx), pollable(os.Stdin, os.Stdout), os.Stdout)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -6,4 +6,4 @@ import "os"
 
 // pollable returns f: only Unix pipes and sockets are made pollable (see
 // stdin_unix.go).
-func pollable(f *os.File) *os.File { return f }
+func pollable(f, _ *os.File) *os.File { return f }

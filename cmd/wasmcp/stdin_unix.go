@@ -26,10 +26,16 @@ import (
 // file, and O_NONBLOCK on a terminal would leak to the shell that shares
 // it); so is any descriptor the flag cannot be set on. The flag is set on
 // the open file description, shared with f and with the process that
-// passed it: nothing else in the server reads f.
-func pollable(f *os.File) *os.File {
+// passed it: nothing else in the server reads f. For the same reason f is
+// left alone when out is the same file (one socket for both directions,
+// as inetd and socket activation pass it): the flag would make out's
+// blocking writes fail with EAGAIN when the client reads slowly.
+func pollable(f, out *os.File) *os.File {
 	fi, err := f.Stat()
 	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return f
+	}
+	if oi, err := out.Stat(); err != nil || os.SameFile(fi, oi) {
 		return f
 	}
 	sc, err := f.SyscallConn()

@@ -44,7 +44,7 @@ func TestPollable(t *testing.T) {
 			if err := r.SetReadDeadline(time.Now()); !errors.Is(err, os.ErrNoDeadline) {
 				t.Fatalf("the test's own descriptor is already pollable (SetReadDeadline: %v)", err)
 			}
-			p := pollable(r)
+			p := pollable(r, os.Stdout)
 			if p == r {
 				t.Fatal("pollable returned the blocking file")
 			}
@@ -74,8 +74,17 @@ func TestPollable(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if p := pollable(f); p != f {
+		if p := pollable(f, os.Stdout); p != f {
 			t.Fatal("a regular file was replaced")
+		}
+	})
+	t.Run("one socket for both directions", func(t *testing.T) {
+		r, w := socketPair(t)
+		defer r.Close()
+		defer w.Close()
+		if p := pollable(r, r); p != r {
+			p.Close()
+			t.Fatal("a socket that is also the output was made non-blocking")
 		}
 	})
 }
