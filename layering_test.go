@@ -76,8 +76,9 @@ var allowed = map[string][]string{
 	"internal/fetch":                     {},
 	"internal/jsonrpc":                   {"internal/jsonscan"},
 	"internal/jsonscan":                  {},
-	"internal/mcp":                       {"internal/jsonrpc", "internal/jsonscan", "internal/tasks"},
+	"internal/mcp":                       {"internal/jsonrpc", "internal/jsonscan", "internal/mcpreq", "internal/tasks"},
 	"internal/mcp/mcptest":               {"internal/jsonrpc", "internal/jsonscan", "internal/mcp"},
+	"internal/mcpreq":                    {"internal/jsonscan"},
 	"internal/scaffold":                  {"."},
 	"internal/schema":                    {"internal/jsonscan"},
 	"internal/server":                    {"hostapi", "internal/auth", "internal/cluster", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/tasks", "internal/telemetry", "internal/verify", "plugins", "runtime"},
@@ -86,7 +87,7 @@ var allowed = map[string][]string{
 	"internal/testutil":                  {},
 	"internal/telemetry":                 {"internal/abi", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "plugins", "runtime"},
 	"internal/verify":                    {"internal/fetch"},
-	"plugins":                            {"hostapi", "internal/abi", "internal/jsonscan", "internal/schema", "runtime"},
+	"plugins":                            {"hostapi", "internal/abi", "internal/jsonscan", "internal/mcpreq", "internal/schema", "runtime"},
 	"runtime":                            {"internal/abi", "runtime/internal/extism", "runtime/internal/instrument"},
 	"runtime/internal/extism":            {},
 	"runtime/internal/instrument":        {},
@@ -156,6 +157,10 @@ func TestLayering(t *testing.T) {
 			forbidden = []string{mod}
 		case within(rel, "internal/jsonrpc"):
 			forbidden = []string{mod + "/internal/abi", mod + "/internal/mcp", mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/server", mod + "/sdk"}
+		case within(rel, "internal/mcpreq"):
+			// The request as data, shared by the engine and the registry:
+			// it may know neither of them, nor the wire format.
+			forbidden = []string{mod + "/internal/mcp", mod + "/internal/jsonrpc", mod + "/plugins", mod + "/runtime", mod + "/hostapi", mod + "/internal/server", wazero}
 		case within(rel, "internal/mcp"):
 			forbidden = []string{mod + "/runtime", mod + "/hostapi", mod + "/plugins", mod + "/internal/server", wazero}
 		case within(rel, "runtime"):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // benchRegistry loads the given example plugins.
@@ -29,13 +31,14 @@ func BenchmarkCallTool(b *testing.B) {
 	reg := benchRegistry(b, "../examples/wat-ping/wat-ping.wasm", "../examples/c-hash/c-hash.wasm", "../examples/go-text/go-text.wasm")
 	caps := json.RawMessage(`{"sampling":{},"elicitation":{}}`)
 	info := json.RawMessage(`{"name":"bench","version":"1.0.0"}`)
-	for _, bc := range []struct{ name, params string }{
-		{"wat-ping", `{"name":"ping","_meta":{"progressToken":7}}`},
-		{"c-sha256", `{"name":"sha256","arguments":{"text":"hello, world"}}`},
-		{"go-slugify", `{"name":"slugify","arguments":{"text":"Hello, World"}}`},
+	for _, bc := range []struct{ name, params, tool, args string }{
+		{"wat-ping", `{"name":"ping","_meta":{"progressToken":7}}`, "ping", `{}`},
+		{"c-sha256", `{"name":"sha256","arguments":{"text":"hello, world"}}`, "sha256", `{"text":"hello, world"}`},
+		{"go-slugify", `{"name":"slugify","arguments":{"text":"Hello, World"}}`, "slugify", `{"text":"Hello, World"}`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			req := &Request{Params: json.RawMessage(bc.params), ProtocolVersion: "2025-11-25", ClientInfo: info, ClientCapabilities: caps}
+			req := &Request{Params: json.RawMessage(bc.params), Parsed: &mcpreq.Params{Name: bc.tool, Arguments: json.RawMessage(bc.args)},
+				Client: &mcpreq.Client{ProtocolVersion: "2025-11-25", ClientInfo: info, ClientCapabilities: caps}}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -13,6 +13,7 @@ import (
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // Caller is the client side of one request, as plugins needs it. The
@@ -34,30 +35,25 @@ type Caller interface {
 	StartTask()
 }
 
-// Request is one client request routed to a plugin.
+// Request is one client request routed to a plugin. The protocol engine
+// has parsed it: the registry reads the typed members, not the wire.
 type Request struct {
-	// Params is the MCP params object as the client sent it.
+	// Client is what the request tells of its client and caller: the
+	// engine's own (internal/mcp's Request.Client), shared, not copied.
+	*mcpreq.Client
+	// Params is the params object as the client sent it, which the
+	// plugin gets (with its own names for the items, without the
+	// input_required members).
 	Params json.RawMessage
-	// ProtocolVersion is the request's protocol version.
-	ProtocolVersion string
-	// Stateless is true for 2026-07-28 requests: input_required results
-	// go back to the client instead of being performed by the host.
-	Stateless bool
-	// ClientInfo and ClientCapabilities are the client's, as declared.
-	ClientInfo         json.RawMessage
-	ClientCapabilities json.RawMessage
-	// ProgressToken is the request's progress token, or nil.
-	ProgressToken json.RawMessage
-	// Principal is the authenticated caller, bound into requestState.
-	Principal string
+	// Parsed is Params as the engine parsed them (tools/call,
+	// prompts/get, resources/read, completion/complete).
+	Parsed *mcpreq.Params
 	// Restricted means the caller is subject to plugin scopes (an
 	// authenticated HTTP caller): plugins with Spec.Scopes are visible to
-	// it only when Scopes includes one of them; a hidden plugin's items
-	// answer exactly as unknown ones. Unrestricted callers (stdio, HTTP
-	// without access control) see every plugin.
+	// it only when Client.Scopes includes one of them; a hidden plugin's
+	// items answer exactly as unknown ones. Unrestricted callers (stdio,
+	// HTTP without access control) see every plugin.
 	Restricted bool
-	// Scopes are the scopes granted to the caller.
-	Scopes []string
 	// Caller carries notifications and client requests; nil drops them.
 	Caller Caller
 }
@@ -145,72 +141,6 @@ type inputRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// callParams is the union of the params the host reads.
-type callParams struct {
-	Name           string          `json:"name"`
-	URI            string          `json:"uri"`
-	Arguments      json.RawMessage `json:"arguments"`
-	InputResponses json.RawMessage `json:"inputResponses"`
-	RequestState   *string         `json:"requestState"`
-	Ref            *struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	} `json:"ref"`
-}
-
-func parseParams(raw json.RawMessage) (*callParams, error) {
-	var p callParams
-	if len(raw) == 0 {
-		return &p, nil
-	}
-	// The engine hands over valid JSON: walk the members without
-	// reflection, keeping values as slices of raw.
-	it, ok := jsonscan.NewObjectIter(raw)
-	if !ok {
-		return nil, &ParamsError{Msg: "params must be an object"}
-	}
-	str := func(key string, v []byte) (string, error) {
-		s, ok := jsonscan.String(v)
-		if !ok {
-			return "", &ParamsError{Msg: fmt.Sprintf("params.%s must be a string", key)}
-		}
-		return s, nil
-	}
-	for {
-		k, v, ok := it.Next()
-		if !ok {
-			break
-		}
-		var err error
-		switch {
-		case jsonscan.KeyIs(k, "name"):
-			p.Name, err = str("name", v)
-		case jsonscan.KeyIs(k, "uri"):
-			p.URI, err = str("uri", v)
-		case jsonscan.KeyIs(k, "arguments"):
-			p.Arguments = v
-		case jsonscan.KeyIs(k, "inputResponses"):
-			p.InputResponses = v
-		case jsonscan.KeyIs(k, "requestState"):
-			p.RequestState = nil
-			if jsonscan.Kind(v) != 'z' {
-				var st string
-				st, err = str("requestState", v)
-				p.RequestState = &st
-			}
-		case jsonscan.KeyIs(k, "ref"):
-			if err = json.Unmarshal(v, &p.Ref); err != nil {
-				err = &ParamsError{Msg: "invalid params.ref: " + err.Error()}
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return &p, nil
-}
-
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
@@ -219,24 +149,12 @@ func isNull(raw json.RawMessage) bool {
 // inputSchema (*ArgumentsError) and structuredContent against its
 // outputSchema (*OutputError).
 func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p, err := parseParams(req.Params)
-	if err != nil {
-		return nil, err
-	}
-	if p.Name == "" {
-		return nil, &ParamsError{Msg: "tools/call needs a tool name"}
-	}
+	p := req.Parsed
 	t := r.cat.Load().tools[p.Name]
 	if t == nil || !req.mayUse(t.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTool, p.Name)
 	}
-	args := p.Arguments
-	if isNull(args) {
-		args = json.RawMessage("{}")
-	} else if args[0] != '{' {
-		return nil, &ParamsError{Msg: "tools/call arguments must be an object"}
-	}
-	if err := t.input.Validate(args); err != nil {
+	if err := t.input.Validate(p.Arguments); err != nil {
 		return nil, &ArgumentsError{Err: err}
 	}
 	params := rewriteParams(req.Params, p, t.name != t.orig, t.orig)
@@ -258,25 +176,13 @@ func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage,
 // GetPrompt runs prompts/get; missing required arguments are a
 // *ParamsError.
 func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p, err := parseParams(req.Params)
-	if err != nil {
-		return nil, err
-	}
-	if p.Name == "" {
-		return nil, &ParamsError{Msg: "prompts/get needs a prompt name"}
-	}
+	p := req.Parsed
 	e := r.cat.Load().prompts[p.Name]
 	if e == nil || !req.mayUse(e.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Name)
 	}
-	var args map[string]json.RawMessage
-	if !isNull(p.Arguments) {
-		if err := json.Unmarshal(p.Arguments, &args); err != nil {
-			return nil, &ParamsError{Msg: "prompts/get arguments must be an object of strings"}
-		}
-	}
 	for _, a := range e.args {
-		if v, ok := args[a.Name]; a.Required && (!ok || isNull(v)) {
+		if v, ok := jsonscan.Member(p.Arguments, a.Name); a.Required && (!ok || isNull(v)) {
 			return nil, &ParamsError{Msg: fmt.Sprintf("prompt %q: missing required argument %q", e.name, a.Name)}
 		}
 	}
@@ -289,13 +195,7 @@ func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage
 // static resource, else the first matching template): *NotFoundError if
 // none does.
 func (r *Registry) ReadResource(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p, err := parseParams(req.Params)
-	if err != nil {
-		return nil, err
-	}
-	if p.URI == "" {
-		return nil, &ParamsError{Msg: "resources/read needs a uri"}
-	}
+	p := req.Parsed
 	pl, ok := r.cat.Load().findResource(p.URI, req)
 	if !ok {
 		return nil, &NotFoundError{URI: p.URI}
@@ -311,53 +211,46 @@ var emptyCompletion = json.RawMessage(`{"completion":{"values":[],"hasMore":fals
 // Complete runs completion/complete on the plugin that owns the referenced
 // prompt or resource template.
 func (r *Registry) Complete(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p, err := parseParams(req.Params)
-	if err != nil {
-		return nil, err
-	}
-	if p.Ref == nil {
+	ref := req.Parsed.Ref
+	if ref.Type == "" {
 		return nil, &ParamsError{Msg: "completion/complete needs a ref"}
 	}
 	cat := r.cat.Load()
 	var pl *Plugin
 	params := req.Params
-	switch p.Ref.Type {
-	case "ref/prompt":
-		e := cat.prompts[p.Ref.Name]
+	if ref.Type == "ref/prompt" {
+		e := cat.prompts[ref.Name]
 		if e == nil || !req.mayUse(e.plugin) {
-			return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Ref.Name)
+			return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, ref.Name)
 		}
 		pl = e.plugin
 		if e.name != e.orig {
-			ref := map[string]string{"type": "ref/prompt", "name": e.orig}
-			params = setMember(params, "ref", ref)
+			params = setMember(params, "ref", map[string]string{"type": "ref/prompt", "name": e.orig})
 		}
-	case "ref/resource":
+	} else { // ref/resource
 		for _, t := range cat.templates {
-			if t.tmpl.String() == p.Ref.URI && req.mayUse(t.plugin) {
+			if t.tmpl.String() == ref.URI && req.mayUse(t.plugin) {
 				pl = t.plugin
 				break
 			}
 		}
 		if pl == nil {
-			pl, _ = cat.findResource(p.Ref.URI, req)
+			pl, _ = cat.findResource(ref.URI, req)
 		}
 		if pl == nil {
-			return nil, &NotFoundError{URI: p.Ref.URI}
+			return nil, &NotFoundError{URI: ref.URI}
 		}
-	default:
-		return nil, &ParamsError{Msg: fmt.Sprintf("unknown completion ref type %q", p.Ref.Type)}
 	}
 	if !pl.manifest.Completions {
 		return emptyCompletion, nil
 	}
-	out, _, err := r.run(ctx, pl, abi.MethodComplete, "", req, params, &callParams{})
+	out, _, err := r.run(ctx, pl, abi.MethodComplete, "", req, params, &mcpreq.Params{})
 	return out, err
 }
 
 // rewriteParams gives the plugin its own name for the item and takes out
 // the input_required fields, which travel in the envelope's context.
-func rewriteParams(raw json.RawMessage, p *callParams, rename bool, orig string) json.RawMessage {
+func rewriteParams(raw json.RawMessage, p *mcpreq.Params, rename bool, orig string) json.RawMessage {
 	if !rename && isNull(p.InputResponses) && p.RequestState == nil {
 		return raw
 	}
@@ -378,7 +271,7 @@ func rewriteParams(raw json.RawMessage, p *callParams, rename bool, orig string)
 }
 
 // run calls a plugin and carries out the input_required flow of ABI §6.
-func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, req *Request, params json.RawMessage, p *callParams) (json.RawMessage, *resultHead, error) {
+func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, req *Request, params json.RawMessage, p *mcpreq.Params) (json.RawMessage, *resultHead, error) {
 	ec := envContext{
 		ProtocolVersion:    req.ProtocolVersion,
 		ClientInfo:         req.ClientInfo,
@@ -496,33 +389,16 @@ func (pl *Plugin) mayRequest(reqs map[string]inputRequest) error {
 	return nil
 }
 
-// capabilityOf names the client capability an input request needs.
-func capabilityOf(method string) string {
-	switch method {
-	case abi.HostElicit:
-		return "elicitation"
-	case abi.HostSample:
-		return "sampling"
-	case abi.HostRoots:
-		return "roots"
-	}
-	return ""
-}
-
 // missingCapabilities returns the capabilities the input requests need
-// that the client did not declare, or nil.
-func missingCapabilities(clientCaps json.RawMessage, reqs map[string]inputRequest) *MissingCapabilityError {
-	var caps map[string]json.RawMessage
-	_ = json.Unmarshal(clientCaps, &caps)
+// that the client did not declare (in its capabilities object caps), or
+// nil.
+func missingCapabilities(caps json.RawMessage, reqs map[string]inputRequest) *MissingCapabilityError {
+	client := mcpreq.Client{ClientCapabilities: caps}
 	var missing map[string]json.RawMessage
 	for _, ir := range reqs {
-		c := capabilityOf(ir.Method)
-		if c == "" {
-			continue // refused by mayRequest
-		}
-		v, ok := caps[c]
-		if ok && !isNull(v) {
-			continue
+		c := mcpreq.CapabilityFor(ir.Method)
+		if c == "" || client.HasClientCapability(c) {
+			continue // "": refused by mayRequest
 		}
 		if missing == nil {
 			missing = map[string]json.RawMessage{}

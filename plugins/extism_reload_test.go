@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 	"github.com/wasmcp/wasmcp/internal/testutil"
 	"github.com/wasmcp/wasmcp/runtime"
 )
@@ -79,7 +80,8 @@ func TestExtismReloadAndCollisions(t *testing.T) {
 	if got := toolNames(reg); got != "upper" {
 		t.Fatalf("tools after reload = %s", got)
 	}
-	out, err := reg.CallTool(ctx, &Request{Params: json.RawMessage(`{"name":"upper","arguments":{"text":"abc"}}`)})
+	out, err := reg.CallTool(ctx, &Request{Params: json.RawMessage(`{"name":"upper","arguments":{"text":"abc"}}`),
+		Parsed: &mcpreq.Params{Name: "upper", Arguments: json.RawMessage(`{"text":"abc"}`)}, Client: &mcpreq.Client{}})
 	if err != nil || !strings.Contains(string(out), `"ABC"`) {
 		t.Fatalf("upper after reload = %s %v", out, err)
 	}

@@ -3,6 +3,8 @@ package plugins
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 func TestVisibility(t *testing.T) {
@@ -20,11 +22,11 @@ func TestVisibility(t *testing.T) {
 		use  bool // may use weather
 	}{
 		{"nil request", nil, 3, true},
-		{"unrestricted (stdio)", &Request{}, 3, true},
-		{"unrestricted with scopes", &Request{Scopes: []string{"x"}}, 3, true},
-		{"restricted without scopes", &Request{Restricted: true}, 2, false},
-		{"restricted, other scope", &Request{Restricted: true, Scopes: []string{"mail:read"}}, 2, false},
-		{"restricted, one of the scopes", &Request{Restricted: true, Scopes: []string{"mail:read", "weather:admin"}}, 3, true},
+		{"unrestricted (stdio)", &Request{Client: &mcpreq.Client{}}, 3, true},
+		{"unrestricted with scopes", &Request{Client: &mcpreq.Client{Scopes: []string{"x"}}}, 3, true},
+		{"restricted without scopes", &Request{Client: &mcpreq.Client{}, Restricted: true}, 2, false},
+		{"restricted, other scope", &Request{Client: &mcpreq.Client{Scopes: []string{"mail:read"}}, Restricted: true}, 2, false},
+		{"restricted, one of the scopes", &Request{Client: &mcpreq.Client{Scopes: []string{"mail:read", "weather:admin"}}, Restricted: true}, 3, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

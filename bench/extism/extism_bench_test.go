@@ -19,6 +19,7 @@ import (
 	extism "github.com/extism/go-sdk"
 
 	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 	"github.com/wasmcp/wasmcp/plugins"
 	wruntime "github.com/wasmcp/wasmcp/runtime"
 )
@@ -130,7 +131,8 @@ func BenchmarkExtismToolsCall(b *testing.B) {
 			if err := reg.Load(ctx, []plugins.Spec{{Path: fixture(b, tc.file), Limits: wruntime.Limits{Instances: 1}, Grants: hostapi.Grants{}}}); err != nil {
 				b.Fatal(err)
 			}
-			req := &plugins.Request{Params: json.RawMessage(`{"name":"` + tc.tool + `","arguments":` + tc.args + `}`), ProtocolVersion: "2025-11-25"}
+			req := &plugins.Request{Params: json.RawMessage(`{"name":"` + tc.tool + `","arguments":` + tc.args + `}`),
+				Parsed: &mcpreq.Params{Name: tc.tool, Arguments: json.RawMessage(tc.args)}, Client: &mcpreq.Client{ProtocolVersion: "2025-11-25"}}
 			check(b, func() ([]byte, error) { return reg.CallTool(ctx, req) })
 			b.ReportAllocs()
 			b.ResetTimer()

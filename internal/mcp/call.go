@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // sink receives the messages a request (or a session) sends before or
@@ -211,26 +212,12 @@ func appendRawOrString(dst []byte, data []byte) []byte {
 	return jsonscan.AppendString(dst, string(data))
 }
 
-// clientCapabilityFor names the client capability a server-to-client
-// method needs.
-func clientCapabilityFor(method string) string {
-	switch method {
-	case "sampling/createMessage":
-		return "sampling"
-	case "elicitation/create":
-		return "elicitation"
-	case "roots/list":
-		return "roots"
-	}
-	return ""
-}
-
 func (cl *call) clientCall(ctx context.Context, r *Request, method string, params json.RawMessage) (json.RawMessage, error) {
 	c := cl.conn
 	if c == nil || cl.out == nil {
 		return nil, ErrNoClientRequests
 	}
-	if capName := clientCapabilityFor(method); capName != "" && !r.HasClientCapability(capName) {
+	if capName := mcpreq.CapabilityFor(method); capName != "" && !r.HasClientCapability(capName) {
 		return nil, fmt.Errorf("%w: the client did not declare the %q capability", ErrNoClientRequests, capName)
 	}
 	if len(params) > 0 && (!jsonscan.Valid(params) || jsonscan.Kind(params) != 'o') {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // conn is a legacy session: one stdio connection, or one Streamable HTTP
@@ -100,7 +101,7 @@ func (c *conn) initialize(m *jsonrpc.Message, header http.Header) ([]byte, *json
 	start := time.Now()
 	res, e := c.initializeOnce(m)
 	_, v, _, _ := c.snapshot()
-	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, ProtocolVersion: v, SessionID: c.id}, m.ID, header, 0, e)
+	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, Client: mcpreq.Client{ProtocolVersion: v}, SessionID: c.id}, m.ID, header, 0, e)
 	return res, e
 }
 

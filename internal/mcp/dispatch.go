@@ -103,6 +103,11 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 	if jsonscan.Kind(cl.req.Params) != 'o' {
 		return nil, invalidParams(m + ": params must be an object")
 	}
+	if hasParsedParams(m) {
+		if e := parseParams(&cl.req); e != nil {
+			return nil, e
+		}
+	}
 	if m == methodToolsCall {
 		if res, err, done := s.tasks.toolsCall(cl); done {
 			return res, err

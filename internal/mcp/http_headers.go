@@ -12,6 +12,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // Header validation of 2026-07-28 POSTs (SEP-2243): MCP-Protocol-Version,
@@ -219,8 +220,8 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 	var mi metaInfo
 	scanMeta(m.Params, &mi)
 	id := identityFrom(r.Context())
-	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), ProtocolVersion: mi.version,
-		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}
+	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), Client: mcpreq.Client{ProtocolVersion: mi.version,
+		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}}
 	e, err := s.toolEntry(r.Context(), req, tool)
 	return e.headers, err
 }
@@ -229,9 +230,7 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 // of cl sees the list ("" for none, or an unknown tool).
 func (s *Server) toolTaskSupport(cl *call, tool string) string {
 	r := &cl.req
-	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), ProtocolVersion: r.ProtocolVersion,
-		Stateless: r.Stateless, ClientInfo: r.ClientInfo, ClientCapabilities: r.ClientCapabilities,
-		SessionID: r.SessionID, Principal: r.Principal, Scopes: r.Scopes}
+	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), Client: r.Client, SessionID: r.SessionID}
 	e, err := s.toolEntry(cl.ctx, req, tool)
 	if err != nil {
 		return ""

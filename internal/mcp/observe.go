@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // Observer watches the requests the engine runs, for telemetry (traces,
@@ -57,7 +58,7 @@ type RequestInfo struct {
 // requests; none: Method "") and its MCP-Protocol-Version.
 func HeaderRequest(h http.Header) *Request {
 	v := h.Get("Mcp-Protocol-Version")
-	r := &Request{Method: h.Get("Mcp-Method"), ProtocolVersion: v, Stateless: v == version20260728}
+	r := &Request{Method: h.Get("Mcp-Method"), Client: mcpreq.Client{ProtocolVersion: v, Stateless: v == version20260728}}
 	if n := h.Get("Mcp-Name"); n != "" {
 		r.Params, _ = json.Marshal(map[string]string{"name": n, "uri": n})
 	}
@@ -96,7 +97,7 @@ func (s *Server) observeAnswered(start time.Time, r *Request, id jsonrpc.ID, hea
 // observeRefused tells the Observer of request m refused by admission
 // (in says where it came from; status as for observeAnswered).
 func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInfo, in *inbound, status int, err *jsonrpc.Error) {
-	r := &Request{Method: m.Method, Params: m.Params, ProtocolVersion: mi.version, Stateless: isModernRequest(m, mi)}
+	r := &Request{Method: m.Method, Params: m.Params, Client: mcpreq.Client{ProtocolVersion: mi.version, Stateless: isModernRequest(m, mi)}}
 	if !r.Stateless && in.c != nil {
 		r.SessionID = in.c.id
 		if _, v, _, _ := in.c.snapshot(); v != "" {

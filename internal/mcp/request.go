@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // ErrNoClientRequests is returned by Request.ClientCall when the request
@@ -18,30 +20,16 @@ type Request struct {
 	Method string
 	// Params is the params object as the client sent it; "{}" when absent.
 	Params json.RawMessage
-	// ProtocolVersion is the negotiated version (legacy sessions) or the
-	// version the request declared (2026-07-28).
-	ProtocolVersion string
-	// Stateless is true for 2026-07-28 requests, which carry their own
-	// version and capabilities in _meta and cannot receive server-to-client
-	// requests.
-	Stateless bool
-	// ClientInfo is the client's Implementation object, or nil.
-	ClientInfo json.RawMessage
-	// ClientCapabilities is the client's capabilities object ("{}" when it
-	// declared none): from initialize for legacy sessions, from this
-	// request's _meta for 2026-07-28.
-	ClientCapabilities json.RawMessage
-	// ProgressToken is _meta.progressToken, or nil.
-	ProgressToken json.RawMessage
+	// Parsed is Params parsed, for tools/call, prompts/get,
+	// resources/read and completion/complete (see ParseParams); its raw
+	// members alias Params.
+	Parsed mcpreq.Params
+	// Client is what the request tells of the client (protocol version,
+	// capabilities, progress token) and of the caller (principal, scopes).
+	mcpreq.Client
 	// SessionID identifies a legacy session (HTTP Mcp-Session-Id, or a
 	// per-process id on stdio); empty for stateless requests.
 	SessionID string
-	// Principal identifies the authenticated caller on HTTP with access
-	// control on; empty otherwise.
-	Principal string
-	// Scopes are the scopes granted to the authenticated caller (nil
-	// without access control).
-	Scopes []string
 	// TaskID is the id of the task this call runs for, in the background
 	// and under Options.TaskTimeout; empty for a call answered directly.
 	TaskID string
@@ -59,17 +47,6 @@ type peer interface {
 	startTask(r *Request)
 	yieldSlot()
 	resumeSlot(ctx context.Context) error
-}
-
-// HasClientCapability reports whether the client declared the top-level
-// capability name (e.g. "sampling", "elicitation", "roots").
-func (r *Request) HasClientCapability(name string) bool {
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(r.ClientCapabilities, &caps) != nil {
-		return false
-	}
-	v, ok := caps[name]
-	return ok && string(v) != "null"
 }
 
 // Progress sends notifications/progress for this request if the client

@@ -301,20 +301,13 @@ func (te *taskEngine) create(cl *call, era string, ttl time.Duration) (*taskRun,
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.TaskTimeout+time.Second)
 	bg := &call{srv: s, conn: run.conn, out: out, minLog: cl.minLog, ctx: ctx, cancel: cancel, task: run, remote: cl.remote}
-	bg.req = Request{
-		Method:             cl.req.Method,
-		Params:             params,
-		ProtocolVersion:    cl.req.ProtocolVersion,
-		Stateless:          cl.req.Stateless,
-		ClientInfo:         append(json.RawMessage(nil), cl.req.ClientInfo...),
-		ClientCapabilities: append(json.RawMessage(nil), cl.req.ClientCapabilities...),
-		ProgressToken:      append(json.RawMessage(nil), cl.req.ProgressToken...),
-		SessionID:          cl.req.SessionID,
-		Principal:          cl.req.Principal,
-		Scopes:             cl.req.Scopes,
-		TaskID:             t.ID,
-		peer:               bg,
-	}
+	bg.req = Request{Method: cl.req.Method, Params: params, Client: cl.req.Client, SessionID: cl.req.SessionID, TaskID: t.ID, peer: bg}
+	// The task outlives the request: its raw members must not alias the
+	// request's buffers.
+	bg.req.ClientInfo = append(json.RawMessage(nil), cl.req.ClientInfo...)
+	bg.req.ClientCapabilities = append(json.RawMessage(nil), cl.req.ClientCapabilities...)
+	bg.req.ProgressToken = append(json.RawMessage(nil), cl.req.ProgressToken...)
+	_ = parseParams(&bg.req) // the copy of params cl's parse accepted
 	if len(bg.req.ProgressToken) == 0 {
 		bg.req.ProgressToken = nil
 		if cl.req.Stateless {
@@ -517,6 +510,7 @@ func (run *taskRun) awaitInput(res []byte, round int) bool {
 				return false
 			}
 			bg.req.Params = nextRoundParams(run.params, responses, st.RequestState)
+			_ = parseParams(&bg.req) // params the first round's parse accepted, and two members of ours
 			return true
 		}
 		select {
@@ -555,7 +549,7 @@ func (te *taskEngine) toolsCall(cl *call) (res []byte, err error, done bool) {
 	if !r.Stateless && r.ProtocolVersion != version20251125 {
 		return nil, nil, false
 	}
-	name, _ := stringParam(r.Params, "name")
+	name := r.Parsed.Name
 	support := te.s.toolTaskSupport(cl, name)
 	capable := support == taskOptional || support == taskRequired
 	if r.Stateless {

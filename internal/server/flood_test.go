@@ -75,7 +75,11 @@ func TestSlotShareKeys(t *testing.T) {
 		{"tools/list", `{}`, ""},
 	}
 	for _, tt := range tests {
-		if got := p.SlotShare(&mcp.Request{Method: tt.method, Params: json.RawMessage(tt.params)}); got != tt.want {
+		r := &mcp.Request{Method: tt.method, Params: json.RawMessage(tt.params)}
+		if err := r.ParseParams(); err != nil {
+			t.Fatalf("%s %s: %v", tt.method, tt.params, err)
+		}
+		if got := p.SlotShare(r); got != tt.want {
 			t.Errorf("%s %s: share %q, want %q", tt.method, tt.params, got, tt.want)
 		}
 	}

@@ -58,7 +58,7 @@ func (p *provider) Prompts(ctx context.Context, r *mcp.Request) ([]json.RawMessa
 // plugins its scopes allow; stdio and unauthenticated HTTP see them all
 // (configuration refuses plugin scopes without [auth]).
 func access(r *mcp.Request) *plugins.Request {
-	return &plugins.Request{Principal: r.Principal, Restricted: r.Principal != "", Scopes: r.Scopes}
+	return &plugins.Request{Client: &r.Client, Restricted: r.Principal != ""}
 }
 
 func (p *provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
@@ -78,18 +78,9 @@ func (p *provider) Complete(ctx context.Context, r *mcp.Request) (json.RawMessag
 }
 
 func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Context, *plugins.Request) (json.RawMessage, error)) (json.RawMessage, error) {
-	req := plugins.Request{
-		Params:             r.Params,
-		ProtocolVersion:    r.ProtocolVersion,
-		Stateless:          r.Stateless,
-		ClientInfo:         r.ClientInfo,
-		ClientCapabilities: r.ClientCapabilities,
-		ProgressToken:      r.ProgressToken,
-		Principal:          r.Principal,
-		Restricted:         r.Principal != "",
-		Scopes:             r.Scopes,
-		Caller:             caller{r},
-	}
+	// The one translation: the engine's request, parsed, is the
+	// registry's (shared, not copied).
+	req := plugins.Request{Client: &r.Client, Params: r.Params, Parsed: &r.Parsed, Restricted: r.Principal != "", Caller: caller{r}}
 	if r.TaskID != "" {
 		ctx = runtime.WithCallTimeout(ctx, p.taskTimeout)
 	}

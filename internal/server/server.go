@@ -403,7 +403,11 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
-	r := &mcp.Request{Method: "tools/call", Params: params, ProtocolVersion: "2025-11-25", ClientCapabilities: json.RawMessage("{}")}
+	r := &mcp.Request{Method: "tools/call", Params: params}
+	r.ProtocolVersion, r.ClientCapabilities = "2025-11-25", json.RawMessage("{}")
+	if err := r.ParseParams(); err != nil {
+		return nil, err
+	}
 	return (&provider{reg: s.reg, log: s.log}).CallTool(ctx, r)
 }
 

@@ -30,22 +30,21 @@ type shareTemplate struct {
 }
 
 // SlotShare implements mcp.SlotSharer: the name of the plugin the call
-// goes to, or "".
+// goes to, or "". The engine has parsed the params (Request.Parsed).
 func (p *provider) SlotShare(r *mcp.Request) string {
 	var key string
 	switch r.Method {
 	case "tools/call":
-		key = "t " + member(r.Params, "name")
+		key = "t " + r.Parsed.Name
 	case "prompts/get":
-		key = "p " + member(r.Params, "name")
+		key = "p " + r.Parsed.Name
 	case "resources/read":
-		key = "r " + member(r.Params, "uri")
+		key = "r " + r.Parsed.URI
 	case "completion/complete":
-		ref, _ := jsonscan.Member(r.Params, "ref")
-		if member(ref, "type") != "ref/prompt" {
+		if r.Parsed.Ref.Type != "ref/prompt" {
 			return ""
 		}
-		key = "p " + member(ref, "name")
+		key = "p " + r.Parsed.Ref.Name
 	default:
 		return ""
 	}
