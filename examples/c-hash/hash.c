@@ -164,11 +164,8 @@ static void tool_crc32(wasmcp_ctx *ctx, wasmcp_json args) {
 
 static void tool_base64_encode(wasmcp_ctx *ctx, wasmcp_json args) {
 	size_t n, m;
-	const char *text = wasmcp_arg_str(args, "text", &n);
-	if (!text) {
-		wasmcp_tool_error(ctx, "\"text\" (a string) is required");
-		return;
-	}
+	const char *text = wasmcp_arg_str_required(ctx, args, "text", &n);
+	if (!text) return;
 	int url = 0;
 	wasmcp_arg_bool(args, "url_safe", &url);
 	char *out = wasmcp_base64_encode(text, n, &m);
@@ -225,11 +222,8 @@ static void tool_base64_decode(wasmcp_ctx *ctx, wasmcp_json args) {
 
 static void tool_hex_encode(wasmcp_ctx *ctx, wasmcp_json args) {
 	size_t n;
-	const char *text = wasmcp_arg_str(args, "text", &n);
-	if (!text) {
-		wasmcp_tool_error(ctx, "\"text\" (a string) is required");
-		return;
-	}
+	const char *text = wasmcp_arg_str_required(ctx, args, "text", &n);
+	if (!text) return;
 	int upper = 0;
 	wasmcp_arg_bool(args, "uppercase", &upper);
 	wasmcp_textz(ctx, to_hex((const unsigned char *)text, n, upper));
@@ -244,11 +238,8 @@ static int hexval(char c) {
 
 static void tool_hex_decode(wasmcp_ctx *ctx, wasmcp_json args) {
 	size_t n;
-	const char *hex = wasmcp_arg_str(args, "hex", &n);
-	if (!hex) {
-		wasmcp_tool_error(ctx, "\"hex\" (a string) is required");
-		return;
-	}
+	const char *hex = wasmcp_arg_str_required(ctx, args, "hex", &n);
+	if (!hex) return;
 	if (n >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex += 2, n -= 2;
 	unsigned char *o = (unsigned char *)wasmcp_alloc(n / 2 + 1);
 	size_t m = 0;

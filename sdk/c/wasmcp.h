@@ -161,6 +161,10 @@ const char *wasmcp_arg_str(wasmcp_json args, const char *key, size_t *len);
 int wasmcp_arg_int(wasmcp_json args, const char *key, int64_t *out);
 int wasmcp_arg_num(wasmcp_json args, const char *key, double *out);
 int wasmcp_arg_bool(wasmcp_json args, const char *key, int *out);
+/* wasmcp_arg_str for an argument the tool cannot do without: when it is
+ * missing or not a string, the result becomes the tool error
+ * "\"KEY\" (a string) is required" and NULL is returned. */
+const char *wasmcp_arg_str_required(wasmcp_ctx *ctx, wasmcp_json args, const char *key, size_t *len);
 
 /* ---- results ---- */
 /* Tool content / prompt text / resource text. For tools: a text content
@@ -344,6 +348,20 @@ const char *wasmcp_uri_var(wasmcp_ctx *ctx, const char *name) {
 const char *wasmcp_arg_str(wasmcp_json args, const char *key, size_t *len) {
 	return wasmcp_json_str(wasmcp_json_get(args, key), len);
 }
+const char *wasmcp_arg_str_required(wasmcp_ctx *ctx, wasmcp_json args, const char *key, size_t *len) {
+	const char *s = wasmcp_arg_str(args, key, len);
+	if (s) return s;
+	static const char tail[] = "\" (a string) is required";
+	size_t k = strlen(key);
+	char *msg = (char *)wasmcp_alloc(1 + k + sizeof tail);
+	if (msg) {
+		msg[0] = '"';
+		memcpy(msg + 1, key, k);
+		memcpy(msg + 1 + k, tail, sizeof tail);
+	}
+	wasmcp_tool_error(ctx, msg ? msg : "a required argument is missing");
+	return NULL;
+}
 int wasmcp_arg_int(wasmcp_json args, const char *key, int64_t *out) {
 	return wasmcp_json_int(wasmcp_json_get(args, key), out);
 }
@@ -360,81 +378,71 @@ static void wasmcp__item_sep(wasmcp_ctx *ctx) {
 	if (ctx->n_items++) wasmcp_buf_put(&ctx->items, ",", 1);
 }
 
+/* wasmcp__item starts the next item of the result: the writer of
+ * ctx->items, at the top level. */
+static wasmcp_buf *wasmcp__item(wasmcp_ctx *ctx) {
+	wasmcp__item_sep(ctx);
+	ctx->items.depth = 0;
+	ctx->items.after_key = 0;
+	return &ctx->items;
+}
+
+/* wasmcp__resource_item starts a resource contents item: its uri (the
+ * read's own when NULL) and, when given, mimeType; the caller writes the
+ * text or blob and ends the object. */
+static wasmcp_buf *wasmcp__resource_item(wasmcp_ctx *ctx, const char *uri, const char *mime_type) {
+	wasmcp_buf *b = wasmcp__item(ctx);
+	wasmcp_w_obj(b);
+	wasmcp_w_key(b, "uri");
+	wasmcp_w_str(b, uri ? uri : ctx->uri);
+	if (mime_type) {
+		wasmcp_w_key(b, "mimeType");
+		wasmcp_w_str(b, mime_type);
+	}
+	return b;
+}
+
 void wasmcp_item_raw(wasmcp_ctx *ctx, const char *json, size_t len) {
 	wasmcp__item_sep(ctx);
 	wasmcp_buf_put(&ctx->items, json, len);
 }
 
 static void wasmcp__text_item(wasmcp_ctx *ctx, const char *role, const char *text, size_t len) {
-	wasmcp__item_sep(ctx);
-	wasmcp_buf b = ctx->items;
-	b.depth = 0;
-	b.after_key = 0;
-	wasmcp_w_obj(&b);
+	wasmcp_buf *b = wasmcp__item(ctx);
+	wasmcp_w_obj(b);
 	if (role) {
-		wasmcp_w_key(&b, "role");
-		wasmcp_w_str(&b, role);
-		wasmcp_w_key(&b, "content");
-		wasmcp_w_obj(&b);
+		wasmcp_w_key(b, "role");
+		wasmcp_w_str(b, role);
+		wasmcp_w_key(b, "content");
+		wasmcp_w_obj(b);
 	}
-	wasmcp_w_key(&b, "type");
-	wasmcp_w_str(&b, "text");
-	wasmcp_w_key(&b, "text");
-	wasmcp_w_strn(&b, text, len);
-	if (role) wasmcp_w_end_obj(&b);
-	wasmcp_w_end_obj(&b);
-	ctx->items = b;
+	wasmcp_w_key(b, "type");
+	wasmcp_w_str(b, "text");
+	wasmcp_w_key(b, "text");
+	wasmcp_w_strn(b, text, len);
+	if (role) wasmcp_w_end_obj(b);
+	wasmcp_w_end_obj(b);
 }
 
 void wasmcp_resource_text(wasmcp_ctx *ctx, const char *uri, const char *mime_type, const char *text, size_t len) {
-	wasmcp__item_sep(ctx);
-	wasmcp_buf b = ctx->items;
-	b.depth = 0;
-	b.after_key = 0;
-	wasmcp_w_obj(&b);
-	wasmcp_w_key(&b, "uri");
-	wasmcp_w_str(&b, uri ? uri : ctx->uri);
-	if (mime_type) {
-		wasmcp_w_key(&b, "mimeType");
-		wasmcp_w_str(&b, mime_type);
-	}
-	wasmcp_w_key(&b, "text");
-	wasmcp_w_strn(&b, text, len);
-	wasmcp_w_end_obj(&b);
-	ctx->items = b;
+	wasmcp_buf *b = wasmcp__resource_item(ctx, uri, mime_type);
+	wasmcp_w_key(b, "text");
+	wasmcp_w_strn(b, text, len);
+	wasmcp_w_end_obj(b);
 }
 
 void wasmcp_resource_blob(wasmcp_ctx *ctx, const char *uri, const char *mime_type, const void *data, size_t len) {
-	wasmcp__item_sep(ctx);
-	wasmcp_buf b = ctx->items;
-	b.depth = 0;
-	b.after_key = 0;
-	wasmcp_w_obj(&b);
-	wasmcp_w_key(&b, "uri");
-	wasmcp_w_str(&b, uri ? uri : ctx->uri);
-	if (mime_type) {
-		wasmcp_w_key(&b, "mimeType");
-		wasmcp_w_str(&b, mime_type);
-	}
-	wasmcp_w_key(&b, "blob");
-	wasmcp_w_base64(&b, data, len);
-	wasmcp_w_end_obj(&b);
-	ctx->items = b;
+	wasmcp_buf *b = wasmcp__resource_item(ctx, uri, mime_type);
+	wasmcp_w_key(b, "blob");
+	wasmcp_w_base64(b, data, len);
+	wasmcp_w_end_obj(b);
 }
 
 void wasmcp_text(wasmcp_ctx *ctx, const char *text, size_t len) {
 	switch (ctx->kind) {
 	case WASMCP__PROMPT: wasmcp__text_item(ctx, "user", text, len); break;
 	case WASMCP__RESOURCE: wasmcp_resource_text(ctx, NULL, NULL, text, len); break;
-	case WASMCP__COMPLETE: {
-		wasmcp__item_sep(ctx);
-		wasmcp_buf b = ctx->items;
-		b.depth = 0;
-		b.after_key = 0;
-		wasmcp_w_strn(&b, text, len);
-		ctx->items = b;
-		break;
-	}
+	case WASMCP__COMPLETE: wasmcp_w_strn(wasmcp__item(ctx), text, len); break;
 	default: wasmcp__text_item(ctx, NULL, text, len);
 	}
 }
@@ -464,19 +472,15 @@ void wasmcp_textf(wasmcp_ctx *ctx, const char *fmt, ...) {
 }
 
 void wasmcp_image(wasmcp_ctx *ctx, const void *data, size_t len, const char *mime_type) {
-	wasmcp__item_sep(ctx);
-	wasmcp_buf b = ctx->items;
-	b.depth = 0;
-	b.after_key = 0;
-	wasmcp_w_obj(&b);
-	wasmcp_w_key(&b, "type");
-	wasmcp_w_str(&b, "image");
-	wasmcp_w_key(&b, "data");
-	wasmcp_w_base64(&b, data, len);
-	wasmcp_w_key(&b, "mimeType");
-	wasmcp_w_str(&b, mime_type);
-	wasmcp_w_end_obj(&b);
-	ctx->items = b;
+	wasmcp_buf *b = wasmcp__item(ctx);
+	wasmcp_w_obj(b);
+	wasmcp_w_key(b, "type");
+	wasmcp_w_str(b, "image");
+	wasmcp_w_key(b, "data");
+	wasmcp_w_base64(b, data, len);
+	wasmcp_w_key(b, "mimeType");
+	wasmcp_w_str(b, mime_type);
+	wasmcp_w_end_obj(b);
 }
 
 void wasmcp_prompt_message(wasmcp_ctx *ctx, const char *role, const char *text) {
@@ -488,12 +492,7 @@ void wasmcp_prompt_description(wasmcp_ctx *ctx, const char *description) {
 }
 
 void wasmcp_complete_value(wasmcp_ctx *ctx, const char *value) {
-	wasmcp__item_sep(ctx);
-	wasmcp_buf b = ctx->items;
-	b.depth = 0;
-	b.after_key = 0;
-	wasmcp_w_str(&b, value);
-	ctx->items = b;
+	wasmcp_w_str(wasmcp__item(ctx), value);
 }
 
 void wasmcp_complete_total(wasmcp_ctx *ctx, int64_t total, int has_more) {

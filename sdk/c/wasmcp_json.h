@@ -331,55 +331,33 @@ static int wasmcp__value(wasmcp__parser *p, int depth) {
 	char c = p->s[p->pos];
 	uint32_t k;
 	switch (c) {
-	case '{': {
-		if (depth >= WASMCP_JSON_MAX_DEPTH) return -1;
-		k = wasmcp__node(p, WASMCP_JSON_OBJECT);
-		p->pos++;
-		uint32_t count = 0;
-		wasmcp__ws(p);
-		if (p->pos < p->len && p->s[p->pos] == '}') {
-			p->pos++;
-			wasmcp__close(p, k, 0);
-			return 0;
-		}
-		for (;;) {
-			wasmcp__ws(p);
-			if (p->pos >= p->len || p->s[p->pos] != '"') return -1;
-			uint32_t kk = wasmcp__node(p, WASMCP_JSON_STRING);
-			if (wasmcp__skip_string(p)) return -1;
-			wasmcp__close(p, kk, 0);
-			wasmcp__ws(p);
-			if (p->pos >= p->len || p->s[p->pos] != ':') return -1;
-			p->pos++;
-			if (wasmcp__value(p, depth + 1)) return -1;
-			count++;
-			wasmcp__ws(p);
-			if (p->pos >= p->len) return -1;
-			if (p->s[p->pos] == ',') {
-				p->pos++;
-				continue;
-			}
-			if (p->s[p->pos] == '}') {
-				p->pos++;
-				break;
-			}
-			return -1;
-		}
-		wasmcp__close(p, k, count);
-		return 0;
-	}
+	case '{':
 	case '[': {
+		/* An object's members and an array's elements are read alike,
+		 * but for the key and ':' before each member. */
+		int obj = c == '{';
+		char end = obj ? '}' : ']';
 		if (depth >= WASMCP_JSON_MAX_DEPTH) return -1;
-		k = wasmcp__node(p, WASMCP_JSON_ARRAY);
+		k = wasmcp__node(p, obj ? WASMCP_JSON_OBJECT : WASMCP_JSON_ARRAY);
 		p->pos++;
 		uint32_t count = 0;
 		wasmcp__ws(p);
-		if (p->pos < p->len && p->s[p->pos] == ']') {
+		if (p->pos < p->len && p->s[p->pos] == end) {
 			p->pos++;
 			wasmcp__close(p, k, 0);
 			return 0;
 		}
 		for (;;) {
+			if (obj) {
+				wasmcp__ws(p);
+				if (p->pos >= p->len || p->s[p->pos] != '"') return -1;
+				uint32_t kk = wasmcp__node(p, WASMCP_JSON_STRING);
+				if (wasmcp__skip_string(p)) return -1;
+				wasmcp__close(p, kk, 0);
+				wasmcp__ws(p);
+				if (p->pos >= p->len || p->s[p->pos] != ':') return -1;
+				p->pos++;
+			}
 			if (wasmcp__value(p, depth + 1)) return -1;
 			count++;
 			wasmcp__ws(p);
@@ -388,7 +366,7 @@ static int wasmcp__value(wasmcp__parser *p, int depth) {
 				p->pos++;
 				continue;
 			}
-			if (p->s[p->pos] == ']') {
+			if (p->s[p->pos] == end) {
 				p->pos++;
 				break;
 			}

@@ -11,11 +11,8 @@
 
 static void fetch(wasmcp_ctx *ctx, wasmcp_json args) {
 	size_t n;
-	const char *url = wasmcp_arg_str(args, "url", &n);
-	if (!url) {
-		wasmcp_tool_error(ctx, "\"url\" is required");
-		return;
-	}
+	const char *url = wasmcp_arg_str_required(ctx, args, "url", &n);
+	if (!url) return;
 	wasmcp_http_request req = {.url = url, .timeout_ms = 5000};
 	wasmcp_http_response resp;
 	int r = wasmcp_http_fetch(ctx, &req, &resp);

@@ -57,7 +57,6 @@ static const char *member(const char *json, size_t n, const char *key, size_t *l
 }
 
 static void out(const char *s, size_t n) { wasmcp_output_write(s, (uint32_t)n); }
-static void outz(const char *s) { out(s, strlen(s)); }
 
 static volatile int spin = 1;
 
@@ -115,25 +114,18 @@ static uint32_t relie(wasmcp_json args) {
 	return WASMCP_STATUS_OK;
 }
 
-__attribute__((export_name("wasmcp_call"))) uint32_t wasmcp_call(void) {
-	char *in;
-	wasmcp_json_doc doc;
-	uint32_t status = raw_envelope(&in, &doc);
-	if (status != 0) {
-		return status;
+static uint32_t dispatch(const raw_request *r) {
+	if (wasmcp_json_eq(r->method, "wasmcp/describe")) {
+		return describe();
 	}
-	wasmcp_json root = wasmcp_json_root(&doc);
-	wasmcp_json method = wasmcp_json_get(root, "method");
-	wasmcp_json params = wasmcp_json_get(root, "params");
-	if (wasmcp_json_eq(method, "wasmcp/describe")) {
-		status = describe();
-	} else if (wasmcp_json_eq(method, "tools/call") && wasmcp_json_eq(wasmcp_json_get(params, "name"), "relie")) {
-		status = relie(wasmcp_json_get(params, "arguments"));
-	} else if (wasmcp_json_eq(method, "tools/call")) {
-		outz("{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}");
-	} else {
-		outz("{\"code\":-32601,\"message\":\"method not found\"}");
-		status = WASMCP_STATUS_ERROR;
+	if (!wasmcp_json_eq(r->method, "tools/call")) {
+		return raw_not_found();
 	}
-	return raw_done(in, status);
+	if (wasmcp_json_eq(wasmcp_json_get(r->params, "name"), "relie")) {
+		return relie(wasmcp_json_get(r->params, "arguments"));
+	}
+	outz("{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}");
+	return WASMCP_STATUS_OK;
 }
+
+__attribute__((export_name("wasmcp_call"))) uint32_t wasmcp_call(void) { return raw_call(dispatch); }

@@ -6,6 +6,10 @@
 #define HOSTILE_RAW_H
 
 #include <stdlib.h>
+#include <string.h>
+
+/* outz writes the NUL-terminated s to the call's output. */
+static void outz(const char *s) { wasmcp_output_write(s, (uint32_t)strlen(s)); }
 
 /* raw_envelope reads the whole request envelope into *in (malloc'd) and
  * parses it into doc: 0, or the status to return (2) with nothing left to
@@ -38,6 +42,35 @@ static uint32_t raw_done(char *in, uint32_t status) {
 	free(in);
 	wasmcp_arena_reset();
 	return status;
+}
+
+/* raw_request is a parsed request envelope's root and its method and
+ * params members. */
+typedef struct {
+	wasmcp_json root, method, params;
+} raw_request;
+
+/* raw_not_found answers a method the plugin does not know: -32601. */
+static uint32_t raw_not_found(void) {
+	outz("{\"code\":-32601,\"message\":\"method not found\"}");
+	return WASMCP_STATUS_ERROR;
+}
+
+/* raw_call is the body of a raw plugin's wasmcp_call: it reads and parses
+ * the envelope (see raw_envelope), returns what dispatch answers it with
+ * (the status), and frees it (see raw_done). */
+static uint32_t raw_call(uint32_t (*dispatch)(const raw_request *r)) {
+	char *in;
+	wasmcp_json_doc doc;
+	uint32_t status = raw_envelope(&in, &doc);
+	if (status != 0) {
+		return status;
+	}
+	raw_request r;
+	r.root = wasmcp_json_root(&doc);
+	r.method = wasmcp_json_get(r.root, "method");
+	r.params = wasmcp_json_get(r.root, "params");
+	return raw_done(in, dispatch(&r));
 }
 
 #endif

@@ -27,7 +27,6 @@
 #include <time.h>
 
 static void outb(wasmcp_buf *b) { wasmcp_output_write(b->p, (uint32_t)b->len); }
-static void outz(const char *s) { wasmcp_output_write(s, (uint32_t)strlen(s)); }
 
 /* host calls method with params; returns the errno (negative) or the
  * result length, the result (NUL-terminated arena memory) in *res. */
@@ -240,35 +239,30 @@ static uint32_t notify(wasmcp_json args, int updated) {
 	return WASMCP_STATUS_OK;
 }
 
-__attribute__((export_name("wasmcp_call"))) uint32_t wasmcp_call(void) {
-	char *in;
-	wasmcp_json_doc doc;
-	uint32_t status = raw_envelope(&in, &doc);
-	if (status != 0) {
-		return status;
+static uint32_t dispatch(const raw_request *r) {
+	wasmcp_json name = wasmcp_json_get(r->params, "name");
+	wasmcp_json args = wasmcp_json_get(r->params, "arguments");
+	if (wasmcp_json_eq(r->method, "wasmcp/describe")) {
+		return describe();
 	}
-	wasmcp_json root = wasmcp_json_root(&doc);
-	wasmcp_json method = wasmcp_json_get(root, "method");
-	wasmcp_json params = wasmcp_json_get(root, "params");
-	wasmcp_json name = wasmcp_json_get(params, "name");
-	wasmcp_json args = wasmcp_json_get(params, "arguments");
-	if (wasmcp_json_eq(method, "wasmcp/describe")) {
-		status = describe();
-	} else if (wasmcp_json_eq(method, "tools/call") && wasmcp_json_eq(name, "ask")) {
-		status = ask(args, wasmcp_json_get(root, "context"));
-	} else if (wasmcp_json_eq(method, "tools/call") && wasmcp_json_eq(name, "block")) {
-		status = block(args);
-	} else if (wasmcp_json_eq(method, "tools/call") && wasmcp_json_eq(name, "updated")) {
-		status = notify(args, 1);
-	} else if (wasmcp_json_eq(method, "tools/call") && wasmcp_json_eq(name, "changed")) {
-		status = notify(args, 0);
-	} else if (wasmcp_json_eq(method, "tools/call")) {
-		outz("{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}");
-	} else if (wasmcp_json_eq(method, "resources/read")) {
+	if (wasmcp_json_eq(r->method, "resources/read")) {
 		outz("{\"contents\":[{\"uri\":\"rogue://mine\",\"text\":\"mine\"}]}");
-	} else {
-		outz("{\"code\":-32601,\"message\":\"method not found\"}");
-		status = WASMCP_STATUS_ERROR;
+		return WASMCP_STATUS_OK;
 	}
-	return raw_done(in, status);
+	if (!wasmcp_json_eq(r->method, "tools/call")) {
+		return raw_not_found();
+	}
+	if (wasmcp_json_eq(name, "ask")) {
+		return ask(args, wasmcp_json_get(r->root, "context"));
+	}
+	if (wasmcp_json_eq(name, "block")) {
+		return block(args);
+	}
+	if (wasmcp_json_eq(name, "updated") || wasmcp_json_eq(name, "changed")) {
+		return notify(args, wasmcp_json_eq(name, "updated"));
+	}
+	outz("{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}");
+	return WASMCP_STATUS_OK;
 }
+
+__attribute__((export_name("wasmcp_call"))) uint32_t wasmcp_call(void) { return raw_call(dispatch); }

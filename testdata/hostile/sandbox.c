@@ -23,11 +23,7 @@ extern char **environ;
 
 static const char *path_arg(wasmcp_ctx *ctx, wasmcp_json args) {
 	size_t n;
-	const char *p = wasmcp_arg_str(args, "path", &n);
-	if (!p) {
-		wasmcp_tool_error(ctx, "\"path\" is required");
-	}
-	return p;
+	return wasmcp_arg_str_required(ctx, args, "path", &n);
 }
 
 static void read_file(wasmcp_ctx *ctx, wasmcp_json args) {

@@ -8,11 +8,8 @@
 
 static void echo(wasmcp_ctx *ctx, wasmcp_json args) {
 	size_t n;
-	const char *text = wasmcp_arg_str(args, "text", &n);
-	if (!text) {
-		wasmcp_tool_error(ctx, "\"text\" is required");
-		return;
-	}
+	const char *text = wasmcp_arg_str_required(ctx, args, "text", &n);
+	if (!text) return;
 	wasmcp_text(ctx, text, n);
 }
 
