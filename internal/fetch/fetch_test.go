@@ -224,6 +224,9 @@ func TestFetchLayouts(t *testing.T) {
 			if b, err := os.ReadFile(a.Path); err != nil || !bytes.Equal(b, testWasm) {
 				t.Fatalf("cached file: %v %q", err, b)
 			}
+			if a.Cached {
+				t.Error("Cached after a fetch into an empty cache")
+			}
 		})
 	}
 }
@@ -277,48 +280,24 @@ func TestFetchHostile(t *testing.T) {
 		err   error
 		inErr string
 	}{
-		{"tampered blob", func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
-					w.Write(bytes.Repeat([]byte("x"), len(testWasm)))
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		}, Options{}, testWasm, ErrDigest, "digest mismatch"},
-		{"tampered manifest", func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/") {
-					w.Header().Set("Docker-Content-Digest", "sha256:"+strings.Repeat("1", 64))
-					w.Write([]byte(`{"schemaVersion":2,"layers":[]}`))
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		}, Options{}, testWasm, ErrDigest, "registry says"},
+		{"tampered blob", divertGET(containing("/blobs/"), func(w http.ResponseWriter, r *http.Request) {
+			w.Write(bytes.Repeat([]byte("x"), len(testWasm)))
+		}), Options{}, testWasm, ErrDigest, "digest mismatch"},
+		{"tampered manifest", divertGET(containing("/manifests/"), func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Docker-Content-Digest", "sha256:"+strings.Repeat("1", 64))
+			w.Write([]byte(`{"schemaVersion":2,"layers":[]}`))
+		}), Options{}, testWasm, ErrDigest, "registry says"},
 		{"blob over limit", nil, Options{MaxBlob: 32 << 10}, big, ErrTooLarge, "limit"},
 		{"manifest over limit", nil, Options{MaxManifest: 64}, testWasm, ErrTooLarge, "manifest"},
-		{"500s", func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method == http.MethodGet && r.URL.Path != "/v2/" {
-					http.Error(w, "boom", 500)
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		}, Options{}, testWasm, nil, "500"},
-		{"stall", func(h http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
-					w.Header().Set("Content-Length", "1000")
-					w.Write([]byte("\x00asm"))
-					w.(http.Flusher).Flush()
-					<-r.Context().Done()
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-		}, Options{Timeout: 300 * time.Millisecond}, testWasm, context.DeadlineExceeded, ""},
+		{"500s", divertGET(func(path string) bool { return path != "/v2/" }, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "boom", 500)
+		}), Options{}, testWasm, nil, "500"},
+		{"stall", divertGET(containing("/blobs/"), func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "1000")
+			w.Write([]byte("\x00asm"))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}), Options{Timeout: 300 * time.Millisecond}, testWasm, context.DeadlineExceeded, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			host := startRegistry(t, c.wrap)
@@ -342,6 +321,25 @@ func TestFetchHostile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// divertGET wraps a registry so that serve answers the GETs whose path
+// match holds for.
+func divertGET(match func(path string) bool, serve http.HandlerFunc) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && match(r.URL.Path) {
+				serve(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+}
+
+// containing is a path match for divertGET.
+func containing(part string) func(string) bool {
+	return func(path string) bool { return strings.Contains(path, part) }
 }
 
 // TestDockerCredentials: credentials from DOCKER_CONFIG reach the

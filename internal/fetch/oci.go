@@ -221,17 +221,10 @@ func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (
 	}
 	switch {
 	case len(wasm) == 1:
-		l := wasm[0]
-		if l.Size > f.opts.MaxBlob {
-			return "", fmt.Errorf("%w: wasm layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
+		if err := f.ensureBlob(ctx, r, wasm[0], "wasm layer", a); err != nil {
+			return "", err
 		}
-		if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
-			a.Cached = false
-			if err := f.downloadBlob(ctx, r, l); err != nil {
-				return "", err
-			}
-		}
-		return l.Digest, nil
+		return wasm[0].Digest, nil
 	case len(wasm) > 1:
 		return "", fmt.Errorf("%w: %d application/wasm layers, want one", ErrLayout, len(wasm))
 	case len(tars) > 0:
@@ -249,6 +242,19 @@ func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (
 		return "", fmt.Errorf("%w: image has no /plugin.wasm", ErrLayout)
 	}
 	return "", fmt.Errorf("%w: want one %s layer or an image with /plugin.wasm; layers are %v (config %s)", ErrLayout, MediaWasm, types, m.Config.MediaType)
+}
+
+// ensureBlob puts blob l (what it is, for an error) into the cache unless
+// it is there, refusing one over MaxBlob; a download clears a.Cached.
+func (f *Fetcher) ensureBlob(ctx context.Context, r Ref, l descriptor, what string, a *Artifact) error {
+	if l.Size > f.opts.MaxBlob {
+		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, what, l.Size, f.opts.MaxBlob)
+	}
+	if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
+		a.Cached = false
+		return f.downloadBlob(ctx, r, l)
+	}
+	return nil
 }
 
 // downloadBlob streams blob l into the cache, checking size and digest.
@@ -289,14 +295,8 @@ func (f *Fetcher) copyLimited(w io.Writer, r io.Reader, what, label string, tota
 // pluginFromLayer returns the digest of plugin.wasm in image layer l
 // ("" when the layer has none), caching the layer and the extracted file.
 func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *Artifact) (string, error) {
-	if l.Size > f.opts.MaxBlob {
-		return "", fmt.Errorf("%w: layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
-	}
-	if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
-		a.Cached = false
-		if err := f.downloadBlob(ctx, r, l); err != nil {
-			return "", err
-		}
+	if err := f.ensureBlob(ctx, r, l, "layer", a); err != nil {
+		return "", err
 	}
 	fh, err := os.Open(f.blobPath(l.Digest))
 	if err != nil {
