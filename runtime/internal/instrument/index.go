@@ -82,6 +82,14 @@ func (m *module) constExpr(p []byte, i int) (int, error) {
 	}
 }
 
+// endOf returns i, or an error if section payload p goes on after it.
+func endOf(p []byte, i int) (int, error) {
+	if i != len(p) {
+		return i, errors.New("trailing bytes")
+	}
+	return i, nil
+}
+
 // readGlobals parses the global section.
 func (m *module) readGlobals(p []byte) (int, error) {
 	n, i, err := u32(p, 0)
@@ -100,10 +108,7 @@ func (m *module) readGlobals(p []byte) (int, error) {
 			return i, err
 		}
 	}
-	if i != len(p) {
-		return i, errors.New("trailing bytes")
-	}
-	return i, nil
+	return endOf(p, i)
 }
 
 // readTables parses the table section and records each table's limits
@@ -139,10 +144,7 @@ func (m *module) readTables(p []byte) (int, error) {
 		t.end = i
 		m.tableLimits = append(m.tableLimits, t)
 	}
-	if i != len(p) {
-		return i, errors.New("trailing bytes")
-	}
-	return i, nil
+	return endOf(p, i)
 }
 
 // tableLimits is one defined table: its entry at p[at:end] of the table
@@ -217,10 +219,7 @@ func (m *module) readElems(p []byte) (int, error) {
 			}
 		}
 	}
-	if i != len(p) {
-		return i, errors.New("trailing bytes")
-	}
-	return i, nil
+	return endOf(p, i)
 }
 
 // readData parses the data section, checking memory and global indices
@@ -264,10 +263,7 @@ func (m *module) readData(p []byte) (int, error) {
 			return i, err
 		}
 	}
-	if i != len(p) {
-		return i, errors.New("trailing bytes")
-	}
-	return i, nil
+	return endOf(p, i)
 }
 
 // checkExport checks the index of an export of the given kind.

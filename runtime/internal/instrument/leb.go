@@ -71,29 +71,16 @@ func skipS64(b []byte, i int) (int, error) { return skipSigned(b, i, 10, 0x7f) }
 // types): the fifth byte carries bits 28–32, bit 4 is the sign and bits
 // 5–6 must copy it.
 func s33(b []byte, i int) (int64, int, error) {
-	var v int64
-	for k := 0; k < 5; k++ {
-		if i >= len(b) {
-			return 0, i, errEOF
-		}
-		c := b[i]
-		i++
-		v |= int64(c&0x7f) << (7 * k)
-		if k == 4 {
-			if c&0x80 != 0 {
-				return 0, i, errOverflow
-			}
-			if s := c & 0x70; s != 0 && s != 0x70 {
-				return 0, i, errOverflow
-			}
-			return v << 31 >> 31, i, nil // sign-extend from bit 32
-		}
-		if c&0x80 == 0 {
-			shift := 7 * (k + 1)
-			return v << (64 - shift) >> (64 - shift), i, nil
-		}
+	end, err := skipSigned(b, i, 5, 0x70)
+	if err != nil {
+		return 0, end, err
 	}
-	return 0, i, errOverflow
+	var v int64
+	for k, c := range b[i:end] {
+		v |= int64(c&0x7f) << (7 * k)
+	}
+	shift := 64 - 7*(end-i) // skipSigned has checked that the bits above 32 copy bit 32
+	return v << shift >> shift, end, nil
 }
 
 // appendU32 appends v as minimal unsigned LEB128.

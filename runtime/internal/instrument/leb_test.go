@@ -55,9 +55,9 @@ func TestS33(t *testing.T) {
 		{[]byte{0xff}, 0, errEOF},
 	}
 	for _, tt := range tests {
-		v, _, err := s33(tt.in, 0)
-		if !errors.Is(err, tt.err) || (err == nil && v != tt.want) {
-			t.Errorf("s33(%x) = %d, %v; want %d, %v", tt.in, v, err, tt.want, tt.err)
+		v, n, err := s33(tt.in, 0)
+		if !errors.Is(err, tt.err) || (err == nil && (v != tt.want || n != len(tt.in))) {
+			t.Errorf("s33(%x) = %d, %d, %v; want %d, %d, %v", tt.in, v, n, err, tt.want, len(tt.in), tt.err)
 		}
 	}
 }
