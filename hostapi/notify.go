@@ -101,13 +101,7 @@ func (b *bound) resourceUpdated(params []byte) ([]byte, int32) {
 // taskStart handles task/start {} -> {}: a call that runs as a task
 // tells the host it is under way (the client gets the task at once).
 func (b *bound) taskStart(params []byte) ([]byte, int32) {
-	if len(params) > 0 && !decode(params, &struct{}{}) {
-		return nil, abi.ErrBadParams
-	}
-	if b.c != nil {
-		b.c.StartTask()
-	}
-	return empty, 0
+	return b.signal(params, Client.StartTask)
 }
 
 // streamClose handles stream/close {} -> {}: the client's response stream
@@ -115,11 +109,16 @@ func (b *bound) taskStart(params []byte) ([]byte, int32) {
 // sends afterwards, its result included, reaches the client when it
 // reconnects.
 func (b *bound) streamClose(params []byte) ([]byte, int32) {
+	return b.signal(params, Client.CloseStream)
+}
+
+// signal is a method {} (or no params) -> {} that tells the client do.
+func (b *bound) signal(params []byte, do func(Client)) ([]byte, int32) {
 	if len(params) > 0 && !decode(params, &struct{}{}) {
 		return nil, abi.ErrBadParams
 	}
 	if b.c != nil {
-		b.c.CloseStream()
+		do(b.c)
 	}
 	return empty, 0
 }
