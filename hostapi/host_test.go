@@ -272,8 +272,8 @@ func TestLogFloodBounded(t *testing.T) {
 	}
 }
 
-// TestHugeLogParamsRefused: log and progress params over their bound are
-// refused (-4) before being decoded, and nothing is sent.
+// TestHugeLogParamsRefused: log, progress and notify/* params over their
+// bound are refused (-4) before being decoded, and nothing is sent.
 func TestHugeLogParamsRefused(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	c := &fakeClient{}
@@ -281,6 +281,8 @@ func TestHugeLogParamsRefused(t *testing.T) {
 	for _, call := range []struct{ method, params string }{
 		{"log", `{"level":"info","data":"` + huge + `"}`},
 		{"progress", `{"progress":1,"message":"` + huge + `"}`},
+		{"notify/list_changed", `{"kind":"tools","x":"` + huge + `"}`},
+		{"notify/resource_updated", `{"uri":"` + huge + `"}`},
 	} {
 		if _, errno := b.Call(context.Background(), call.method, []byte(call.params)); errno != abi.ErrTooBig {
 			t.Errorf("%s with 1 MiB params: errno %d, want %d", call.method, errno, abi.ErrTooBig)
@@ -288,5 +290,34 @@ func TestHugeLogParamsRefused(t *testing.T) {
 	}
 	if len(c.events) != 0 {
 		t.Errorf("sent %d notifications", len(c.events))
+	}
+}
+
+// TestChangeNotificationsBounded: past maxChangeNotifications in one call,
+// notify/* calls answer {} and reach nobody, even with bad params (they are
+// not decoded); within the bound bad params are refused.
+func TestChangeNotificationsBounded(t *testing.T) {
+	c := &fakeClient{}
+	b := newHost(t, Grants{}).Bind(c)
+	call := func(method, params string) ([]byte, int32) {
+		return b.Call(context.Background(), method, []byte(params))
+	}
+	if _, errno := call("notify/list_changed", `[]`); errno != abi.ErrBadParams {
+		t.Errorf("bad params within the bound: errno %d", errno)
+	}
+	for i := 1; i < maxChangeNotifications+10; i++ {
+		method, params := "notify/list_changed", `{"kind":"tools"}`
+		if i%2 == 0 {
+			method, params = "notify/resource_updated", `{"uri":"a://b"}`
+		}
+		if res, errno := call(method, params); errno != 0 || string(res) != "{}" {
+			t.Fatalf("call %d: %s, %d", i, res, errno)
+		}
+	}
+	if res, errno := call("notify/resource_updated", `[]`); errno != 0 || string(res) != "{}" {
+		t.Errorf("bad params past the bound: %s, %d; want {}, 0", res, errno)
+	}
+	if n := len(c.events); n != maxChangeNotifications-1 {
+		t.Errorf("client saw %d notifications, want %d", n, maxChangeNotifications-1)
 	}
 }

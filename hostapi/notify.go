@@ -53,19 +53,30 @@ func (b *bound) change() bool {
 	return b.changes <= maxChangeNotifications
 }
 
-// listChanged handles notify/list_changed {kind} -> {}.
-func (b *bound) listChanged(params []byte) ([]byte, int32) {
+// changeParams starts a notify/* call: params over maxNotifyParams are
+// refused undecoded, a call past the count (see change) is dropped with
+// {}, and the rest are decoded into p. When ok is false the call answers
+// res and errno.
+func (b *bound) changeParams(params []byte, p any) (res []byte, errno int32, ok bool) {
 	if len(params) > maxNotifyParams {
-		return nil, abi.ErrTooBig
+		return nil, abi.ErrTooBig, false
 	}
 	if !b.change() {
-		return empty, 0
+		return empty, 0, false
 	}
+	if !decode(params, p) {
+		return nil, abi.ErrBadParams, false
+	}
+	return nil, 0, true
+}
+
+// listChanged handles notify/list_changed {kind} -> {}.
+func (b *bound) listChanged(params []byte) ([]byte, int32) {
 	var p struct {
 		Kind string `json:"kind"`
 	}
-	if !decode(params, &p) {
-		return nil, abi.ErrBadParams
+	if res, errno, ok := b.changeParams(params, &p); !ok {
+		return res, errno
 	}
 	switch p.Kind {
 	case "tools", "resources", "prompts":
@@ -80,16 +91,13 @@ func (b *bound) listChanged(params []byte) ([]byte, int32) {
 
 // resourceUpdated handles notify/resource_updated {uri} -> {}.
 func (b *bound) resourceUpdated(params []byte) ([]byte, int32) {
-	if len(params) > maxNotifyParams {
-		return nil, abi.ErrTooBig
-	}
-	if !b.change() {
-		return empty, 0
-	}
 	var p struct {
 		URI string `json:"uri"`
 	}
-	if !decode(params, &p) || p.URI == "" {
+	if res, errno, ok := b.changeParams(params, &p); !ok {
+		return res, errno
+	}
+	if p.URI == "" {
 		return nil, abi.ErrBadParams
 	}
 	if b.c != nil {
