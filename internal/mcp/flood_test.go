@@ -165,8 +165,7 @@ func flood(id any, args map[string]any) string {
 }
 
 func TestNotifiedURIBound(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	m, _ := c.rpc(1, "resources/subscribe", map[string]any{"uri": "test://big/"})
 	wantResult(t, m)
 	// A 2 MB URI is dropped; a short one arrives.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // wait is the guard against a hung test; no assertion depends on timing.
@@ -20,17 +21,13 @@ const wait = 20 * time.Second
 
 // msg is one decoded message seen by a test client.
 type msg struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data,omitempty"`
-	} `json:"error,omitempty"`
-	raw string
+	JSONRPC string             `json:"jsonrpc"`
+	ID      json.RawMessage    `json:"id,omitempty"`
+	Method  string             `json:"method,omitempty"`
+	Params  json.RawMessage    `json:"params,omitempty"`
+	Result  json.RawMessage    `json:"result,omitempty"`
+	Error   *testutil.RPCError `json:"error,omitempty"`
+	raw     string
 }
 
 func (m *msg) isResponse() bool { return m.Method == "" }
@@ -84,6 +81,15 @@ func startStdio(t *testing.T, popts *mcptest.Options, opts *mcp.Options) *stdioC
 		}
 		s.Close()
 	})
+	return c
+}
+
+// startLegacy is startStdio with the defaults and a 2025-11-25 session
+// opened, declaring no client capabilities.
+func startLegacy(t *testing.T) *stdioClient {
+	t.Helper()
+	c := startStdio(t, nil, nil)
+	c.initialize("2025-11-25", nil)
 	return c
 }
 
@@ -221,6 +227,28 @@ func modernMeta(extra map[string]any) map[string]any {
 		m[k] = v
 	}
 	return m
+}
+
+// metaWithout is modernMeta(nil) without key.
+func metaWithout(key string) map[string]any {
+	m := modernMeta(nil)
+	delete(m, key)
+	return m
+}
+
+// slowCall opens a 2025-11-25 stdio session on a server with opts and
+// sends a call of the provider's slow tool with request id id; it returns
+// once the call runs, with the channel the provider reports its end on.
+func slowCall(t *testing.T, opts *mcp.Options, id any) (c *stdioClient, stopped chan string) {
+	t.Helper()
+	c = startStdio(t, nil, opts)
+	started := make(chan string, 4)
+	stopped = make(chan string, 4)
+	c.prov.Started, c.prov.Stopped = started, stopped
+	c.initialize("2025-11-25", nil)
+	c.send(request(id, "tools/call", map[string]any{"name": "slow"}))
+	<-started
+	return c, stopped
 }
 
 // withMeta returns params plus a modern _meta.

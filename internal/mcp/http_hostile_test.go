@@ -58,6 +58,21 @@ func startRun(t *testing.T, sopts *mcp.Options, hopts *mcp.HTTPOptions) *runEnv 
 	return e
 }
 
+// waitReturned waits for RunHTTP to return, and fails the test unless it
+// returns nil; it leaves the result for the cleanup.
+func (e *runEnv) waitReturned(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-e.done:
+		e.done <- err
+		if err != nil {
+			t.Fatalf("RunHTTP = %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("RunHTTP did not return")
+	}
+}
+
 // discover posts a server/discover and reports the status.
 func discover(t *testing.T, url string) int {
 	t.Helper()
@@ -378,12 +393,7 @@ func TestHTTPFlood(t *testing.T) {
 }
 
 func TestStdioCallQueue(t *testing.T) {
-	c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 1, MaxWaitingCalls: 1, CallWaitTimeout: 300 * time.Millisecond})
-	started := make(chan string, 4)
-	c.prov.Started = started
-	c.initialize("2025-11-25", nil)
-	c.send(request("slow", "tools/call", map[string]any{"name": "slow"}))
-	<-started
+	c, _ := slowCall(t, &mcp.Options{MaxConcurrentCalls: 1, MaxWaitingCalls: 1, CallWaitTimeout: 300 * time.Millisecond}, "slow")
 	c.send(request("queued", "tools/call", map[string]any{"name": "echo"}))
 	// The queue holds one: the next call is refused at once.
 	m, _ := c.rpc("refused", "tools/call", map[string]any{"name": "echo"})
@@ -401,12 +411,7 @@ func TestStdioCallQueue(t *testing.T) {
 }
 
 func TestStdioBusy(t *testing.T) {
-	c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 1, MaxWaitingCalls: -1})
-	started := make(chan string, 4)
-	c.prov.Started = started
-	c.initialize("2025-11-25", nil)
-	c.send(request(2, "tools/call", map[string]any{"name": "slow"}))
-	<-started
+	c, _ := slowCall(t, &mcp.Options{MaxConcurrentCalls: 1, MaxWaitingCalls: -1}, 2)
 	m, _ := c.rpc(3, "tools/call", map[string]any{"name": "echo"})
 	wantError(t, m, jsonrpc.CodeRequestTimeout)
 	if !strings.Contains(string(m.Error.Data), `"busy":true`) {
@@ -430,12 +435,7 @@ func TestStdioBusy(t *testing.T) {
 
 func TestCancelStorm(t *testing.T) {
 	base := countGoroutines()
-	c := startStdio(t, nil, nil)
-	started, stopped := make(chan string, 4), make(chan string, 4)
-	c.prov.Started, c.prov.Stopped = started, stopped
-	c.initialize("2025-11-25", nil)
-	c.send(request("slow", "tools/call", map[string]any{"name": "slow"}))
-	<-started
+	c, stopped := slowCall(t, nil, "slow")
 	var b strings.Builder
 	for i := range 20000 {
 		var id any = i

@@ -247,12 +247,7 @@ func TestHTTPLegacyResumption(t *testing.T) {
 	close(gate)
 	get := e.do(http.MethodGet, map[string]string{"Mcp-Session-Id": h["Mcp-Session-Id"], "Last-Event-ID": evs[0].id})
 	defer get.Body.Close()
-	var got []*msg
-	for _, ev := range readSSE(t, get.Body) {
-		if ev.data != "" {
-			got = append(got, decodeLine(t, ev.data+"\n"))
-		}
-	}
+	got := messages(t, get)
 	if len(got) != 1 || string(got[0].ID) != "1" || textOf(t, got[0].Result) != "after close" {
 		t.Fatalf("replayed %v", got)
 	}
@@ -356,31 +351,24 @@ func TestHTTPLegacyResumeWithoutGate(t *testing.T) {
 func TestHTTPKeepAlive(t *testing.T) {
 	e := startHTTP(t, nil, &mcp.HTTPOptions{KeepAlive: time.Millisecond})
 	h := e.legacySession("2025-11-25", nil)
-	get := e.do(http.MethodGet, h)
-	defer get.Body.Close()
-	br := bufio.NewReader(get.Body)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stream ended: %v", err)
-		}
-		if strings.HasPrefix(line, ":") {
-			break // a keep-alive comment
+	// keepAlive reads stream until a keep-alive comment.
+	keepAlive := func(what string, stream *http.Response) {
+		t.Helper()
+		defer stream.Body.Close()
+		br := bufio.NewReader(stream.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s ended: %v", what, err)
+			}
+			if strings.HasPrefix(line, ":") {
+				return
+			}
 		}
 	}
+	keepAlive("stream", e.do(http.MethodGet, h))
 	// A stateless listen stream gets them too.
-	lresp := e.post(modernBody("l", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil), modernHeaders("subscriptions/listen", ""))
-	defer lresp.Body.Close()
-	lr := bufio.NewReader(lresp.Body)
-	for {
-		line, err := lr.ReadString('\n')
-		if err != nil {
-			t.Fatalf("listen stream ended: %v", err)
-		}
-		if strings.HasPrefix(line, ":") {
-			return
-		}
-	}
+	keepAlive("listen stream", e.post(modernBody("l", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil), modernHeaders("subscriptions/listen", "")))
 }
 
 func TestHTTPRetainedStreamsBounded(t *testing.T) {

@@ -17,10 +17,8 @@ func modernBody(id any, method string, params map[string]any, meta map[string]an
 
 func TestHTTPModernPrecedence(t *testing.T) {
 	e := startHTTP(t, nil, nil)
-	noVersion := modernMeta(nil)
-	delete(noVersion, "io.modelcontextprotocol/protocolVersion")
-	noCaps := modernMeta(nil)
-	delete(noCaps, "io.modelcontextprotocol/clientCapabilities")
+	noVersion := metaWithout("io.modelcontextprotocol/protocolVersion")
+	noCaps := metaWithout("io.modelcontextprotocol/clientCapabilities")
 	v999 := map[string]any{"io.modelcontextprotocol/protocolVersion": "v999.0.0"}
 	tests := []struct {
 		name   string

@@ -135,12 +135,7 @@ func TestHTTPSharedResumption(t *testing.T) {
 	if get.StatusCode != 200 {
 		t.Fatalf("resume on B: %d", get.StatusCode)
 	}
-	var got []*msg
-	for _, ev := range readSSE(t, get.Body) {
-		if ev.data != "" {
-			got = append(got, decodeLine(t, ev.data+"\n"))
-		}
-	}
+	got := messages(t, get)
 	if len(got) != 1 || string(got[0].ID) != "1" || textOf(t, got[0].Result) != "after close" {
 		t.Fatalf("relayed %v", got)
 	}

@@ -57,12 +57,7 @@ func TestStdioShutdown(t *testing.T) {
 		c.done <- nil
 	})
 	t.Run("grace expires", func(t *testing.T) {
-		c := startStdio(t, nil, nil)
-		started, stopped := make(chan string, 1), make(chan string, 1)
-		c.prov.Started, c.prov.Stopped = started, stopped
-		c.initialize("2025-11-25", nil)
-		c.send(request("slow", "tools/call", map[string]any{"name": "slow"}))
-		<-started
+		c, stopped := slowCall(t, nil, "slow")
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -161,15 +156,7 @@ func TestRunHTTPShutdown(t *testing.T) {
 			t.Fatalf("in-flight call: %v", r.err)
 		}
 		wantResult(t, lastMsg(t, r.resp))
-		select {
-		case err := <-e.done:
-			e.done <- err
-			if err != nil {
-				t.Fatalf("RunHTTP = %v", err)
-			}
-		case <-time.After(wait):
-			t.Fatal("RunHTTP did not return")
-		}
+		e.waitReturned(t)
 		client.CloseIdleConnections()
 		e.srv.Close()
 		waitGoroutines(t, base)
@@ -206,15 +193,7 @@ func TestRunHTTPShutdown(t *testing.T) {
 		if m.Error == nil || !strings.Contains(m.Error.Message, "shutting down") {
 			t.Errorf("cancelled call: %s", m.raw)
 		}
-		select {
-		case err := <-e.done:
-			e.done <- err
-			if err != nil {
-				t.Fatalf("RunHTTP = %v", err)
-			}
-		case <-time.After(wait):
-			t.Fatal("RunHTTP did not return")
-		}
+		e.waitReturned(t)
 		if took := time.Since(start); took < 300*time.Millisecond || took > 5*time.Second {
 			t.Errorf("shutdown took %v with a 300ms grace", took)
 		}

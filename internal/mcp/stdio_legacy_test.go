@@ -172,8 +172,7 @@ func TestStdioPagination(t *testing.T) {
 }
 
 func TestStdioProgress(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	for _, token := range []any{"tok-1", 77, "123456789012345678901234567890"} {
 		res, before := c.rpc(mustJSON(token), "tools/call", map[string]any{
 			"name": "progress", "arguments": map[string]any{"steps": 4}, "_meta": map[string]any{"progressToken": token},
@@ -211,8 +210,7 @@ func TestStdioProgress(t *testing.T) {
 }
 
 func TestStdioLogging(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	res, before := c.rpc(1, "tools/call", map[string]any{"name": "log"})
 	wantResult(t, res)
 	if len(before) != 0 {
@@ -278,11 +276,23 @@ func TestStdioDuplicateID(t *testing.T) {
 	c.pingBarrier(6)
 }
 
+// elicitCall opens a 2025-11-25 session declaring elicitation and sends
+// request 1, a call of the elicit tool with args.
+func elicitCall(t *testing.T, args map[string]any) *stdioClient {
+	t.Helper()
+	c := startStdio(t, nil, nil)
+	c.initialize("2025-11-25", map[string]any{"elicitation": map[string]any{}})
+	params := map[string]any{"name": "elicit"}
+	if args != nil {
+		params["arguments"] = args
+	}
+	c.send(request(1, "tools/call", params))
+	return c
+}
+
 func TestStdioElicitation(t *testing.T) {
 	t.Run("answered", func(t *testing.T) {
-		c := startStdio(t, nil, nil)
-		c.initialize("2025-11-25", map[string]any{"elicitation": map[string]any{}})
-		c.send(request(1, "tools/call", map[string]any{"name": "elicit", "arguments": map[string]any{"message": "name?"}}))
+		c := elicitCall(t, map[string]any{"message": "name?"})
 		req := c.next()
 		if req.Method != "elicitation/create" || req.ID == nil {
 			t.Fatalf("want elicitation/create request, got %s", req.raw)
@@ -300,9 +310,7 @@ func TestStdioElicitation(t *testing.T) {
 		}
 	})
 	t.Run("client error", func(t *testing.T) {
-		c := startStdio(t, nil, nil)
-		c.initialize("2025-11-25", map[string]any{"elicitation": map[string]any{}})
-		c.send(request(1, "tools/call", map[string]any{"name": "elicit"}))
+		c := elicitCall(t, nil)
 		req := c.next()
 		c.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-1,"message":"user said no"}}`)
 		res, _ := c.await(1)
@@ -311,8 +319,7 @@ func TestStdioElicitation(t *testing.T) {
 		}
 	})
 	t.Run("undeclared capability", func(t *testing.T) {
-		c := startStdio(t, nil, nil)
-		c.initialize("2025-11-25", nil)
+		c := startLegacy(t)
 		res, before := c.rpc(1, "tools/call", map[string]any{"name": "elicit"})
 		if len(before) != 0 {
 			t.Fatalf("server sent %s without the capability", before[0].raw)
@@ -322,9 +329,7 @@ func TestStdioElicitation(t *testing.T) {
 		}
 	})
 	t.Run("input closed while waiting", func(t *testing.T) {
-		c := startStdio(t, nil, nil)
-		c.initialize("2025-11-25", map[string]any{"elicitation": map[string]any{}})
-		c.send(request(1, "tools/call", map[string]any{"name": "elicit"}))
+		c := elicitCall(t, nil)
 		if req := c.next(); req.Method != "elicitation/create" {
 			t.Fatalf("got %s", req.raw)
 		}
@@ -337,8 +342,7 @@ func TestStdioElicitation(t *testing.T) {
 }
 
 func TestStdioResourcesAndSubscriptions(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	res, _ := c.rpc(1, "resources/read", map[string]any{"uri": "test://static-text"})
 	wantResult(t, res)
 	if field(t, res.Result, "resultType") != nil || field(t, res.Result, "ttlMs") != nil {
@@ -374,8 +378,7 @@ func TestStdioResourcesAndSubscriptions(t *testing.T) {
 }
 
 func TestStdioListChanged(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	_, before := c.rpc(1, "tools/call", map[string]any{"name": "change_tools"})
 	before = append(before, c.pingBarrier(2)...)
 	if len(before) != 1 || before[0].Method != "notifications/tools/list_changed" {
@@ -393,8 +396,7 @@ func TestStdioListChanged(t *testing.T) {
 }
 
 func TestStdioPromptsAndCompletion(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	res, _ := c.rpc(1, "prompts/get", map[string]any{"name": "with_args", "arguments": map[string]any{"arg1": "x"}})
 	wantResult(t, res)
 	if !strings.Contains(string(res.Result), "arg1=x") {
@@ -529,8 +531,7 @@ func TestStdioMalformedInput(t *testing.T) {
 }
 
 func TestStdioEOFFinishesInFlight(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	for i := range 20 {
 		c.send(request(i, "tools/call", map[string]any{"name": "big", "arguments": map[string]any{"n": 10000}}))
 	}

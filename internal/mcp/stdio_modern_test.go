@@ -44,10 +44,8 @@ func TestModernDiscover(t *testing.T) {
 
 func TestModernValidation(t *testing.T) {
 	c := startStdio(t, nil, nil)
-	noVersion := modernMeta(nil)
-	delete(noVersion, "io.modelcontextprotocol/protocolVersion")
-	noCaps := modernMeta(nil)
-	delete(noCaps, "io.modelcontextprotocol/clientCapabilities")
+	noVersion := metaWithout("io.modelcontextprotocol/protocolVersion")
+	noCaps := metaWithout("io.modelcontextprotocol/clientCapabilities")
 	noInfo := modernMeta(nil)
 	delete(noInfo, "io.modelcontextprotocol/clientInfo")
 	tests := []struct {

@@ -45,8 +45,7 @@ func TestStdioConcurrencyBound(t *testing.T) {
 // TestStdioWorkersReused checks that sequential requests reuse the same
 // worker goroutines instead of starting one each.
 func TestStdioWorkersReused(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	c.initialize("2025-11-25", nil)
+	c := startLegacy(t)
 	const n = 200
 	before := goroutinesCreated()
 	for i := range n {

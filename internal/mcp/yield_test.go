@@ -208,6 +208,26 @@ func (c *yieldClient) await(id int, timeout time.Duration) yieldResponse {
 	}
 }
 
+// yieldSecond calls tool as requests 1 and 2 and waits until 1 runs and
+// 2 has yielded its run slot, queued in the plugin.
+func (c *yieldClient) yieldSecond(t *testing.T, tool string) {
+	t.Helper()
+	c.call(1, tool)
+	<-c.p.started
+	c.call(2, tool)
+	until(t, "second call yielded", c.limiterAt(1, 2))
+}
+
+// awaitOK waits for the answers to ids, each of which must be a result.
+func (c *yieldClient) awaitOK(t *testing.T, what string, ids ...int) {
+	t.Helper()
+	for _, id := range ids {
+		if r := c.await(id, 10*time.Second); r.Error != nil {
+			t.Errorf("%s %d: error %d", what, id, r.Error.Code)
+		}
+	}
+}
+
 func (c *yieldClient) answered(id int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -268,31 +288,21 @@ func TestYieldSlot(t *testing.T) {
 			name: "a call queued behind a slow plugin holds no run slot",
 			max:  2, wait: 300 * time.Millisecond,
 			run: func(t *testing.T, c *yieldClient, gate, after chan struct{}) {
-				c.call(1, "slow")
-				<-c.p.started
-				c.call(2, "slow") // queues in the plugin
-				until(t, "second slow call yielded", c.limiterAt(1, 2))
-				c.call(3, "fast") // would wait for a slot (and time out busy) if the queued call held one
+				c.yieldSecond(t, "slow") // the second queues in the plugin
+				c.call(3, "fast")        // would wait for a slot (and time out busy) if the queued call held one
 				if r := c.await(3, 10*time.Second); r.Error != nil {
 					t.Fatalf("fast call beside a queued slow one: error %d %s", r.Error.Code, r.Error.Data)
 				}
 				close(gate)
-				for _, id := range []int{1, 2} {
-					if r := c.await(id, 10*time.Second); r.Error != nil {
-						t.Errorf("slow call %d: error %d", id, r.Error.Code)
-					}
-				}
+				c.awaitOK(t, "slow call", 1, 2)
 			},
 		},
 		{
 			name: "resuming waits at most the wait timeout, then answers busy",
 			max:  2, wait: 100 * time.Millisecond,
 			run: func(t *testing.T, c *yieldClient, gate, after chan struct{}) {
-				c.call(1, "slowafter") // keeps its slot after its instance
-				<-c.p.started
-				c.call(2, "slowafter")
-				until(t, "second call yielded", c.limiterAt(1, 2))
-				c.call(3, "hold") // takes the yielded slot
+				c.yieldSecond(t, "slowafter") // slowafter keeps its slot after its instance
+				c.call(3, "hold")             // takes the yielded slot
 				<-c.p.started
 				start := time.Now()
 				close(gate) // call 2 gets the instance; calls 1 and 3 keep both slots
@@ -305,21 +315,14 @@ func TestYieldSlot(t *testing.T) {
 				}
 				until(t, "busy call gave its place back", c.limiterAt(2, 2))
 				close(after)
-				for _, id := range []int{1, 3} {
-					if r := c.await(id, 10*time.Second); r.Error != nil {
-						t.Errorf("call %d: error %d", id, r.Error.Code)
-					}
-				}
+				c.awaitOK(t, "call", 1, 3)
 			},
 		},
 		{
 			name: "cancelled while queued in the plugin",
 			max:  2, wait: 10 * time.Second,
 			run: func(t *testing.T, c *yieldClient, gate, after chan struct{}) {
-				c.call(1, "slow")
-				<-c.p.started
-				c.call(2, "slow")
-				until(t, "second call yielded", c.limiterAt(1, 2))
+				c.yieldSecond(t, "slow")
 				c.cancel(2)
 				until(t, "cancelled call gave its place back", c.limiterAt(1, 1))
 				close(gate)
@@ -333,10 +336,7 @@ func TestYieldSlot(t *testing.T) {
 			name: "cancelled while resuming",
 			max:  2, wait: 10 * time.Second,
 			run: func(t *testing.T, c *yieldClient, gate, after chan struct{}) {
-				c.call(1, "slowafter")
-				<-c.p.started
-				c.call(2, "slowafter")
-				until(t, "second call yielded", c.limiterAt(1, 2))
+				c.yieldSecond(t, "slowafter")
 				c.call(3, "hold")
 				<-c.p.started
 				close(gate) // call 2 gets the instance and waits for a slot

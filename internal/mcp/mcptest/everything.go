@@ -323,15 +323,16 @@ func mrtr(r *mcp.Request, p *everythingParams) (json.RawMessage, error) {
 		if len(p.InputResponses) > 0 {
 			return content(textBlock("inputs received")), nil
 		}
+		// One request for each capability the client declared.
 		reqs := map[string]string{}
-		if r.HasClientCapability("elicitation") {
-			reqs["user_name"] = elicitName
-		}
-		if r.HasClientCapability("sampling") {
-			reqs["capital_question"] = sampleFrance
-		}
-		if r.HasClientCapability("roots") {
-			reqs["client_roots"] = listRoots
+		for _, q := range []struct{ capability, key, request string }{
+			{"elicitation", "user_name", elicitName},
+			{"sampling", "capital_question", sampleFrance},
+			{"roots", "client_roots", listRoots},
+		} {
+			if r.HasClientCapability(q.capability) {
+				reqs[q.key] = q.request
+			}
 		}
 		if len(reqs) == 0 {
 			return nil, jsonrpc.NewError(jsonrpc.CodeMissingClientCapability, "needs elicitation, sampling or roots",
