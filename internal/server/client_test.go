@@ -183,12 +183,8 @@ func (c *stdioClient) send(msg any) {
 
 // response is a decoded JSON-RPC response.
 type response struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
+	Result json.RawMessage    `json:"result"`
+	Error  *testutil.RPCError `json:"error"`
 }
 
 // call sends a request and waits for its response.
