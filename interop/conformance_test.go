@@ -65,7 +65,7 @@ type fixtureClient struct {
 
 func newFixtureClient() *fixtureClient {
 	fc := &fixtureClient{rec: newRecorder()}
-	fc.Client = mcp.NewClient(&mcp.Implementation{Name: "interop-conformance", Version: "1"}, &mcp.ClientOptions{
+	fc.Client = mcp.NewClient(&mcp.Implementation{Name: "interop-conformance", Version: "1"}, withHandlers(&mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			fc.mu.Lock()
 			fc.elicits = append(fc.elicits, req.Params.Message)
@@ -85,16 +85,7 @@ func newFixtureClient() *fixtureClient {
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", StopReason: "endTurn",
 				Content: &mcp.TextContent{Text: "This is a test response from the client"}}, nil
 		},
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			fc.rec.note(func() { fc.rec.progress = append(fc.rec.progress, req.Params.Progress) })
-		},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			fc.rec.note(func() { fc.rec.logs = append(fc.rec.logs, fmt.Sprint(req.Params.Data)) })
-		},
-		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
-			fc.rec.note(func() { fc.rec.changed++ })
-		},
-	})
+	}, fc.rec.observe(func(p *mcp.LoggingMessageParams) string { return fmt.Sprint(p.Data) })))
 	fc.AddRoots(&mcp.Root{URI: "file:///test/root", Name: "Test Root"})
 	return fc
 }
@@ -127,19 +118,7 @@ func TestConformanceFixturesStdio(t *testing.T) {
 
 func exerciseFixtures(t *testing.T, cs *mcp.ClientSession, fc *fixtureClient, modern bool) {
 	ctx := t.Context()
-	toolNames := func() []string {
-		t.Helper()
-		tools, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatalf("ListTools: %v", err)
-		}
-		var names []string
-		for _, tl := range tools.Tools {
-			names = append(names, tl.Name)
-		}
-		return names
-	}
-	names := toolNames()
+	names := toolNames(t, cs)
 	if len(names) == 0 || names[0] != "test_simple_text" {
 		t.Fatalf("tools/list starts with %v, want test_simple_text first", names)
 	}
@@ -149,12 +128,9 @@ func exerciseFixtures(t *testing.T, cs *mcp.ClientSession, fc *fixtureClient, mo
 		}
 	}
 
-	call := func(name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
-		t.Helper()
-		return callTool(t, ctx, cs, name, args, meta)
-	}
+	call := toolCaller(t, cs)
+	// text joins the result's text blocks.
 	text := func(r *mcp.CallToolResult) string {
-		t.Helper()
 		var parts []string
 		for _, c := range r.Content {
 			if tc, ok := c.(*mcp.TextContent); ok {
@@ -190,13 +166,7 @@ func exerciseFixtures(t *testing.T, cs *mcp.ClientSession, fc *fixtureClient, mo
 	// Progress and logs reach the client while the tool runs.
 	call("test_tool_with_progress", nil, mcp.Meta{"progressToken": "progress-test-1"})
 	fc.rec.waitFor(t, "3 progress notifications", func() bool { return len(fc.rec.progress) >= 3 })
-	var logMeta mcp.Meta
-	if modern {
-		logMeta = mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}
-	} else if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-		t.Fatalf("SetLoggingLevel: %v", err)
-	}
-	call("test_tool_with_logging", nil, logMeta)
+	call("test_tool_with_logging", nil, logLevel(t, cs, modern, "debug"))
 	fc.rec.waitFor(t, "3 log notifications", func() bool { return len(fc.rec.logs) >= 3 })
 
 	// Client requests, written once as input_required by the plugin.
@@ -267,7 +237,7 @@ func exerciseFixtures(t *testing.T, cs *mcp.ClientSession, fc *fixtureClient, mo
 	// The tool list really changes (2026-07-28: through subscriptions/listen).
 	call("test_trigger_tool_change", nil, nil)
 	fc.rec.waitFor(t, "tools/list_changed", func() bool { return fc.rec.changed >= 1 })
-	if names := toolNames(); !slices.Contains(names, "test_transient_tool") {
+	if names := toolNames(t, cs); !slices.Contains(names, "test_transient_tool") {
 		t.Errorf("test_transient_tool not listed after the trigger: %v", names)
 	}
 	call("test_trigger_tool_change", nil, nil) // back to the initial list

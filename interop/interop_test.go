@@ -80,20 +80,35 @@ func (r *recorder) waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func newClient(rec *recorder) *mcp.Client {
-	return mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1"}, &mcp.ClientOptions{
+	return mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "1"}, withHandlers(&mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bob"}}, nil
 		},
+	}, rec.observe(func(p *mcp.LoggingMessageParams) string { return string(p.Level) })))
+}
+
+// observe returns the handlers that record into r what a client receives:
+// progress, logs (as logged says) and tools/list_changed.
+func (r *recorder) observe(logged func(*mcp.LoggingMessageParams) string) mcp.ClientOptions {
+	return mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			rec.note(func() { rec.progress = append(rec.progress, req.Params.Progress) })
+			r.note(func() { r.progress = append(r.progress, req.Params.Progress) })
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			rec.note(func() { rec.logs = append(rec.logs, string(req.Params.Level)) })
+			r.note(func() { r.logs = append(r.logs, logged(req.Params)) })
 		},
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
-			rec.note(func() { rec.changed++ })
+			r.note(func() { r.changed++ })
 		},
-	})
+	}
+}
+
+// withHandlers is o with the notification handlers of h.
+func withHandlers(o *mcp.ClientOptions, h mcp.ClientOptions) *mcp.ClientOptions {
+	o.ProgressNotificationHandler = h.ProgressNotificationHandler
+	o.LoggingMessageHandler = h.LoggingMessageHandler
+	o.ToolListChangedHandler = h.ToolListChangedHandler
+	return o
 }
 
 type transportCase struct {
@@ -180,14 +195,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, rec *recorder, version string
 	ctx := t.Context()
 	modern := version == "2026-07-28"
 
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("ListTools: %v", err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
+	names := toolNames(t, cs)
 	for _, want := range []string{"echo", "add", "progress", "elicit", "header"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("tool %s missing from %v", want, names)
@@ -206,10 +214,8 @@ func exercise(t *testing.T, cs *mcp.ClientSession, rec *recorder, version string
 		t.Fatalf("ListPrompts: %v %v", prompts, err)
 	}
 
-	call := func(name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
-		t.Helper()
-		return callTool(t, ctx, cs, name, args, meta)
-	}
+	call := toolCaller(t, cs)
+	// text is the result's first block, which must be text.
 	text := func(r *mcp.CallToolResult) string {
 		t.Helper()
 		if len(r.Content) == 0 {
@@ -256,13 +262,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, rec *recorder, version string
 	rec.waitFor(t, "3 progress notifications", func() bool { return len(rec.progress) >= 3 })
 
 	// Logging: session level for legacy, per-request level for 2026-07-28.
-	var logMeta mcp.Meta
-	if modern {
-		logMeta = mcp.Meta{"io.modelcontextprotocol/logLevel": "error"}
-	} else if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
-		t.Fatalf("SetLoggingLevel: %v", err)
-	}
-	call("log", nil, logMeta)
+	call("log", nil, logLevel(t, cs, modern, "error"))
 	rec.waitFor(t, "4 log notifications", func() bool { return len(rec.logs) >= 4 })
 	rec.mu.Lock()
 	if rec.logs[0] != "error" {
@@ -279,25 +279,48 @@ func exercise(t *testing.T, cs *mcp.ClientSession, rec *recorder, version string
 	// list_changed (2026-07-28: through the client's subscriptions/listen).
 	call("change_tools", nil, nil)
 	rec.waitFor(t, "tools/list_changed", func() bool { return rec.changed >= 1 })
-	tools, err = cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, tl := range tools.Tools {
-		found = found || tl.Name == "transient"
-	}
-	if !found {
+	if !slices.Contains(toolNames(t, cs), "transient") {
 		t.Error("transient tool not listed after list_changed")
 	}
 }
 
-// callTool calls tool name through cs and fails t on a protocol error.
-func callTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
-	t.Helper()
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
-	if err != nil {
-		t.Fatalf("CallTool %s: %v", name, err)
+// toolCaller returns a function that calls a tool through cs and fails t
+// on a protocol error.
+func toolCaller(t *testing.T, cs *mcp.ClientSession) func(name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
+	return func(name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
+		t.Helper()
+		r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+		if err != nil {
+			t.Fatalf("CallTool %s: %v", name, err)
+		}
+		return r
 	}
-	return r
+}
+
+// toolNames lists the tools cs is offered.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// logLevel asks for log messages at level and above: on a legacy session
+// it sets the session's level and returns no _meta; on 2026-07-28 it
+// returns the _meta that asks for it per request.
+func logLevel(t *testing.T, cs *mcp.ClientSession, modern bool, level mcp.LoggingLevel) mcp.Meta {
+	t.Helper()
+	if modern {
+		return mcp.Meta{"io.modelcontextprotocol/logLevel": string(level)}
+	}
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+		t.Fatalf("SetLoggingLevel: %v", err)
+	}
+	return nil
 }
