@@ -68,11 +68,11 @@ type envContext struct {
 	RequestState       *string         `json:"requestState,omitempty"`
 }
 
-// readHead checks that a plugin's result for method is a JSON object
-// (valid UTF-8, well-formed: it goes to the client as is) with the members
-// MCP requires (see checkShape), and reads the members the host acts on,
-// without decoding the rest.
-func readHead(method string, out []byte) (*resultHead, error) {
+// readHead checks that a plugin's result is a JSON object (valid UTF-8,
+// well-formed: it goes to the client as is) and reads the members the host
+// acts on, without decoding the rest. Whether it has the members MCP
+// requires of the method's result is the protocol engine's to check.
+func readHead(out []byte) (*resultHead, error) {
 	if !jsonscan.Valid(out) {
 		return nil, &BadResultError{Msg: "not valid JSON (or not valid UTF-8)"}
 	}
@@ -82,7 +82,6 @@ func readHead(method string, out []byte) (*resultHead, error) {
 	}
 	head := &resultHead{}
 	var inputRequests []byte
-	var shape resultShape
 	for {
 		k, v, ok := it.Next()
 		if !ok {
@@ -93,18 +92,8 @@ func readHead(method string, out []byte) (*resultHead, error) {
 			head.ResultType, _ = jsonscan.String(v)
 		case jsonscan.KeyIs(k, "isError"):
 			head.IsError = string(v) == "true"
-			shape.isError = v
 		case jsonscan.KeyIs(k, "structuredContent"):
 			head.StructuredContent = v
-			shape.structured = v
-		case jsonscan.KeyIs(k, "content"):
-			shape.content = v
-		case jsonscan.KeyIs(k, "contents"):
-			shape.contents = v
-		case jsonscan.KeyIs(k, "messages"):
-			shape.messages = v
-		case jsonscan.KeyIs(k, "completion"):
-			shape.completion = v
 		case jsonscan.KeyIs(k, "inputRequests"):
 			inputRequests = v
 		case jsonscan.KeyIs(k, "requestState"):
@@ -117,11 +106,6 @@ func readHead(method string, out []byte) (*resultHead, error) {
 	if head.ResultType == "input_required" && inputRequests != nil && jsonscan.Kind(inputRequests) != 'z' {
 		if err := json.Unmarshal(inputRequests, &head.InputRequests); err != nil {
 			return nil, &BadResultError{Msg: "invalid inputRequests: " + err.Error()}
-		}
-	}
-	if head.ResultType != "input_required" {
-		if err := checkShape(method, &shape); err != nil {
-			return nil, err
 		}
 	}
 	return head, nil
@@ -322,7 +306,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			}
 			return nil, nil, &pe
 		}
-		head, err := readHead(method, out)
+		head, err := readHead(out)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -65,7 +65,9 @@ type PluginError struct {
 func (e *PluginError) Error() string { return fmt.Sprintf("plugin error %d: %s", e.Code, e.Message) }
 
 // BadResultError is a plugin answer that is not a valid result for the
-// method (not JSON, not an object, wrong shape).
+// method as the registry reads it (not JSON, not valid UTF-8, not an
+// object; a status 1 without an error object). Whether a result has its
+// method's MCP shape is the protocol engine's to check.
 type BadResultError struct{ Msg string }
 
 // Error returns the message.

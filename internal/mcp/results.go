@@ -29,6 +29,7 @@ type resultFacts struct {
 	hasResultType bool
 	hasTTL        bool
 	hasScope      bool
+	shape         resultShape
 }
 
 func scanResult(res []byte) (f resultFacts, ok bool) {
@@ -48,6 +49,8 @@ func scanResult(res []byte) (f resultFacts, ok bool) {
 			f.hasTTL = true
 		case jsonscan.KeyIs(k, "cacheScope"):
 			f.hasScope = true
+		default:
+			f.shape.take(k, v)
 		}
 	}
 }
@@ -55,7 +58,8 @@ func scanResult(res []byte) (f resultFacts, ok bool) {
 // checkResult validates a Provider result and completes it for 2026-07-28:
 // resultType "complete" when absent, and ttlMs/cacheScope on a complete
 // resources/read result. input_required is refused outside tools/call,
-// prompts/get and resources/read, and on legacy sessions.
+// prompts/get and resources/read, and on legacy sessions; a complete
+// result must have its method's shape (conform).
 func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 	if !jsonscan.Valid(res) {
 		s.log.Error("provider returned invalid JSON", "method", cl.req.Method)
@@ -70,6 +74,10 @@ func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 	if f.resultType == "input_required" && (!cl.req.Stateless || !mayRequireInput(cl.req.Method)) {
 		s.log.Error("provider returned input_required where it is not allowed", "method", cl.req.Method, "stateless", cl.req.Stateless)
 		return nil, errInternal
+	}
+	res, err := s.conform(&cl.req, res, &f)
+	if err != nil {
+		return nil, err
 	}
 	if !cl.req.Stateless {
 		return res, nil
@@ -102,6 +110,29 @@ func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 }
 
 var resultTypeComplete = []byte(`"resultType":"complete",`)
+
+// conform checks a complete result of r (f its scan) against the MCP
+// result type of r's method: a tools/call result that does not conform
+// becomes a tool error the model can read (f rescanned), any other a
+// -32603 error; both name the member.
+func (s *Server) conform(r *Request, res []byte, f *resultFacts) ([]byte, error) {
+	method := r.Method
+	if f.resultType == "input_required" {
+		return res, nil
+	}
+	err := checkShape(method, &f.shape)
+	if err == nil {
+		return res, nil
+	}
+	s.log.Warn("provider returned a result that does not conform to MCP", "method", method, "name", r.Parsed.Name, "uri", r.Parsed.URI, "error", err)
+	if method != methodToolsCall {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	res = append([]byte(`{"content":[{"type":"text","text":`), jsonscan.AppendString(nil, err.Error())...)
+	res = append(res, `}],"isError":true}`...)
+	*f, _ = scanResult(res)
+	return res, nil
+}
 
 // compact returns v without insignificant newlines (a copy only when it
 // has some).

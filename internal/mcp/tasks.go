@@ -354,11 +354,15 @@ func (run *taskRun) callProvider() (res []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if !jsonscan.Valid(res) || jsonscan.Kind(res) != 'o' {
+	f, ok := resultFacts{}, jsonscan.Valid(res)
+	if ok {
+		f, ok = scanResult(res)
+	}
+	if !ok {
 		s.log.Error("provider returned a task result that is not a JSON object", "task", run.id)
 		return nil, errInternal
 	}
-	return compact(res), nil
+	return s.conform(&run.call.req, compact(res), &f)
 }
 
 // loop runs the task's provider call, round after round, and stores how
