@@ -20,7 +20,9 @@ var (
 	goErr  error
 )
 
-func goPlugin(t *testing.T) *runtime.Module {
+// goPool returns a pool of the plugin with the default limits, closed at
+// the end of the test.
+func goPool(t *testing.T) *runtime.Pool {
 	t.Helper()
 	goOnce.Do(func() {
 		wasm, err := os.ReadFile(filepath.Join("..", "runtime", "testdata", "goplugin", "goplugin.wasm"))
@@ -38,17 +40,18 @@ func goPlugin(t *testing.T) *runtime.Module {
 	if goErr != nil {
 		t.Fatal(goErr)
 	}
-	return goMod
+	p, err := goMod.NewPool(runtime.Limits{}, runtime.Sandbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
 }
 
 // TestPluginWithoutGrants: a real plugin, bound to a Host with no grants,
 // sees no files or environment and is denied http/fetch, kv and config.
 func TestPluginWithoutGrants(t *testing.T) {
-	p, err := goPlugin(t).NewPool(runtime.Limits{}, runtime.Sandbox{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p := goPool(t)
 	kv, _ := OpenKV("", KVQuota{})
 	h, err := New(Options{Plugin: "goplugin", KV: kv})
 	if err != nil {
@@ -75,11 +78,7 @@ func TestPluginWithoutGrants(t *testing.T) {
 }
 
 func TestPluginWithKVGrant(t *testing.T) {
-	p, err := goPlugin(t).NewPool(runtime.Limits{}, runtime.Sandbox{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p := goPool(t)
 	kv, _ := OpenKV("", KVQuota{})
 	h, _ := New(Options{Plugin: "goplugin", KV: kv, Grants: Grants{KV: true}})
 	c := &fakeClient{}

@@ -135,38 +135,22 @@ func BenchmarkColdCompile(b *testing.B) {
 
 // BenchmarkCall: one tools/call on a warm pooled instance.
 func BenchmarkCall(b *testing.B) {
-	mods := benchModules(b)
-	e, err := runtime.NewEngine(context.Background(), runtime.Config{NoCache: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close(context.Background())
-	for _, lang := range benchLangs {
-		wasm, ok := mods[lang]
-		if !ok {
-			continue
+	compiledForEachLang(b, func(b *testing.B, lang string, m *runtime.Module) {
+		p, err := m.NewPool(runtime.Limits{Instances: 1}, runtime.Sandbox{})
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(lang, func(b *testing.B) {
-			m, err := e.Compile(context.Background(), lang, wasm)
-			if err != nil {
+		defer p.Close(context.Background())
+		req := request(lang)
+		if status, out, err := p.Call(context.Background(), req, nopHost{}); err != nil || status != 0 {
+			b.Fatalf("%d %s %v", status, out, err)
+		}
+		for b.Loop() {
+			if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
 				b.Fatal(err)
 			}
-			p, err := m.NewPool(runtime.Limits{Instances: 1}, runtime.Sandbox{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close(context.Background())
-			req := request(lang)
-			if status, out, err := p.Call(context.Background(), req, nopHost{}); err != nil || status != 0 {
-				b.Fatalf("%d %s %v", status, out, err)
-			}
-			for b.Loop() {
-				if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkInstance: the first call on a new pool (instantiate, run the
@@ -174,6 +158,28 @@ func BenchmarkCall(b *testing.B) {
 // (Go heap, which includes its linear memory) as B/instance, measured with
 // 20 live instances.
 func BenchmarkInstance(b *testing.B) {
+	compiledForEachLang(b, func(b *testing.B, lang string, m *runtime.Module) {
+		req := request(lang)
+		perInstance := liveInstanceBytes(b, m, req, 20)
+		for b.Loop() {
+			p, err := m.NewPool(runtime.Limits{Instances: 1}, runtime.Sandbox{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			_ = p.Close(context.Background())
+			b.StartTimer()
+		}
+		b.ReportMetric(perInstance, "B/instance")
+	})
+}
+
+// compiledForEachLang runs bench as a sub-benchmark for each language whose
+// module built, with the module compiled on an engine without a cache.
+func compiledForEachLang(b *testing.B, bench func(b *testing.B, lang string, m *runtime.Module)) {
 	mods := benchModules(b)
 	e, err := runtime.NewEngine(context.Background(), runtime.Config{NoCache: true})
 	if err != nil {
@@ -190,21 +196,7 @@ func BenchmarkInstance(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			req := request(lang)
-			perInstance := liveInstanceBytes(b, m, req, 20)
-			for b.Loop() {
-				p, err := m.NewPool(runtime.Limits{Instances: 1}, runtime.Sandbox{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				_ = p.Close(context.Background())
-				b.StartTimer()
-			}
-			b.ReportMetric(perInstance, "B/instance")
+			bench(b, lang, m)
 		})
 	}
 }
