@@ -11,6 +11,7 @@ import (
 	"github.com/wasmcp/wasmcp/hostapi/kvtest"
 	"github.com/wasmcp/wasmcp/internal/cluster"
 	"github.com/wasmcp/wasmcp/internal/cluster/redistest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 const testKey = "0123456789abcdef0123456789abcdef"
@@ -30,12 +31,7 @@ func open(t *testing.T, r *redistest.Server) *cluster.Cluster {
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("%s: not within 10s", what)
+	testutil.Eventually(t, 10*time.Second, what, cond)
 }
 
 // TestKVContract runs hostapi's kv contract against the Redis store, each

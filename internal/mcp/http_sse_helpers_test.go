@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // sseClient is a client of the HTTP+SSE transport (2024-11-05).
@@ -116,9 +118,5 @@ func (e *httpEnv) send(method, url, body string, hdr map[string]string) int {
 // eventually waits (at most wait) until cond holds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(wait); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal(what)
-		}
-	}
+	testutil.Eventually(t, wait, what, cond)
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // fakePool is a plugin's instance pool as the limiter sees it: a call
@@ -238,13 +240,7 @@ func (c *yieldClient) answered(id int) bool {
 // until polls cond for up to 10 s.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached in 10 s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, what, cond)
 }
 
 // limiterAt reports whether the limiter holds running run slots and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/cluster/redistest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // clusterConfig is kitchenConfig's plugin behind a [cluster] table whose
@@ -65,12 +66,7 @@ func readyz(t *testing.T, base string) (int, string) {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("%s: not within 15s", what)
+	testutil.Eventually(t, 15*time.Second, what, cond)
 }
 
 // TestClusterKV checks that plugin kv written through one replica is
