@@ -264,12 +264,7 @@ func TestStdioCancellation(t *testing.T) {
 }
 
 func TestStdioDuplicateID(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	started := make(chan string, 8)
-	c.prov.Started = started
-	c.initialize("2025-11-25", nil)
-	c.send(request(5, "tools/call", map[string]any{"name": "slow"}))
-	<-started
+	c, _ := slowCall(t, nil, 5)
 	dup, _ := c.rpc(5, "ping", nil)
 	wantError(t, dup, jsonrpc.CodeInvalidRequest)
 	c.send(notification("notifications/cancelled", map[string]any{"requestId": 5}))
@@ -552,12 +547,7 @@ func TestStdioEOFFinishesInFlight(t *testing.T) {
 }
 
 func TestStdioServerClose(t *testing.T) {
-	c := startStdio(t, nil, nil)
-	started := make(chan string, 1)
-	c.prov.Started = started
-	c.initialize("2025-11-25", nil)
-	c.send(request(1, "tools/call", map[string]any{"name": "slow"}))
-	<-started
+	c, _ := slowCall(t, nil, 1)
 	c.srv.Close()
 	if err := <-c.done; err != nil {
 		t.Fatalf("ServeStdio after Close = %v", err)
