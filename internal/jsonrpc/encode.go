@@ -15,17 +15,18 @@ func AppendRequest(dst []byte, id ID, method string, params []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = id.AppendJSON(dst)
 	dst = append(dst, `,"method":`...)
-	dst = jsonscan.AppendString(dst, method)
-	if len(params) > 0 {
-		dst = append(dst, `,"params":`...)
-		dst = append(dst, params...)
-	}
-	return append(dst, '}')
+	return appendMethod(dst, method, params)
 }
 
 // AppendNotification appends a notification; params may be nil.
 func AppendNotification(dst []byte, method string, params []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	return appendMethod(dst, method, params)
+}
+
+// appendMethod ends a request or notification: the method's name, the
+// params unless empty, and the closing brace.
+func appendMethod(dst []byte, method string, params []byte) []byte {
 	dst = jsonscan.AppendString(dst, method)
 	if len(params) > 0 {
 		dst = append(dst, `,"params":`...)
