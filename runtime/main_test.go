@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -123,6 +124,22 @@ func stoppedAtDeadline(t *testing.T, p *Pool, input string, within time.Duration
 	if took := time.Since(start); took > within {
 		t.Errorf("%s: stopped after %v", input, took)
 	}
+}
+
+// readFile has the Go fixture in p read path and write path+".new": what
+// it read and the two errors it saw ("" for none).
+func readFile(t *testing.T, p *Pool, path string) (data, readErr, writeErr string) {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"method": "readfile", "params": path})
+	_, out, err := p.Call(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ Data, ReadErr, WriteErr string }
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	return r.Data, r.ReadErr, r.WriteErr
 }
 
 // callErr asserts that err is an *Error of kind k and returns it.

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,19 +33,7 @@ func TestMountsConfined(t *testing.T) {
 		mounts = append(mounts, Mount{HostPath: m, GuestPath: "/" + name, ReadOnly: name == "ro"})
 	}
 	p := newPool(t, goPlugin, Limits{}, Sandbox{Mounts: mounts})
-	read := func(path string) (data, readErr, writeErr string) {
-		t.Helper()
-		in, _ := json.Marshal(map[string]any{"method": "readfile", "params": path})
-		_, out, err := p.Call(context.Background(), in, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r struct{ Data, ReadErr, WriteErr string }
-		if err := json.Unmarshal(out, &r); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
-		return r.Data, r.ReadErr, r.WriteErr
-	}
+	read := func(path string) (data, readErr, writeErr string) { return readFile(t, p, path) }
 	for _, m := range []string{"/ro", "/rw"} {
 		for _, path := range []string{m + "/rel", m + "/abs", m + "/up/secret.txt", m + "/../secret.txt", m + "/sub/../../secret.txt"} {
 			if data, readErr, _ := read(path); data != "" || readErr == "" {

@@ -189,18 +189,7 @@ func TestMountReplacedAfterLoad(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newRaceWorld(t)
 			p := newPool(t, goPlugin, Limits{Instances: 1}, Sandbox{Mounts: []Mount{{HostPath: w.mount, GuestPath: "/data", ReadOnly: tc.readOnly}}})
-			read := func() (data, readErr, writeErr string) {
-				t.Helper()
-				_, out, err := p.Call(context.Background(), []byte(`{"method":"readfile","params":"/data/ok.txt"}`), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var r struct{ Data, ReadErr, WriteErr string }
-				if err := json.Unmarshal(out, &r); err != nil {
-					t.Fatalf("%s: %v", out, err)
-				}
-				return r.Data, r.ReadErr, r.WriteErr
-			}
+			read := func() (data, readErr, writeErr string) { return readFile(t, p, "/data/ok.txt") }
 			if data, readErr, _ := read(); data != "fine" {
 				t.Fatalf("before: %q (%s)", data, readErr)
 			}

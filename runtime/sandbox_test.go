@@ -65,25 +65,22 @@ func TestSandboxGrants(t *testing.T) {
 		}
 		return m
 	}
-	r := call(`{"method":"readfile","params":"/ro/a.txt"}`)
-	if r["data"] != "read me" || r["writeErr"] == "" {
-		t.Errorf("read-only mount: %v", r)
+	if data, _, writeErr := readFile(t, p, "/ro/a.txt"); data != "read me" || writeErr == "" {
+		t.Errorf("read-only mount: %q, write error %q", data, writeErr)
 	}
 	if _, err := os.Stat(filepath.Join(ro, "a.txt.new")); err == nil {
 		t.Error("wrote through a read-only mount")
 	}
-	r = call(`{"method":"readfile","params":"/rw/a.txt"}`)
-	if r["writeErr"] != "" {
-		t.Errorf("read-write mount: %v", r)
+	if _, _, writeErr := readFile(t, p, "/rw/a.txt"); writeErr != "" {
+		t.Errorf("read-write mount: %s", writeErr)
 	}
 	if _, err := os.Stat(filepath.Join(rw, "a.txt.new")); err != nil {
 		t.Errorf("read-write mount not written: %v", err)
 	}
-	r = call(`{"method":"readfile","params":"/ro/../../etc/passwd"}`)
-	if r["data"] != "" || r["readErr"] == "" {
-		t.Errorf("escaped the mount: %v", r)
+	if data, readErr, _ := readFile(t, p, "/ro/../../etc/passwd"); data != "" || readErr == "" {
+		t.Errorf("escaped the mount: %q, read error %q", data, readErr)
 	}
-	r = call(`{"method":"sandbox"}`)
+	r := call(`{"method":"sandbox"}`)
 	if env, _ := r["env"].([]any); len(env) != 1 || env[0] != "TZ=UTC" {
 		t.Errorf("env %v, want only TZ=UTC", r["env"])
 	}
