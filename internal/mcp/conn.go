@@ -68,10 +68,7 @@ func (s *Server) newConn(parent context.Context, out sink) *conn {
 // how they learn it ended.
 func (c *conn) cancelInflight() {
 	c.mu.Lock()
-	calls := make([]*call, 0, len(c.inflight))
-	for _, cl := range c.inflight {
-		calls = append(calls, cl)
-	}
+	calls := values(c.inflight)
 	c.mu.Unlock()
 	for _, cl := range calls {
 		cl.cancel()

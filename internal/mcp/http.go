@@ -104,10 +104,7 @@ type HTTPOptions struct {
 }
 
 func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
-	var v HTTPOptions
-	if o != nil {
-		v = *o
-	}
+	v := deref(o)
 	if v.Path == "" {
 		v.Path = "/mcp"
 	}
@@ -147,15 +144,6 @@ func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
 	if v.WriteTimeout <= 0 {
 		v.WriteTimeout = 30 * time.Second
 	}
-	if v.ReadHeaderTimeout <= 0 {
-		v.ReadHeaderTimeout = 10 * time.Second
-	}
-	if v.IdleTimeout <= 0 {
-		v.IdleTimeout = 2 * time.Minute
-	}
-	if v.MaxHeaderBytes <= 0 {
-		v.MaxHeaderBytes = 64 << 10
-	}
 	if v.MaxConns == 0 {
 		v.MaxConns = 1024
 	}
@@ -165,7 +153,7 @@ func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
 	if v.Logger == nil {
 		v.Logger = s.log
 	}
-	return v
+	return v.serverDefaults()
 }
 
 // httpHandler serves the Streamable HTTP transport of one Server.
@@ -270,10 +258,7 @@ func (h *httpHandler) close() {
 	h.closed = true
 	close(h.done)
 	h.cancel()
-	sessions := make([]*httpSession, 0, len(h.sessions))
-	for _, ss := range h.sessions {
-		sessions = append(sessions, ss)
-	}
+	sessions := values(h.sessions)
 	h.mu.Unlock()
 	for _, ss := range sessions {
 		ss.close()

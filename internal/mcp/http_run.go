@@ -17,11 +17,7 @@ import (
 // ReadTimeout or WriteTimeout, which would cut long-lived SSE streams: the
 // handler bounds body reads and each write itself. opts may be nil.
 func NewHTTPServer(h http.Handler, opts *HTTPOptions) *http.Server {
-	var o HTTPOptions
-	if opts != nil {
-		o = *opts
-	}
-	o = o.serverDefaults()
+	o := deref(opts).serverDefaults()
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
@@ -31,7 +27,8 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *http.Server {
 	}
 }
 
-// serverDefaults fills the fields NewHTTPServer uses.
+// serverDefaults fills the fields NewHTTPServer uses (withDefaults the
+// others).
 func (o HTTPOptions) serverDefaults() HTTPOptions {
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = 10 * time.Second

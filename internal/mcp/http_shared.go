@@ -459,12 +459,8 @@ func (h *httpHandler) relayFrom(w http.ResponseWriter, r *http.Request, ss *http
 	startSSE(w)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		kt := time.NewTicker(h.opts.KeepAlive)
-		defer kt.Stop()
-		tick = kt.C
-	}
+	tick, stop := clock(h.opts.KeepAlive, true)
+	defer stop()
 	for {
 		select {
 		case m := <-ch:

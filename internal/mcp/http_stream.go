@@ -258,12 +258,8 @@ func (st *sseStream) pump(w http.ResponseWriter, r *http.Request, cursor int64, 
 	}
 	st.mu.Unlock()
 
-	var tick <-chan time.Time
-	if keepAlive > 0 {
-		t := time.NewTicker(keepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
+	tick, stop := clock(keepAlive, true)
+	defer stop()
 	buf := getBuf()
 	defer putBuf(buf)
 	for {

@@ -150,12 +150,8 @@ func (l *callLimiter) acquireAt(ctx context.Context, timeout time.Duration, firs
 		l.waiters = append(l.waiters, w)
 	}
 	l.mu.Unlock()
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := clock(timeout, false)
+	defer stop()
 	var err error
 	select {
 	case <-w.ch:

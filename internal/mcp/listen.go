@@ -277,13 +277,13 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 		defer cl.slots.acquire()
 	}
 
-	var tick <-chan time.Time
 	ka, canKA := cl.out.(keepAliver)
-	if cl.keepAlive > 0 && canKA {
-		t := time.NewTicker(cl.keepAlive)
-		defer t.Stop()
-		tick = t.C
+	var every time.Duration
+	if canKA {
+		every = cl.keepAlive
 	}
+	tick, stop := clock(every, true)
+	defer stop()
 	for {
 		select {
 		case m := <-l.ch:

@@ -192,10 +192,7 @@ func TaskLimits(maxTasks, maxPerPrincipal int) tasks.Limits {
 }
 
 func (o *Options) withDefaults() Options {
-	var v Options
-	if o != nil {
-		v = *o
-	}
+	v := deref(o)
 	if v.Name == "" {
 		v.Name = "wasmcp"
 	}

@@ -238,26 +238,40 @@ func (s *Server) fanListChanged(kind string) bool {
 	if !s.p.Features().ListChanged {
 		return true
 	}
-	legacy := jsonrpc.AppendNotification(nil, method, nil)
+	s.fan(method, method, "", func(*conn) bool { return true }, func(l *listener) bool { return l.wantsList(kind) })
+	return true
+}
+
+// fan sends the notification method (with params.uri when uri is not "")
+// to the legacy connections and the listen streams that want it, chosen
+// under s.mu and sent outside it; key coalesces it in their queues.
+func (s *Server) fan(key, method, uri string, connWants func(*conn) bool, listenerWants func(*listener) bool) {
+	var params []byte
+	if uri != "" {
+		params = append([]byte(`{"uri":`), jsonscan.AppendString(nil, uri)...)
+		params = append(params, '}')
+	}
+	legacy := jsonrpc.AppendNotification(nil, method, params)
 	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
+	var conns []*conn
 	for c := range s.conns {
-		conns = append(conns, c)
+		if connWants(c) {
+			conns = append(conns, c)
+		}
 	}
 	var ls []*listener
 	for l := range s.listeners {
-		if l.wantsList(kind) {
+		if listenerWants(l) {
 			ls = append(ls, l)
 		}
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.notify(method, legacy)
+		c.notify(key, legacy)
 	}
 	for _, l := range ls {
-		l.deliver(method, taggedNotification(method, "", l.id))
+		l.deliver(key, taggedNotification(method, uri, l.id))
 	}
-	return true
 }
 
 // NotifyResourceUpdated tells the clients subscribed to uri (legacy
@@ -281,30 +295,7 @@ func (s *Server) fanResourceUpdated(uri string) bool {
 		s.log.Warn("resources/updated dropped: URI too long", "bytes", len(uri), "max", s.opts.MaxURIBytes)
 		return false
 	}
-	params := append([]byte(`{"uri":`), jsonscan.AppendString(nil, uri)...)
-	params = append(params, '}')
-	legacy := jsonrpc.AppendNotification(nil, notifUpdated, params)
-	s.mu.Lock()
-	var conns []*conn
-	for c := range s.conns {
-		if c.subscribed(uri) {
-			conns = append(conns, c)
-		}
-	}
-	var ls []*listener
-	for l := range s.listeners {
-		if l.wantsResource(uri) {
-			ls = append(ls, l)
-		}
-	}
-	s.mu.Unlock()
-	key := notifUpdated + " " + uri
-	for _, c := range conns {
-		c.notify(key, legacy)
-	}
-	for _, l := range ls {
-		l.deliver(key, taggedNotification(notifUpdated, uri, l.id))
-	}
+	s.fan(notifUpdated+" "+uri, notifUpdated, uri, func(c *conn) bool { return c.subscribed(uri) }, func(l *listener) bool { return l.wantsResource(uri) })
 	return true
 }
 

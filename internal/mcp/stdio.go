@@ -153,12 +153,8 @@ func (st *stdioConn) drain(d time.Duration) {
 		st.wg.Wait()
 		close(idle)
 	}()
-	var timeout <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
-	}
+	timeout, stop := clock(d, false)
+	defer stop()
 	select {
 	case <-idle:
 		return
