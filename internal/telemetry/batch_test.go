@@ -61,7 +61,7 @@ func TestBatching(t *testing.T) {
 		for range n {
 			var s span
 			tr.startRoot(&s, &spanContext{}, "x", kindServer, time.Now())
-			tr.finish(&s, time.Now())
+			tr.finish(&s, time.Now(), nil)
 		}
 	}
 	waitFor := func(want int) {
@@ -126,9 +126,9 @@ func TestSpanValuesCleaned(t *testing.T) {
 			s.sampled = true
 			newIDs(&s.spanContext, nil)
 			s.name, s.target = "tools/call", c.in
-			s.str("gen_ai.tool.name", c.in)
+			attrs := []kv{{key: "gen_ai.tool.name", str: c.in, typ: 's'}, {key: "x", str: c.in, typ: 's'}}
 			body := appendRequest(nil, encodeResource(nil), encodeScope("t"),
-				protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), appendSpan(nil, &s, []kv{{key: "x", str: c.in, typ: 's'}})))
+				protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), appendSpan(nil, &s, attrs)))
 			var req collectortrace.ExportTraceServiceRequest
 			if err := proto.Unmarshal(body, &req); err != nil {
 				t.Fatalf("decode: %v", err)

@@ -41,11 +41,10 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.plugin = plugin
 	st.callTarget(target)
 	st.calls++
-	st.cur.start, st.cur.wait0 = time.Now(), st.queueWait
+	st.cur.start, st.cur.wait0 = st.now(), st.queueWait
 	if st.sampled() { // the plugin span follows its request's
 		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin", kindInternal, st.cur.start)
 		st.sp.call.target = plugin
-		st.sp.call.str("wasmcp.plugin.name", plugin)
 	}
 	st.host = countingHost{h: host, t: h.t, st: st}
 	return ctx, &st.host
@@ -58,7 +57,7 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		return
 	}
 	ci := &st.cur
-	now := time.Now()
+	now := st.now()
 	wait := st.queueWait - ci.wait0
 	run := now.Sub(ci.start) - wait
 	st.runTime += run
@@ -66,13 +65,16 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		return
 	}
 	cs := &st.sp.call
-	cs.float("wasmcp.queue.wait_seconds", wait.Seconds())
-	cs.float("wasmcp.run.seconds", run.Seconds())
-	cs.int("wasmcp.host_calls", int64(st.hostCalls))
+	var l attrList
+	l.str("wasmcp.plugin.name", st.plugin)
+	l.float("wasmcp.queue.wait_seconds", wait.Seconds())
+	l.float("wasmcp.run.seconds", run.Seconds())
+	l.int("wasmcp.host_calls", int64(st.hostCalls))
 	if err != nil {
-		cs.fail(kindOf(err))
+		kind := kindOf(err)
+		cs.fail(&l, kind, kind)
 	}
-	h.t.tr.finish(cs, now)
+	h.t.tr.finish(cs, now, l.list())
 	cs.sampled = false
 }
 
@@ -114,15 +116,17 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 	switch method {
 	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
 		if st.sp != nil && st.sp.call.sampled { // a kv operation is a span of its own
-			c.t.tr.startChild(&sp, &st.sp.call, method, kindInternal, time.Now())
+			c.t.tr.startChild(&sp, &st.sp.call, method, kindInternal, st.now())
 		}
 	}
 	res, errno := c.h.Call(ctx, method, params)
 	if sp.sampled {
+		var l attrList
 		if errno < 0 {
-			sp.fail(errnoName(errno))
+			name := errnoName(errno)
+			sp.fail(&l, name, name)
 		}
-		c.t.tr.finish(&sp, time.Now())
+		c.t.tr.finish(&sp, st.now(), l.list())
 	}
 	st.hostCalls++
 	if method == abi.HostHTTPFetch {
@@ -302,30 +306,29 @@ func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		return tt.rt.RoundTrip(out)
 	}
 	var sp span
-	tt.t.tr.startChild(&sp, &st.sp.call, req.Method, kindClient, time.Now())
+	tt.t.tr.startChild(&sp, &st.sp.call, req.Method, kindClient, st.now())
 	u := *req.URL
 	u.RawQuery, u.Fragment, u.User = "", "", nil
-	sp.str("http.request.method", req.Method)
-	sp.str("url.full", u.String())
-	sp.str("server.address", req.URL.Hostname())
+	var l attrList
+	l.str("http.request.method", req.Method)
+	l.str("url.full", u.String())
+	l.str("server.address", req.URL.Hostname())
 	if p := req.URL.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err == nil {
-			sp.int("server.port", int64(n))
+			l.int("server.port", int64(n))
 		}
 	}
 	inject(out.Header, &sp.spanContext, st.baggage)
 	resp, err := tt.rt.RoundTrip(out)
 	if err != nil {
-		sp.failed, sp.errMsg = true, "request failed"
-		sp.str("error.type", "_OTHER")
-		tt.t.tr.finish(&sp, time.Now())
+		sp.fail(&l, "_OTHER", "request failed")
+		tt.t.tr.finish(&sp, st.now(), l.list())
 		return nil, err
 	}
-	sp.int("http.response.status_code", int64(resp.StatusCode))
+	l.int("http.response.status_code", int64(resp.StatusCode))
 	if resp.StatusCode >= 400 {
-		sp.fail(strconv.Itoa(resp.StatusCode))
-		sp.errMsg = ""
+		sp.fail(&l, strconv.Itoa(resp.StatusCode), "")
 	}
-	tt.t.tr.finish(&sp, time.Now())
+	tt.t.tr.finish(&sp, st.now(), l.list())
 	return resp, nil
 }

@@ -24,6 +24,8 @@ func TestErrorType(t *testing.T) {
 		{"no plugin", nil, ok, "", ""},
 		{"tool result with isError", nil, toolErr, OutcomeToolError, "tool_error"},
 		{"isError without a plugin", nil, toolErr, "", "tool_error"},
+		{"isError with an escaped key", nil, []byte(`{"content":[],"\u0069sError":true}`), "", "tool_error"},
+		{"isError in a string only", nil, []byte(`{"content":[{"type":"text","text":"isError"}]}`), "", ""},
 		{"timeout", &jsonrpc.Error{Code: -32001}, nil, OutcomeTimeout, "timeout"},
 		{"trap as a tool result", nil, toolErr, OutcomeTrap, "trap"},
 		{"memory as a JSON-RPC error", &jsonrpc.Error{Code: -32603}, nil, OutcomeMemory, "memory"},
@@ -37,7 +39,7 @@ func TestErrorType(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := errorType(tt.err, tt.result, tt.outcome); got != tt.want {
+			if got := errorType(tt.err, isToolError(tt.result), tt.outcome); got != tt.want {
 				t.Errorf("errorType = %q, want %q", got, tt.want)
 			}
 		})

@@ -84,6 +84,10 @@ type tracedState struct {
 	sp reqSpans
 }
 
+// now is the time: the request's start plus the monotonic time since
+// (half the cost of time.Now, which reads the wall clock too).
+func (st *reqState) now() time.Time { return st.ri.Start.Add(time.Since(st.ri.Start)) }
+
 // sampled reports whether the request's span is recorded.
 func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.sampled }
 
@@ -200,8 +204,7 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 			st.sp.req.target = st.st.target
 			st.st.requestAttrs(&l)
 			if errType != "" {
-				st.sp.req.failed, st.sp.req.errMsg = true, errType
-				l.str("error.type", errType)
+				st.sp.req.fail(&l, errType, errType)
 			}
 			if code != "" {
 				l.str("rpc.response.status_code", code)
@@ -209,7 +212,7 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 			if ri.Status != 0 {
 				l.int("http.response.status_code", int64(ri.Status))
 			}
-			t.tr.finish(&st.sp.req, now, l.a[:l.n]...)
+			t.tr.finish(&st.sp.req, now, l.list())
 		}
 	}
 	if t.metrics != nil {
@@ -320,7 +323,7 @@ func (st *reqState) requestAttrs(l *attrList) {
 // when it has a traceparent, else from header (zero when neither has a
 // valid one); the baggage that came with it goes to st.
 func (t *Telemetry) extract(st *reqState, params json.RawMessage, header http.Header) spanContext {
-	if meta, ok := jsonscan.Member(params, "_meta"); ok && jsonscan.Kind(meta) == 'o' {
+	if meta, ok := member(params, "_meta"); ok && jsonscan.Kind(meta) == 'o' {
 		if tp := stringMember(meta, "traceparent"); tp != "" {
 			sc, ok := parseTraceparent(tp)
 			if !ok {
@@ -350,8 +353,9 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	if st == nil {
 		return
 	}
-	now := time.Now()
+	now := st.now()
 	dur := now.Sub(ri.Start)
+	toolErr := isToolError(result)
 	outcome := ""
 	if st.plugin != "" { // a plugin ran: its outcome (set, or from the result)
 		outcome = st.outcome
@@ -360,29 +364,28 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		outcome = OutcomeOK
 		if err != nil {
 			outcome = OutcomeError
-		} else if isToolError(result) {
+		} else if toolErr {
 			outcome = OutcomeToolError
 		}
 	}
 	if st.denials > 0 && (outcome == OutcomeOK || outcome == OutcomeToolError) {
 		outcome = OutcomeDenied
 	}
-	errType := errorType(err, result, outcome)
+	errType := errorType(err, toolErr, outcome)
 	if st.sampled() {
 		var l attrList
 		st.readTarget()
 		st.sp.req.target = st.target
 		st.requestAttrs(&l)
 		if errType != "" {
-			st.sp.req.failed, st.sp.req.errMsg = true, errType
-			l.str("error.type", errType)
+			st.sp.req.fail(&l, errType, errType)
 		}
 		if err != nil {
 			if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
 				l.str("rpc.response.status_code", strconv.Itoa(je.Code))
 			}
 		}
-		t.tr.finish(&st.sp.req, now, l.a[:l.n]...)
+		t.tr.finish(&st.sp.req, now, l.list())
 	}
 	if m := t.metrics; m != nil {
 		tool := ""
@@ -416,13 +419,13 @@ func principal(r *mcp.Request) string {
 // errorType is the error.type of a request: the outcome of a failed
 // plugin call (timeout, trap...), tool_error for a tool result with
 // isError, else the JSON-RPC error code; "" on success.
-func errorType(err error, result []byte, outcome string) string {
+func errorType(err error, toolErr bool, outcome string) string {
 	switch outcome {
 	case "", OutcomeOK, OutcomeDenied, OutcomeError: // the error says more
 	case OutcomeToolError:
 		return outcome
 	default:
-		if err != nil || isToolError(result) {
+		if err != nil || toolErr {
 			return outcome
 		}
 	}
@@ -436,7 +439,7 @@ func errorType(err error, result []byte, outcome string) string {
 		}
 		return "_OTHER"
 	}
-	if isToolError(result) {
+	if toolErr {
 		return OutcomeToolError
 	}
 	return ""
@@ -444,8 +447,18 @@ func errorType(err error, result []byte, outcome string) string {
 
 // isToolError reports whether result is a tool result with isError true.
 func isToolError(result []byte) bool {
-	v, ok := jsonscan.Member(result, "isError")
+	v, ok := member(result, "isError")
 	return ok && string(v) == "true"
+}
+
+// member is jsonscan.Member without the scan when obj cannot have the
+// member name, holding neither name nor an escape: most params have no
+// _meta, most results no isError.
+func member(obj []byte, name string) ([]byte, bool) {
+	if !bytes.Contains(obj, []byte(name)) && bytes.IndexByte(obj, '\\') < 0 {
+		return nil, false
+	}
+	return jsonscan.Member(obj, name)
 }
 
 // stringMember returns the string member name of the JSON object obj, or

@@ -29,8 +29,9 @@ import (
 // The OTLP protobuf encoding of spans (opentelemetry/proto/trace/v1),
 // written by hand: a span is encoded once, straight from its fields.
 
-// appendSpan appends the Span message of s (without its field tag).
-func appendSpan(b []byte, s *span, extra []kv) []byte {
+// appendSpan appends the Span message of s with attrs (without its field
+// tag).
+func appendSpan(b []byte, s *span, attrs []kv) []byte {
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendBytes(b, s.traceID[:])
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
@@ -57,11 +58,8 @@ func appendSpan(b []byte, s *span, extra []kv) []byte {
 	b = protowire.AppendFixed64(b, uint64(s.start))
 	b = protowire.AppendTag(b, 8, protowire.Fixed64Type)
 	b = protowire.AppendFixed64(b, uint64(s.end))
-	for i := range s.n {
-		b = appendKV(b, 9, &s.attrs[i])
-	}
-	for i := range extra {
-		b = appendKV(b, 9, &extra[i])
+	for i := range attrs {
+		b = appendKV(b, 9, &attrs[i])
 	}
 	if s.failed {
 		b = protowire.AppendTag(b, 15, protowire.BytesType)
@@ -110,13 +108,19 @@ func clean(s string) string {
 	return s
 }
 
-// appendKV appends a KeyValue as field num.
+// appendKV appends a KeyValue as field num (below 16).
 func appendKV(b []byte, num protowire.Number, a *kv) []byte {
 	var vlen int
 	str := a.str
 	switch a.typ {
 	case 's':
 		str = clean(str)
+		if n := len(a.key) + len(str); n < 120 { // every length fits a byte
+			b = append(b, byte(num)<<3|byte(protowire.BytesType), byte(n+6), 1<<3|byte(protowire.BytesType), byte(len(a.key)))
+			b = append(b, a.key...)
+			b = append(b, 2<<3|byte(protowire.BytesType), byte(len(str)+2), 1<<3|byte(protowire.BytesType), byte(len(str)))
+			return append(b, str...)
+		}
 		vlen = 1 + protowire.SizeBytes(len(str))
 	case 'i':
 		vlen = 1 + protowire.SizeVarint(a.num)

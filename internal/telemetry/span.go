@@ -26,10 +26,6 @@ const (
 	kindClient   = 3
 )
 
-// maxAttrs bounds the attributes a span holds (a CLIENT span has seven);
-// the request span's are built when it ends (finish's extra).
-const maxAttrs = 7
-
 // kv is one attribute: a string, an int64 or a float64.
 type kv struct {
 	key string
@@ -48,23 +44,23 @@ type spanContext struct {
 
 func (sc *spanContext) valid() bool { return sc.traceID != [16]byte{} && sc.spanID != [8]byte{} }
 
-// span is one span in flight. The zero span is not started.
+// span is one span in flight. The zero span is not started. Its
+// attributes are not kept: they are built on the stack when it ends
+// (finish's attrs), so that a request's state stays small.
 type span struct {
 	spanContext
 	parentID [8]byte
 	remote   bool // the parent came from the request
 	kind     byte
+	failed   bool
 	name     string
 	target   string // the name is name + " " + target when set
 
 	start, end int64 // Unix nanoseconds
 	errMsg     string
-	failed     bool
-	n          int
-	attrs      [maxAttrs]kv
 }
 
-// attrList is a list of attributes on the stack, for finish's extra.
+// attrList is a list of attributes on the stack, for finish.
 type attrList struct {
 	n int
 	a [12]kv
@@ -84,31 +80,20 @@ func (l *attrList) int(key string, v int64) {
 	}
 }
 
-func (s *span) str(key, v string) {
-	if s.n < maxAttrs {
-		s.attrs[s.n] = kv{key: key, str: v, typ: 's'}
-		s.n++
+func (l *attrList) float(key string, v float64) {
+	if l.n < len(l.a) {
+		l.a[l.n] = kv{key: key, num: math.Float64bits(v), typ: 'f'}
+		l.n++
 	}
 }
 
-func (s *span) int(key string, v int64) {
-	if s.n < maxAttrs {
-		s.attrs[s.n] = kv{key: key, num: uint64(v), typ: 'i'}
-		s.n++
-	}
-}
+func (l *attrList) list() []kv { return l.a[:l.n] }
 
-func (s *span) float(key string, v float64) {
-	if s.n < maxAttrs {
-		s.attrs[s.n] = kv{key: key, num: math.Float64bits(v), typ: 'f'}
-		s.n++
-	}
-}
-
-// fail sets the error status and error.type.
-func (s *span) fail(errType string) {
-	s.failed, s.errMsg = true, errType
-	s.str("error.type", errType)
+// fail sets the error status of s, described by msg ("" for none), and
+// adds error.type to l.
+func (s *span) fail(l *attrList, errType, msg string) {
+	s.failed, s.errMsg = true, msg
+	l.str("error.type", errType)
 }
 
 // sampler decides whether a new root or child span is recorded.
@@ -221,15 +206,14 @@ const (
 
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// finish ends s at end and queues it for export (if sampled), with the
-// attributes extra after its own.
-func (tr *tracer) finish(s *span, end time.Time, extra ...kv) {
+// finish ends s at end with attrs and queues it for export (if sampled).
+func (tr *tracer) finish(s *span, end time.Time, attrs []kv) {
 	if !s.sampled {
 		return
 	}
 	s.end = end.UnixNano()
 	bp := scratch.Get().(*[]byte)
-	b := appendSpan((*bp)[:0], s, extra)
+	b := appendSpan((*bp)[:0], s, attrs)
 	tr.mu.Lock()
 	if tr.closed || tr.queued >= tr.maxQueue || len(tr.buf)+len(b) > maxQueueBytes {
 		tr.dropped++

@@ -1,0 +1,62 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/mcp"
+)
+
+// discard is an exporter that sends nothing.
+type discard struct{}
+
+func (discard) export(context.Context, []byte) error { return nil }
+func (discard) shutdown(context.Context) error       { return nil }
+
+// BenchmarkObserve measures what telemetry adds to one tools/call of a
+// legacy stdio session: the request's state, its span and the plugin
+// call's, their encoding into the batch (exported to nowhere) and the
+// metrics. The server's share of docs/performance.md's "Cost of
+// telemetry" without the call itself or the export's network.
+func BenchmarkObserve(b *testing.B) {
+	for _, tc := range []struct {
+		name            string
+		traces, metrics bool
+	}{{"traces+metrics", true, true}, {"traces", true, false}, {"metrics", false, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			t := &Telemetry{log: slog.New(slog.DiscardHandler)}
+			if tc.traces {
+				t.tr = newTracer(newSampler(true, 1), discard{}, encodeResource(nil), encodeScope("bench"), time.Hour, 2048, 512, nil)
+				defer t.tr.shutdown(context.Background())
+			}
+			if tc.metrics {
+				t.metrics = newMetrics(nil)
+			}
+			hook := t.CallHook()
+			req := &mcp.Request{Method: "tools/call", Params: []byte(`{"name":"echo","arguments":{"text":"hello"}}`),
+				ProtocolVersion: "2025-11-25", SessionID: "Z0IIsqx9DWHdu_LJ1b6GnQ"}
+			result := []byte(`{"content":[{"type":"text","text":"hello"}]}`)
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				ri := &mcp.RequestInfo{Request: req, ID: "17", Transport: "pipe", Start: time.Now()}
+				ctx := t.RequestStart(context.Background(), ri)
+				cctx, _ := hook.CallStart(ctx, "echo", "tools/call", "echo", nil)
+				hook.CallEnd(cctx, nil)
+				t.RequestEnd(ctx, ri, result, nil)
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the CPU time (user and system) the process has used: a
+// shared machine disturbs it less than the wall time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
