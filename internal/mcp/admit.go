@@ -231,15 +231,12 @@ func (s *Server) routeCall(rt route, c *conn, m *jsonrpc.Message, mi *metaInfo, 
 
 // startCall registers cl with its session c (nil: none) for cancellation
 // and takes its limiter place. On a refusal cl is cancelled and forgotten,
-// and the Observer told.
+// and the Observer told (the refusal is decided at once, without
+// waiting: its span starts when it is).
 func (s *Server) startCall(cl *call, c *conn) *refusal {
-	if s.opts.Observer == nil {
-		return s.startOne(cl, c)
-	}
-	start := time.Now()
 	rf := s.startOne(cl, c)
-	if rf != nil {
-		s.observeAnswered(start, &cl.req, cl.id, cl.header, rf.status, rf.err)
+	if rf != nil && s.opts.Observer != nil {
+		s.observeAnswered(time.Now(), &cl.req, cl.id, cl.header, rf.status, rf.err)
 	}
 	return rf
 }

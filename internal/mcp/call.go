@@ -63,6 +63,7 @@ type call struct {
 	cancel context.CancelFunc
 	out    sink
 	header http.Header // the HTTP request's header (Observer); nil on stdio
+	ri     RequestInfo // what the Observer sees of it (observeStart), allocated with it
 	minLog int32       // 2026-07-28: level from _meta, -1 when absent
 	extra  []byte      // members checkResult adds to the result (resultType...)
 

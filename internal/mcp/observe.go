@@ -72,7 +72,8 @@ func (s *Server) observeStart(cl *call) *RequestInfo {
 	if o == nil {
 		return nil
 	}
-	ri := &RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: time.Now()}
+	cl.ri = RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: time.Now()}
+	ri := &cl.ri
 	if cl.header != nil {
 		ri.Transport = "tcp"
 	}
