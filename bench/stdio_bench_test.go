@@ -11,13 +11,16 @@
 package bench_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,6 +45,9 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	if os.Getenv(receiverEnv) != "" {
+		return serveReceiver()
+	}
 	cacheDir = os.Getenv("WASMCP_BENCH_CACHE")
 	if cacheDir == "" {
 		dir, err := os.MkdirTemp("", "wasmcp-bench-cache-")
@@ -115,19 +121,71 @@ func poolReport(srv *server.Server) func() func(*testing.B) {
 func serveWasmcp(plugin string) serveFunc { return serveWasmcpWith(plugin, nil) }
 
 // serveWasmcpTelemetry serves plugin with tracing (to an OTLP/HTTP
-// receiver on loopback that discards what it gets) and metrics on.
+// receiver on loopback, in another process, that discards what it gets)
+// and metrics on.
 func serveWasmcpTelemetry(plugin string) serveFunc { return serveWasmcpTraced(plugin, "") }
 
 // serveWasmcpTraced is serveWasmcpTelemetry with extra [telemetry] lines.
 func serveWasmcpTraced(plugin, extra string) serveFunc {
 	return serveWasmcpWith(plugin, func(tb testing.TB) string {
-		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/x-protobuf")
-		}))
-		// Not closed: the rig outlives tb (the first sub-benchmark).
-		return fmt.Sprintf("[telemetry]\nmetrics = \"127.0.0.1:0\"\nendpoint = %q\nschedule_delay = \"1s\"\n%s", rcv.URL, extra)
+		return fmt.Sprintf("[telemetry]\nmetrics = \"127.0.0.1:0\"\nendpoint = %q\nschedule_delay = \"1s\"\n%s", startReceiver(tb), extra)
 	})
+}
+
+// receiverEnv makes the test binary an OTLP receiver (serveReceiver).
+const receiverEnv = "WASMCP_BENCH_OTLP_RECEIVER"
+
+// startReceiver starts an OTLP/HTTP receiver that discards what it gets
+// and returns its URL. It is this test binary in a process of its own,
+// as a collector would be: its work (reading the requests off the
+// socket) is not the server's, and stays out of cpu-µs/op; the
+// exporter's (encoding, posting) stays in. It ends with the benchmark
+// process (its standard input closes).
+func startReceiver(tb testing.TB) string {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), receiverEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	receivers = append(receivers, stdin) // kept open, so that it lives on
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("OTLP receiver: %v", err)
+	}
+	go cmd.Wait()
+	return strings.TrimSpace(line)
+}
+
+// receivers are the standard inputs of the receiver processes.
+var receivers []io.WriteCloser
+
+// serveReceiver is the receiver process: it prints its URL and serves
+// until its standard input ends.
+func serveReceiver() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("http://%s\n", ln.Addr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	return 1
 }
 
 func serveWasmcpWith(plugin string, extra func(testing.TB) string) serveFunc {
