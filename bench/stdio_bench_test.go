@@ -13,6 +13,7 @@ package bench_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -145,15 +146,9 @@ func startReceiver(tb testing.TB) string {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), receiverEnv+"=1")
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
+	stdin, err1 := cmd.StdinPipe()
+	out, err2 := cmd.StdoutPipe()
+	if err := errors.Join(err1, err2, cmd.Start()); err != nil {
 		tb.Fatal(err)
 	}
 	receivers = append(receivers, stdin) // kept open, so that it lives on
