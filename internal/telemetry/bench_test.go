@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
 // discard is an exporter that sends nothing.
@@ -37,7 +38,7 @@ func BenchmarkObserve(b *testing.B) {
 			}
 			hook := t.CallHook()
 			req := &mcp.Request{Method: "tools/call", Params: []byte(`{"name":"echo","arguments":{"text":"hello"}}`),
-				ProtocolVersion: "2025-11-25", SessionID: "Z0IIsqx9DWHdu_LJ1b6GnQ"}
+				Client: mcpreq.Client{ProtocolVersion: "2025-11-25"}, SessionID: "Z0IIsqx9DWHdu_LJ1b6GnQ"}
 			result := []byte(`{"content":[{"type":"text","text":"hello"}]}`)
 			b.ReportAllocs()
 			cpu0 := processCPU()
