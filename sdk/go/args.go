@@ -23,6 +23,7 @@ import (
 // again with json.Unmarshal, which gives its error message.
 type argPlan struct {
 	fields []argField
+	names  []string // the fields' names, for scanObject
 }
 
 type argField struct {
@@ -83,6 +84,7 @@ func newArgPlan(t reflect.Type) *argPlan {
 			kind = reflect.Invalid
 		}
 		pl.fields = append(pl.fields, argField{name: name, index: i, kind: kind})
+		pl.names = append(pl.names, name)
 	}
 	return pl
 }
@@ -95,66 +97,16 @@ func customDecoding(t reflect.Type) bool {
 
 // plainName reports whether a field name is ASCII letters, digits, '_'
 // and '-' only, a name encoding/json takes as it is.
-func plainName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func plainName(s string) bool { return wordBytes(s, '-') }
 
 // decode decodes the JSON object args (valid JSON) into v, a settable
 // zero struct of the plan's type; false means v is undefined and args must
 // go to json.Unmarshal.
 func (pl *argPlan) decode(args []byte, v reflect.Value) bool {
-	it, ok := jsonscan.NewObjectIter(args)
-	if !ok {
-		return false
-	}
-	var seen uint64
-	for {
-		k, raw, more := it.Next()
-		if !more {
-			return true
-		}
-		i := pl.field(k)
-		switch {
-		case i == -1:
-			continue
-		case i < 0 || seen&(1<<i) != 0:
-			return false
-		}
-		seen |= 1 << i
+	return scanObject(args, pl.names, func(i int, raw []byte) bool {
 		f := pl.fields[i]
-		if !setField(v.Field(f.index), f.kind, raw) {
-			return false
-		}
-	}
-}
-
-// field returns the index in pl.fields of raw key k, -1 for none, or -2
-// when encoding/json must tell (see fieldIndex).
-func (pl *argPlan) field(k []byte) int {
-	for i := range pl.fields {
-		if string(k) == pl.fields[i].name {
-			return i
-		}
-	}
-	for _, c := range k {
-		if c == '\\' || c >= 0x80 {
-			return -2
-		}
-	}
-	for i := range pl.fields {
-		if strings.EqualFold(string(k), pl.fields[i].name) {
-			return -2
-		}
-	}
-	return -1
+		return setField(v.Field(f.index), f.kind, raw)
+	})
 }
 
 // setField sets fv from the JSON value raw as encoding/json would, or

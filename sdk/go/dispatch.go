@@ -190,12 +190,7 @@ func (p *Plugin) describe(c *Context) (uint32, []byte) {
 		seen[e.res.URI] = true
 	}
 	for _, l := range p.listers {
-		var listed []Resource
-		err := protect(func() error {
-			var err error
-			listed, err = l(c)
-			return err
-		})
+		listed, err := protect(func() ([]Resource, error) { return l(c) })
 		if err != nil {
 			// The static part of the manifest is still right; say why the
 			// dynamic part is missing in the server log.
@@ -233,12 +228,7 @@ func (p *Plugin) callTool(c *Context, req *requestParams) (uint32, []byte) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	var r *Result
-	err := protect(func() error {
-		var err error
-		r, err = e.handler(c, args)
-		return err
-	})
+	r, err := protect(func() (*Result, error) { return e.handler(c, args) })
 	if err != nil {
 		if status, out, ok := special(err); ok {
 			return status, out
@@ -282,12 +272,7 @@ func (p *Plugin) readResource(c *Context, req *requestParams) (uint32, []byte) {
 	if handler == nil {
 		return rpcError(notFound)
 	}
-	var contents []ResourceContents
-	err := protect(func() error {
-		var err error
-		contents, err = handler(c, rr)
-		return err
-	})
+	contents, err := protect(func() ([]ResourceContents, error) { return handler(c, rr) })
 	if err != nil {
 		if errors.Is(err, ErrResourceNotFound) {
 			return rpcError(notFound)
@@ -326,12 +311,7 @@ func (p *Plugin) getPrompt(c *Context, req *requestParams) (uint32, []byte) {
 	if len(missing) > 0 {
 		return rpcError(&RPCError{Code: CodeInvalidParams, Message: fmt.Sprintf("prompt %q: missing required arguments: %s", req.Name, strings.Join(missing, ", "))})
 	}
-	var r *PromptResult
-	err := protect(func() error {
-		var err error
-		r, err = e.handler(c, args)
-		return err
-	})
+	r, err := protect(func() (*PromptResult, error) { return e.handler(c, args) })
 	if err != nil {
 		return failure(err)
 	}
@@ -374,13 +354,10 @@ func (p *Plugin) complete(c *Context, req *requestParams) (uint32, []byte) {
 	}
 	comp := &Completion{}
 	if h != nil {
-		err := protect(func() error {
-			r, err := h(c, cr)
-			if r != nil {
-				comp = r
-			}
-			return err
-		})
+		r, err := protect(func() (*Completion, error) { return h(c, cr) })
+		if r != nil {
+			comp = r
+		}
 		if err != nil {
 			return failure(err)
 		}
@@ -434,9 +411,9 @@ func CompleteFrom(candidates []string, prefix string) *Completion {
 	return c
 }
 
-// protect runs f, turning a panic into an error and writing the stack to
-// stderr (the server log).
-func protect(f func() error) (err error) {
+// protect runs f and returns what it returns, turning a panic into an
+// error (with the zero T) and writing the stack to stderr (the server log).
+func protect[T any](f func() (T, error)) (r T, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			fmt.Fprintf(os.Stderr, "wasmcp: handler panic: %v\n%s", v, debug.Stack())

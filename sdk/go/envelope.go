@@ -131,7 +131,7 @@ func scanObject(v []byte, fields []string, member func(i int, v []byte) bool) bo
 	if !ok {
 		return false
 	}
-	var seen uint32
+	var seen uint64 // fields has 64 entries at most
 	for {
 		k, v, more := it.Next()
 		if !more {

@@ -60,43 +60,41 @@ func (e *HostError) Error() string {
 	return fmt.Sprintf("wasmcp: %s: %s (code %d)", e.Method, e.Message, e.Code)
 }
 
+// errnoErrors are the errors of the negative errnos that carry no
+// result.
+var errnoErrors = map[int32]error{
+	abi.ErrDenied:      ErrDenied,
+	abi.ErrBadParams:   ErrBadParams,
+	abi.ErrCanceled:    ErrCanceled,
+	abi.ErrTooBig:      ErrTooBig,
+	abi.ErrUnsupported: ErrUnsupported,
+	abi.ErrUnknown:     ErrUnknownMethod,
+}
+
 // errnoError maps a negative errno of method to an error.
 func errnoError(method string, errno int32, result []byte) error {
-	var base error
-	switch errno {
-	case abi.ErrDenied:
-		base = ErrDenied
-	case abi.ErrBadParams:
-		base = ErrBadParams
-	case abi.ErrCanceled:
-		base = ErrCanceled
-	case abi.ErrTooBig:
-		base = ErrTooBig
-	case abi.ErrUnsupported:
-		base = ErrUnsupported
-	case abi.ErrUnknown:
-		base = ErrUnknownMethod
-	case abi.ErrFailed:
-		he := &HostError{Method: method, Code: abi.ErrFailed, Message: "failed"}
-		var w struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		}
-		if json.Unmarshal(result, &w) == nil {
-			if w.Code != 0 {
-				he.Code = w.Code
-			}
-			if w.Message != "" {
-				he.Message = w.Message
-			}
-			he.Data = w.Data
-		}
-		return he
-	default:
+	if base, ok := errnoErrors[errno]; ok {
+		return fmt.Errorf("wasmcp: %s: %w", method, base)
+	}
+	if errno != abi.ErrFailed {
 		return fmt.Errorf("wasmcp: %s: unexpected host status %d", method, errno)
 	}
-	return fmt.Errorf("wasmcp: %s: %w", method, base)
+	he := &HostError{Method: method, Code: abi.ErrFailed, Message: "failed"}
+	var w struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(result, &w) == nil {
+		if w.Code != 0 {
+			he.Code = w.Code
+		}
+		if w.Message != "" {
+			he.Message = w.Message
+		}
+		he.Data = w.Data
+	}
+	return he
 }
 
 // call performs a host request: params are marshalled, and the result is

@@ -269,32 +269,35 @@ func invalidInput(key, what string, err error) error {
 // ErrNoInputResponse when there is none, and an *RPCError (-32602, which
 // the handler should return as is) when it is malformed.
 func (c *Context) ElicitResponse(key string) (*ElicitResult, error) {
-	raw, ok := c.InputResponse(key)
-	if !ok {
-		return nil, ErrNoInputResponse
-	}
-	var r ElicitResult
-	if err := strictObject(raw, &r); err != nil {
-		return nil, invalidInput(key, "elicitation result", err)
+	r, err := inputResponse[ElicitResult](c, key, "elicitation result")
+	if err != nil {
+		return nil, err
 	}
 	switch r.Action {
 	case ActionAccept, ActionDecline, ActionCancel:
 	default:
 		return nil, invalidInput(key, "elicitation result", fmt.Errorf("action %q is not accept, decline or cancel", r.Action))
 	}
-	return &r, nil
+	return r, nil
 }
 
 // SamplingResponse decodes the sampling answer under key; errors as for
 // [Context.ElicitResponse].
 func (c *Context) SamplingResponse(key string) (*SamplingResult, error) {
+	return inputResponse[SamplingResult](c, key, "sampling result")
+}
+
+// inputResponse decodes the answer under key, a what, strictly into a T:
+// ErrNoInputResponse when there is none, an *RPCError (-32602) when it is
+// malformed.
+func inputResponse[T any](c *Context, key, what string) (*T, error) {
 	raw, ok := c.InputResponse(key)
 	if !ok {
 		return nil, ErrNoInputResponse
 	}
-	var r SamplingResult
+	var r T
 	if err := strictObject(raw, &r); err != nil {
-		return nil, invalidInput(key, "sampling result", err)
+		return nil, invalidInput(key, what, err)
 	}
 	return &r, nil
 }
@@ -302,15 +305,11 @@ func (c *Context) SamplingResponse(key string) (*SamplingResult, error) {
 // RootsResponse decodes the roots answer under key; errors as for
 // [Context.ElicitResponse].
 func (c *Context) RootsResponse(key string) ([]Root, error) {
-	raw, ok := c.InputResponse(key)
-	if !ok {
-		return nil, ErrNoInputResponse
-	}
-	var r struct {
+	r, err := inputResponse[struct {
 		Roots *[]Root `json:"roots"`
-	}
-	if err := strictObject(raw, &r); err != nil {
-		return nil, invalidInput(key, "roots result", err)
+	}](c, key, "roots result")
+	if err != nil {
+		return nil, err
 	}
 	if r.Roots == nil {
 		return nil, invalidInput(key, "roots result", errors.New("missing roots"))

@@ -102,13 +102,17 @@ type promptEntry struct {
 
 // validName reports whether name matches ^[A-Za-z0-9_-]{1,64}$, the rule
 // for names exposed to clients.
-func validName(name string) bool {
-	if name == "" || len(name) > 64 {
+func validName(name string) bool { return len(name) <= 64 && wordBytes(name, '-') }
+
+// wordBytes reports whether s is one or more ASCII letters, digits, '_'
+// and extra.
+func wordBytes(s string, extra byte) bool {
+	if s == "" {
 		return false
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == extra || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
 			return false
 		}
 	}
@@ -275,11 +279,8 @@ func (p *Plugin) listed(c *Context, kind ListKind, name string) bool {
 	if p.filter == nil {
 		return true
 	}
-	ok := true
-	if err := protect(func() error {
-		ok = p.filter(c, kind, name)
-		return nil
-	}); err != nil {
+	ok, err := protect(func() (bool, error) { return p.filter(c, kind, name), nil })
+	if err != nil {
 		c.Logf(LevelWarning, "wasmcp: list filter: %v", err)
 		return true
 	}

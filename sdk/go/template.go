@@ -22,18 +22,7 @@ type tmplPart struct {
 	reserved bool // {+name}: may contain "/", "?" and "#"
 }
 
-func validVarName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
-			return false
-		}
-	}
-	return true
-}
+func validVarName(s string) bool { return wordBytes(s, '.') }
 
 func parseTemplate(s string) (*uriTemplate, error) {
 	t := &uriTemplate{raw: s}
