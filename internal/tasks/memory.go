@@ -101,32 +101,34 @@ func (m *Memory) dropLocked(t *Task) {
 
 // Get implements Store.
 func (m *Memory) Get(_ context.Context, principal, id string) (*Task, error) {
+	return m.withTask(principal, id, func(t *Task) (*Task, error) { return t.Clone(), nil })
+}
+
+// withTask runs fn on the stored task (not a copy) under the lock, or
+// answers ErrNotFound as getLocked does.
+func (m *Memory) withTask(principal, id string, fn func(*Task) (*Task, error)) (*Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, err := m.getLocked(principal, id, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	return t.Clone(), nil
+	return fn(t)
 }
 
 // Update implements Store.
 func (m *Memory) Update(_ context.Context, principal, id string, fn func(*Task) error) (*Task, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, err := m.getLocked(principal, id, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	c := t.Clone()
-	if err := fn(c); err != nil {
-		return nil, err
-	}
-	if err := checkUpdate(t, c); err != nil {
-		return nil, err
-	}
-	m.storeLocked(t, c)
-	return c.Clone(), nil
+	return m.withTask(principal, id, func(t *Task) (*Task, error) {
+		c := t.Clone()
+		if err := fn(c); err != nil {
+			return nil, err
+		}
+		if err := checkUpdate(t, c); err != nil {
+			return nil, err
+		}
+		m.storeLocked(t, c)
+		return c.Clone(), nil
+	})
 }
 
 // checkUpdate enforces what an update may not change.
@@ -156,20 +158,16 @@ func (m *Memory) storeLocked(old, c *Task) {
 
 // Cancel implements Store.
 func (m *Memory) Cancel(_ context.Context, principal, id string) (*Task, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, err := m.getLocked(principal, id, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	if t.Status.Terminal() {
-		return t.Clone(), nil
-	}
-	c := t.Clone()
-	c.Status, c.StatusMessage = Cancelled, "cancelled by the client"
-	c.InputRequests, c.InputResponses = nil, nil
-	m.storeLocked(t, c)
-	return c.Clone(), nil
+	return m.withTask(principal, id, func(t *Task) (*Task, error) {
+		if t.Status.Terminal() {
+			return t.Clone(), nil
+		}
+		c := t.Clone()
+		c.Status, c.StatusMessage = Cancelled, "cancelled by the client"
+		c.InputRequests, c.InputResponses = nil, nil
+		m.storeLocked(t, c)
+		return c.Clone(), nil
+	})
 }
 
 // List implements Store.
@@ -251,14 +249,11 @@ func DecodeCursor(c string) (time.Time, string, error) {
 
 // Delete implements Store.
 func (m *Memory) Delete(_ context.Context, principal, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, err := m.getLocked(principal, id, time.Now())
-	if err != nil {
-		return err
-	}
-	m.dropLocked(t)
-	return nil
+	_, err := m.withTask(principal, id, func(t *Task) (*Task, error) {
+		m.dropLocked(t)
+		return nil, nil
+	})
+	return err
 }
 
 // Expire implements Store.
