@@ -757,13 +757,17 @@ func TestHostileDescribe(t *testing.T) {
 	}
 }
 
+// moduleRefusal is a corpus module the host refuses at load under limits,
+// with an error containing every one of want.
+type moduleRefusal struct {
+	name, plugin, limits string
+	want                 []string
+}
+
 // TestHostileLoadRefused: modules the host refuses before describing them.
 func TestHostileLoadRefused(t *testing.T) {
 	e := newHostileEnv(t)
-	tests := []struct {
-		name, plugin, limits string
-		want                 []string
-	}{
+	tests := []moduleRefusal{
 		{"imports sockets", "socket", "", []string{"wasi_snapshot_preview1.sock_accept", "wasi_snapshot_preview1.sock_recv"}},
 		{"minimum memory over the limit", "bigmin", `memory = "16MiB"`, []string{"memory limit", "below the module's minimum"}},
 	}
@@ -781,10 +785,7 @@ func TestHostileLoadRefused(t *testing.T) {
 // dropped into plugin_dirs (the plugin is skipped and the others serve).
 func TestHostileModuleRefused(t *testing.T) {
 	e := newHostileEnv(t)
-	tests := []struct {
-		name, plugin, limits string
-		want                 []string
-	}{
+	tests := []moduleRefusal{
 		{"writes the host's fuel global", "fuelwrite", "", []string{"global index 1 out of range", "malformed module"}},
 		{"loops nested 3,000 deep", "nested", "", []string{"nesting of blocks, loops and ifs: 2049, over the limit of 2048 ([limits] max_nesting)"}},
 	}
