@@ -351,13 +351,9 @@ func (c *conn) subscribed(uri string) bool {
 // close ends the session: requests are cancelled, waiting client calls
 // fail, and no more session notifications are sent.
 func (c *conn) close() {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !closeOnce(&c.mu, &c.closed, nil) {
 		return
 	}
-	c.closed = true
-	c.mu.Unlock()
 	c.srv.unregister(c)
 	c.failPending()
 	c.cancel()

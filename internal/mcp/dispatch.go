@@ -149,6 +149,18 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 	return s.checkResult(cl, res)
 }
 
+// serveTracked runs the call cl of connection c (tracked for
+// cancellation) and appends its response to dst (ok false when none is
+// due, see finish); then it untracks cl and recycles buf, the buffer its
+// message was read into.
+func (s *Server) serveTracked(cl *call, c *conn, buf *[]byte, dst []byte) (resp []byte, ok bool) {
+	res, err := s.invoke(cl)
+	resp, _, ok = s.finish(cl, res, err, dst)
+	c.untrack(cl)
+	putBuf(buf)
+	return resp, ok
+}
+
 // finish marks cl answered and appends its response to dst. ok is false
 // when no response is due: the client cancelled the request, or its
 // context ended (disconnect, shutdown) and it failed. code is the JSON-RPC

@@ -3,6 +3,7 @@ package mcp
 import (
 	"maps"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -36,4 +37,29 @@ func clock(d time.Duration, repeat bool) (<-chan time.Time, func()) {
 	}
 	t := time.NewTimer(d)
 	return t.C, func() { t.Stop() }
+}
+
+// closeOnce sets *closed, guarded by mu, and the first time runs then
+// (when not nil) under mu too; it reports whether this was the first time.
+func closeOnce(mu *sync.Mutex, closed *bool, then func()) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return false
+	}
+	*closed = true
+	if then != nil {
+		then()
+	}
+	return true
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -223,14 +223,7 @@ func (h *httpHandler) beginDrain() {
 	}
 }
 
-func (h *httpHandler) isDraining() bool {
-	select {
-	case <-h.draining:
-		return true
-	default:
-		return false
-	}
-}
+func (h *httpHandler) isDraining() bool { return isClosed(h.draining) }
 
 // refuse answers a message refused before dispatch: its status, with
 // Retry-After when the refusal names one (503, 429), and a JSON-RPC error.
@@ -250,16 +243,12 @@ func refuseBusy(w http.ResponseWriter, id jsonrpc.ID, e *jsonrpc.Error) {
 
 // close ends every session and stream of the handler.
 func (h *httpHandler) close() {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return
-	}
-	h.closed = true
-	close(h.done)
-	h.cancel()
-	sessions := values(h.sessions)
-	h.mu.Unlock()
+	var sessions []*httpSession
+	closeOnce(&h.mu, &h.closed, func() {
+		close(h.done)
+		h.cancel()
+		sessions = values(h.sessions)
+	})
 	for _, ss := range sessions {
 		ss.close()
 	}

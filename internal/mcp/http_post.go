@@ -216,10 +216,7 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 	ss.enter() // the request itself, until it finishes
 	go func() {
 		defer ss.leave()
-		res, err := h.s.invoke(cl)
-		resp, _, ok := h.s.finish(cl, res, err, nil)
-		ss.c.untrack(cl)
-		putBuf(buf)
+		resp, ok := h.s.serveTracked(cl, ss.c, buf, nil)
 		if !ok {
 			resp = nil
 		}

@@ -143,18 +143,16 @@ func (ss *httpSession) expire() {
 
 // close ends the session: its requests are cancelled and its streams end.
 func (ss *httpSession) close() {
-	ss.mu.Lock()
-	if ss.closed {
-		ss.mu.Unlock()
+	first := closeOnce(&ss.mu, &ss.closed, func() {
+		if ss.timer != nil {
+			ss.timer.Stop()
+		}
+		close(ss.done)
+		ss.streams = nil
+	})
+	if !first {
 		return
 	}
-	ss.closed = true
-	if ss.timer != nil {
-		ss.timer.Stop()
-	}
-	close(ss.done)
-	ss.streams = nil
-	ss.mu.Unlock()
 	ss.h.mu.Lock()
 	if ss.h.sessions[ss.id] == ss {
 		delete(ss.h.sessions, ss.id)

@@ -235,10 +235,7 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 	}
 	go func() {
 		defer ss.endCall()
-		res, err := h.s.invoke(cl)
-		resp, _, ok := h.s.finish(cl, res, err, nil)
-		ss.c.untrack(cl)
-		putBuf(buf)
+		resp, ok := h.s.serveTracked(cl, ss.c, buf, nil)
 		if ok {
 			_ = out.send(resp)
 		}

@@ -157,14 +157,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // isDraining reports whether Shutdown began.
-func (s *Server) isDraining() bool {
-	select {
-	case <-s.drain:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) isDraining() bool { return isClosed(s.drain) }
 
 // errShuttingDown answers requests that arrive during Shutdown.
 var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server is shutting down; retry on another instance or later"}

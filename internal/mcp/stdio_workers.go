@@ -78,11 +78,8 @@ func (st *stdioConn) park() bool {
 func (st *stdioConn) run(j stdioJob) {
 	defer st.wg.Done()
 	cl := j.cl
-	res, err := st.srv.invoke(cl)
 	out := getBuf()
-	resp, _, ok := st.srv.finish(cl, res, err, (*out)[:0])
-	st.c.untrack(cl)
-	putBuf(j.buf)
+	resp, ok := st.srv.serveTracked(cl, st.c, j.buf, (*out)[:0])
 	if ok {
 		_ = st.lw.writeMsg(resp)
 	}
