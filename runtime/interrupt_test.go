@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,20 +93,11 @@ func TestInterruptStartFunction(t *testing.T) {
 	if !m.interruptible() || len(m.starts) != 1 {
 		t.Fatalf("interruptible %v, starts %q", m.interruptible(), m.starts)
 	}
-	if slicesContains(m.Exports(), "__wasmcp_start") {
+	if slices.Contains(m.Exports(), "__wasmcp_start") {
 		t.Errorf("exports %q show the runtime's start export", m.Exports())
 	}
 	p := newPool(t, "startloop.wasm", Limits{Timeout: 200 * time.Millisecond}, Sandbox{})
 	stoppedAtDeadline(t, p, "x", 1200*time.Millisecond)
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // TestGCNotStalledBySpinningGuest: a guest spinning in a loop leaves the
