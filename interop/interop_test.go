@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	wmcp "github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // serveEnv makes the test binary act as a stdio MCP server, for
@@ -162,11 +163,7 @@ var transports = []transportCase{
 		t.Cleanup(func() {
 			cs.Close()
 			cw.Close()
-			select {
-			case <-done:
-			case <-time.After(wait):
-				t.Error("ServeStdio did not return")
-			}
+			testutil.AwaitReturn(t, done, wait, "ServeStdio")
 			s.Close()
 		})
 		return cs

@@ -14,6 +14,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // Tests of clients that flood the host with work or output: each fails if
@@ -260,11 +261,7 @@ func TestStdioNotifyBlockedClient(t *testing.T) {
 	t.Cleanup(func() {
 		cw.Close()
 		sr.Close() // the blocked writes fail
-		select {
-		case <-done:
-		case <-time.After(wait):
-			t.Error("ServeStdio did not return")
-		}
+		testutil.AwaitReturn(t, done, wait, "ServeStdio")
 		s.Close()
 	})
 	br := bufio.NewReader(sr)

@@ -74,11 +74,7 @@ func startStdio(t *testing.T, popts *mcptest.Options, opts *mcp.Options) *stdioC
 	t.Cleanup(func() {
 		cw.Close()
 		cancel()
-		select {
-		case <-c.done:
-		case <-time.After(wait):
-			t.Error("ServeStdio did not return")
-		}
+		testutil.AwaitReturn(t, c.done, wait, "ServeStdio")
 		s.Close()
 	})
 	return c

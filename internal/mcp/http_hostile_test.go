@@ -18,6 +18,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // Tests of hostile HTTP clients: each fails if the protection it names is
@@ -48,11 +49,7 @@ func startRun(t *testing.T, sopts *mcp.Options, hopts *mcp.HTTPOptions) *runEnv 
 	go func() { e.done <- s.RunHTTP(ctx, ln, hopts) }()
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-e.done:
-		case <-time.After(wait):
-			t.Error("RunHTTP did not return")
-		}
+		testutil.AwaitReturn(t, e.done, wait, "RunHTTP")
 		s.Close()
 	})
 	return e

@@ -107,11 +107,7 @@ func startStdio(t testing.TB, srv *Server) *stdioClient {
 	go c.read(outR)
 	t.Cleanup(func() {
 		inW.Close()
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			t.Error("ServeStdio did not return after stdin closed")
-		}
+		testutil.AwaitReturn(t, c.done, 10*time.Second, "ServeStdio (stdin closed)")
 		cancel()
 	})
 	return c

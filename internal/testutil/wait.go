@@ -16,3 +16,16 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 		}
 	}
 }
+
+// AwaitReturn waits up to within for done to deliver the result of a
+// goroutine that serves (ServeStdio, RunHTTP), and reports an error
+// naming what if it does not come: a test's cleanup, after closing what
+// the goroutine serves.
+func AwaitReturn(t testing.TB, done <-chan error, within time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(within):
+		t.Errorf("%s did not return", what)
+	}
+}
