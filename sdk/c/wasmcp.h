@@ -173,13 +173,18 @@ const char *wasmcp_arg_str_required(wasmcp_ctx *ctx, wasmcp_json args, const cha
 void wasmcp_text(wasmcp_ctx *ctx, const char *text, size_t len);
 void wasmcp_textz(wasmcp_ctx *ctx, const char *text);
 void wasmcp_textf(wasmcp_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Tool content: an image (data is raw bytes; base64-encoded by the SDK). */
+/* Tool content: an image or audio clip (data is raw bytes; base64-encoded
+ * by the SDK). */
 void wasmcp_image(wasmcp_ctx *ctx, const void *data, size_t len, const char *mime_type);
+void wasmcp_audio(wasmcp_ctx *ctx, const void *data, size_t len, const char *mime_type);
 /* A raw JSON item appended to the method's list (content / messages /
  * contents / completion values). */
 void wasmcp_item_raw(wasmcp_ctx *ctx, const char *json, size_t len);
 /* Prompt message with an explicit role ("user" or "assistant"). */
 void wasmcp_prompt_message(wasmcp_ctx *ctx, const char *role, const char *text);
+/* Prompt message of role whose content is an image (raw bytes, as for
+ * wasmcp_image). */
+void wasmcp_prompt_image(wasmcp_ctx *ctx, const char *role, const void *data, size_t len, const char *mime_type);
 void wasmcp_prompt_description(wasmcp_ctx *ctx, const char *description);
 /* Resource contents for uri (NULL = the requested URI). */
 void wasmcp_resource_text(wasmcp_ctx *ctx, const char *uri, const char *mime_type, const char *text, size_t len);
@@ -407,7 +412,10 @@ void wasmcp_item_raw(wasmcp_ctx *ctx, const char *json, size_t len) {
 	wasmcp_buf_put(&ctx->items, json, len);
 }
 
-static void wasmcp__text_item(wasmcp_ctx *ctx, const char *role, const char *text, size_t len) {
+/* wasmcp__content starts a content block of type, as the content of a
+ * prompt message of role when role is not NULL; the caller writes the
+ * rest and ends it with wasmcp__content_end. */
+static wasmcp_buf *wasmcp__content(wasmcp_ctx *ctx, const char *role, const char *type) {
 	wasmcp_buf *b = wasmcp__item(ctx);
 	wasmcp_w_obj(b);
 	if (role) {
@@ -417,11 +425,20 @@ static void wasmcp__text_item(wasmcp_ctx *ctx, const char *role, const char *tex
 		wasmcp_w_obj(b);
 	}
 	wasmcp_w_key(b, "type");
-	wasmcp_w_str(b, "text");
-	wasmcp_w_key(b, "text");
-	wasmcp_w_strn(b, text, len);
+	wasmcp_w_str(b, type);
+	return b;
+}
+
+static void wasmcp__content_end(wasmcp_buf *b, const char *role) {
 	if (role) wasmcp_w_end_obj(b);
 	wasmcp_w_end_obj(b);
+}
+
+static void wasmcp__text_item(wasmcp_ctx *ctx, const char *role, const char *text, size_t len) {
+	wasmcp_buf *b = wasmcp__content(ctx, role, "text");
+	wasmcp_w_key(b, "text");
+	wasmcp_w_strn(b, text, len);
+	wasmcp__content_end(b, role);
 }
 
 void wasmcp_resource_text(wasmcp_ctx *ctx, const char *uri, const char *mime_type, const char *text, size_t len) {
@@ -471,16 +488,27 @@ void wasmcp_textf(wasmcp_ctx *ctx, const char *fmt, ...) {
 	if (s) wasmcp_text(ctx, s, n);
 }
 
-void wasmcp_image(wasmcp_ctx *ctx, const void *data, size_t len, const char *mime_type) {
-	wasmcp_buf *b = wasmcp__item(ctx);
-	wasmcp_w_obj(b);
-	wasmcp_w_key(b, "type");
-	wasmcp_w_str(b, "image");
+/* wasmcp__media adds an image or audio content block, as the content of a
+ * prompt message of role when role is not NULL. */
+static void wasmcp__media(wasmcp_ctx *ctx, const char *role, const char *type, const void *data, size_t len, const char *mime_type) {
+	wasmcp_buf *b = wasmcp__content(ctx, role, type);
 	wasmcp_w_key(b, "data");
 	wasmcp_w_base64(b, data, len);
 	wasmcp_w_key(b, "mimeType");
 	wasmcp_w_str(b, mime_type);
-	wasmcp_w_end_obj(b);
+	wasmcp__content_end(b, role);
+}
+
+void wasmcp_image(wasmcp_ctx *ctx, const void *data, size_t len, const char *mime_type) {
+	wasmcp__media(ctx, NULL, "image", data, len, mime_type);
+}
+
+void wasmcp_audio(wasmcp_ctx *ctx, const void *data, size_t len, const char *mime_type) {
+	wasmcp__media(ctx, NULL, "audio", data, len, mime_type);
+}
+
+void wasmcp_prompt_image(wasmcp_ctx *ctx, const char *role, const void *data, size_t len, const char *mime_type) {
+	wasmcp__media(ctx, role, "image", data, len, mime_type);
 }
 
 void wasmcp_prompt_message(wasmcp_ctx *ctx, const char *role, const char *text) {

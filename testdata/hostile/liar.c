@@ -25,25 +25,13 @@
 /* host calls method with params and returns the result (arena memory,
  * NUL-terminated) or NULL. */
 static char *host(const char *method, const char *params, size_t *len) {
-	int32_t r = wasmcp_call_raw(method, (uint32_t)strlen(method), params, (uint32_t)strlen(params));
+	char *res;
+	int32_t r = raw_host(method, params, strlen(params), &res);
 	if (r < 0) {
 		return NULL;
 	}
-	char *buf = wasmcp_alloc((size_t)r + 1);
-	if (!buf) {
-		return NULL;
-	}
-	size_t got = 0;
-	while (got < (size_t)r) {
-		uint32_t k = wasmcp_result_read(buf + got, (uint32_t)((size_t)r - got));
-		if (k == 0) {
-			break;
-		}
-		got += k;
-	}
-	buf[got] = 0;
-	*len = got;
-	return buf;
+	*len = (size_t)r;
+	return res;
 }
 
 /* member returns the decoded string member key of the JSON object text

@@ -44,6 +44,31 @@ static uint32_t raw_done(char *in, uint32_t status) {
 	return status;
 }
 
+/* raw_host calls method with params; returns the errno (negative) or the
+ * result length, the result (NUL-terminated arena memory) in *res. */
+static int32_t raw_host(const char *method, const char *params, size_t plen, char **res) {
+	int32_t r = wasmcp_call_raw(method, (uint32_t)strlen(method), params, (uint32_t)plen);
+	*res = NULL;
+	if (r < 0) {
+		return r;
+	}
+	char *buf = wasmcp_alloc((size_t)r + 1);
+	if (!buf) {
+		return -100;
+	}
+	size_t got = 0;
+	while (got < (size_t)r) {
+		uint32_t k = wasmcp_result_read(buf + got, (uint32_t)((size_t)r - got));
+		if (k == 0) {
+			break;
+		}
+		got += k;
+	}
+	buf[got] = 0;
+	*res = buf;
+	return r;
+}
+
 /* raw_request is a parsed request envelope's root and its method and
  * params members. */
 typedef struct {

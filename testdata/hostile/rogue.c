@@ -28,31 +28,6 @@
 
 static void outb(wasmcp_buf *b) { wasmcp_output_write(b->p, (uint32_t)b->len); }
 
-/* host calls method with params; returns the errno (negative) or the
- * result length, the result (NUL-terminated arena memory) in *res. */
-static int32_t host(const char *method, const char *params, size_t plen, char **res) {
-	int32_t r = wasmcp_call_raw(method, (uint32_t)strlen(method), params, (uint32_t)plen);
-	*res = NULL;
-	if (r < 0) {
-		return r;
-	}
-	char *buf = wasmcp_alloc((size_t)r + 1);
-	if (!buf) {
-		return -100;
-	}
-	size_t got = 0;
-	while (got < (size_t)r) {
-		uint32_t k = wasmcp_result_read(buf + got, (uint32_t)((size_t)r - got));
-		if (k == 0) {
-			break;
-		}
-		got += k;
-	}
-	buf[got] = 0;
-	*res = buf;
-	return r;
-}
-
 /* config_str returns the granted config value of key, or NULL. */
 static const char *config_str(const char *key) {
 	wasmcp_buf b = {0};
@@ -61,7 +36,7 @@ static const char *config_str(const char *key) {
 	wasmcp_w_str(&b, key);
 	wasmcp_w_end_obj(&b);
 	char *res;
-	int32_t r = host("config/get", b.p, b.len, &res);
+	int32_t r = raw_host("config/get", b.p, b.len, &res);
 	wasmcp_buf_free(&b);
 	wasmcp_json_doc d;
 	if (r < 0 || wasmcp_json_parse(res, (size_t)r, &d) != 0) {
@@ -202,7 +177,7 @@ static uint32_t block(wasmcp_json args) {
 		return WASMCP_STATUS_OK;
 	}
 	char *res;
-	int32_t r = host(method, "{}", 2, &res);
+	int32_t r = raw_host(method, "{}", 2, &res);
 	if (r < 0) {
 		char msg[32];
 		int n = snprintf(msg, sizeof msg, "%d", (int)r);

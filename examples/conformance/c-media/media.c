@@ -65,26 +65,6 @@ static void wav(unsigned char out[WAV_SIZE]) {
 	}
 }
 
-/* media_item adds a {"type", "data", "mimeType"} content block. */
-static void media_item(wasmcp_ctx *ctx, const char *type, const void *data, size_t n, const char *mime) {
-	wasmcp_buf b = {0};
-	wasmcp_w_obj(&b);
-	wasmcp_w_key(&b, "type");
-	wasmcp_w_str(&b, type);
-	wasmcp_w_key(&b, "data");
-	wasmcp_w_base64(&b, data, n);
-	wasmcp_w_key(&b, "mimeType");
-	wasmcp_w_str(&b, mime);
-	wasmcp_w_end_obj(&b);
-	if (b.oom) {
-		wasmcp_buf_free(&b);
-		wasmcp_rpc_error(ctx, WASMCP_RPC_INTERNAL, "out of memory", NULL);
-		return;
-	}
-	wasmcp_item_raw(ctx, b.p, b.len);
-	wasmcp_buf_free(&b);
-}
-
 static void image_content(wasmcp_ctx *ctx, wasmcp_json args) {
 	(void)args;
 	wasmcp_image(ctx, png, sizeof png, "image/png");
@@ -94,7 +74,7 @@ static void audio_content(wasmcp_ctx *ctx, wasmcp_json args) {
 	static unsigned char buf[WAV_SIZE];
 	(void)args;
 	wav(buf);
-	media_item(ctx, "audio", buf, sizeof buf, "audio/wav");
+	wasmcp_audio(ctx, buf, sizeof buf, "audio/wav");
 }
 
 static const char mixed_resource[] =
@@ -114,28 +94,8 @@ static void static_binary(wasmcp_ctx *ctx, const char *uri) {
 
 /* prompt_with_image: a user message with the image, then one with text. */
 static void prompt_with_image(wasmcp_ctx *ctx, wasmcp_json args) {
-	wasmcp_buf b = {0};
 	(void)args;
-	wasmcp_w_obj(&b);
-	wasmcp_w_key(&b, "role");
-	wasmcp_w_str(&b, "user");
-	wasmcp_w_key(&b, "content");
-	wasmcp_w_obj(&b);
-	wasmcp_w_key(&b, "type");
-	wasmcp_w_str(&b, "image");
-	wasmcp_w_key(&b, "data");
-	wasmcp_w_base64(&b, png, sizeof png);
-	wasmcp_w_key(&b, "mimeType");
-	wasmcp_w_str(&b, "image/png");
-	wasmcp_w_end_obj(&b);
-	wasmcp_w_end_obj(&b);
-	if (b.oom) {
-		wasmcp_buf_free(&b);
-		wasmcp_rpc_error(ctx, WASMCP_RPC_INTERNAL, "out of memory", NULL);
-		return;
-	}
-	wasmcp_item_raw(ctx, b.p, b.len);
-	wasmcp_buf_free(&b);
+	wasmcp_prompt_image(ctx, "user", png, sizeof png, "image/png");
 	wasmcp_prompt_message(ctx, "user", "Please analyze the image above.");
 }
 
