@@ -96,6 +96,46 @@ func TestSchedulerIsolation(t *testing.T) {
 	}
 }
 
+// TestSchedulerYields: a call past its slice yields its thread to the
+// operating system about every yieldEvery of guest time; a quick call,
+// foreground throughout, never does.
+func TestSchedulerYields(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	p := newPool(t, watGuest, Limits{Timeout: timeout, Instances: 1}, Sandbox{})
+	s := p.m.e.sched
+	if s == nil {
+		t.Fatal("the test engine has no scheduler")
+	}
+	for _, tc := range []struct {
+		name, input string
+		kind        Kind // 0: the call succeeds
+		atLeast     int64
+		atMost      int64
+	}{
+		// (timeout − slice) / yieldEvery ≈ 1950; a tenth of that leaves
+		// room for a loaded machine and the race detector, and there is
+		// at most one yield per yieldEvery.
+		{"spinning", "l", KindDeadline, int64((timeout - defaultSlice) / yieldEvery / 10), int64(timeout/yieldEvery) + 1},
+		{"quick", "e-hello", 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.yields.Load()
+			_, _, err := p.Call(context.Background(), []byte(tc.input), nil)
+			if tc.kind == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				callErr(t, err, tc.kind)
+			}
+			n := s.yields.Load() - before
+			if n < tc.atLeast || n > tc.atMost {
+				t.Errorf("%d yields, want %d to %d", n, tc.atLeast, tc.atMost)
+			}
+		})
+	}
+}
+
 // TestSchedulerTurns: free slots go round robin between the pools with
 // parked calls, FIFO within a pool, so that a pool with many waiting
 // calls gets the turns of a pool with one.
