@@ -20,19 +20,11 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 runs=3 dur=4s out=""
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--runs) runs="$2"; shift ;;
-	--duration) dur="$2"; shift ;;
-	--out) out="$2"; shift ;;
-	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
-	*) echo "cluster.sh: unknown argument $1" >&2; exit 2 ;;
-	esac
-	shift
-done
-[ -n "$out" ] || out="$(mktemp -d -t wasmcp-cluster-bench-XXXXXX)"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+bench_args 18 "$@"
+bench_no_rest
+bench_out wasmcp-cluster-bench
 bin="$out/bin" work="$out/work"
 mkdir -p "$bin" "$work"
 results="$out/results.jsonl"

@@ -13,19 +13,12 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 runs=3 dur=6s out=""
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--runs) runs="$2"; shift ;;
-	--duration) dur="$2"; shift ;;
-	--out) out="$2"; shift ;;
-	-h | --help) sed -n '2,12p' "$0"; exit 0 ;;
-	*) echo "isolation.sh: unknown argument $1" >&2; exit 2 ;;
-	esac
-	shift
-done
-[ -n "$out" ] || out="$(mktemp -d -t wasmcp-isolation-XXXXXX)"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+bench_args 11 "$@"
+bench_no_rest
+bench_out wasmcp-isolation
 mkdir -p "$out/bin"
-out="$(cd "$out" && pwd)"
 (cd "$root" && go build -o "$out/bin/" ./cmd/wasmcp)
 (cd "$here" && go build -o "$out/bin/" ./cmd/load)
 for mode in on off; do

@@ -24,18 +24,16 @@ root="$(cd "$here/.." && pwd)"
 
 runs=5 dur=4s out="" gotest=1 profile=0 snapshot=0
 args=("$@")
-while [ $# -gt 0 ]; do
-	case "$1" in
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+bench_args 20 "$@"
+for a in "${rest[@]}"; do
+	case "$a" in
 	--snapshot) snapshot=1 ;;
-	--runs) runs="$2"; shift ;;
-	--duration) dur="$2"; shift ;;
-	--out) out="$2"; shift ;;
 	--no-gotest) gotest=0 ;;
 	--profile) profile=1 ;;
-	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
-	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+	*) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
 	esac
-	shift
 done
 
 if [ $snapshot = 1 ]; then
@@ -52,9 +50,7 @@ if [ $snapshot = 1 ]; then
 	exit $?
 fi
 
-[ -n "$out" ] || out="$(mktemp -d -t wasmcp-bench-XXXXXX)"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
+bench_out wasmcp-bench
 bin="$out/bin" work="$out/work"
 mkdir -p "$bin" "$work"
 results="$out/results.jsonl"
