@@ -14,6 +14,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
+	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // Caller is the client side of one request, as plugins needs it. The
@@ -282,16 +283,15 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 		}
 	}()
 	for round := 1; ; round++ {
-		*bufp = buildEnvelope(*bufp, method, params, &ec)
 		var status uint32
 		var out []byte
 		var err error
 		if hook := callHookFrom(ctx); hook != nil {
 			cctx, h := hook.CallStart(ctx, pl.name, method, target, host)
-			status, out, err = pl.pool.Call(cctx, *bufp, h)
+			status, out, err = pl.callGuest(cctx, h, method, params, &ec, bufp)
 			hook.CallEnd(cctx, err)
 		} else {
-			status, out, err = pl.pool.Call(ctx, *bufp, host)
+			status, out, err = pl.callGuest(ctx, host, method, params, &ec, bufp)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
@@ -393,6 +393,17 @@ func missingCapabilities(caps json.RawMessage, reqs map[string]inputRequest) *Mi
 		return nil
 	}
 	return &MissingCapabilityError{Required: missing}
+}
+
+// callGuest runs one round of a call on pl's pool: a wasmcp/1 plugin gets
+// the envelope written out in buf, the Extism adapter reads it as it is
+// (nothing to parse back).
+func (pl *Plugin) callGuest(ctx context.Context, h runtime.Host, method string, params json.RawMessage, ec *envContext, buf *[]byte) (uint32, []byte, error) {
+	if x, ok := pl.pool.(*extismPool); ok {
+		return x.call(ctx, method, params, ec, h)
+	}
+	*buf = buildEnvelope(*buf, method, params, ec)
+	return pl.pool.Call(ctx, *buf, h)
 }
 
 // buildEnvelope writes the request envelope of ABI §3 into buf. params

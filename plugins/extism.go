@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -96,88 +97,36 @@ func (p *Plugin) ABI() string { return pluginABI(p.rt.module) }
 
 func (x *extismPool) has(export string) bool { return slices.Contains(x.exports, export) }
 
-// extismEnvelope is the part of a wasmcp/1 envelope the adapter reads;
-// the raw members alias the envelope.
-type extismEnvelope struct {
-	Method          string
-	Params          json.RawMessage
-	ProtocolVersion string
-	ClientCaps      json.RawMessage
-	ProgressToken   json.RawMessage
-	InputResponses  json.RawMessage
-	RequestState    *string
-}
-
-// parseEnvelope reads an envelope the registry built (valid JSON) without
-// reflection.
-func parseEnvelope(b []byte) (*extismEnvelope, error) {
-	env := &extismEnvelope{}
-	if !jsonscan.Valid(b) {
-		return nil, errors.New("not valid JSON")
-	}
-	it, ok := jsonscan.NewObjectIter(b)
-	if !ok {
-		return nil, errors.New("not an object")
-	}
-	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
-		switch {
-		case jsonscan.KeyIs(k, "method"):
-			env.Method, _ = jsonscan.String(v)
-		case jsonscan.KeyIs(k, "params"):
-			env.Params = v
-		case jsonscan.KeyIs(k, "context"):
-			ci, ok := jsonscan.NewObjectIter(v)
-			if !ok {
-				continue
-			}
-			for ck, cv, ok := ci.Next(); ok; ck, cv, ok = ci.Next() {
-				switch {
-				case jsonscan.KeyIs(ck, "protocolVersion"):
-					env.ProtocolVersion, _ = jsonscan.String(cv)
-				case jsonscan.KeyIs(ck, "clientCapabilities"):
-					env.ClientCaps = cv
-				case jsonscan.KeyIs(ck, "progressToken"):
-					env.ProgressToken = cv
-				case jsonscan.KeyIs(ck, "inputResponses"):
-					env.InputResponses = cv
-				case jsonscan.KeyIs(ck, "requestState"):
-					if st, ok := jsonscan.String(cv); ok {
-						env.RequestState = &st
-					}
-				}
-			}
-		}
-	}
-	return env, nil
-}
-
-// Call runs one wasmcp/1 envelope on the Extism plugin.
+// Call implements callPool for the describe envelope, the one request
+// that reaches the adapter as bytes; the registry's calls come through
+// call, with the envelope before it is written out.
 func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) (uint32, []byte, error) {
-	env, err := parseEnvelope(envelope)
-	if err != nil {
-		return 0, nil, fmt.Errorf("extism adapter: bad envelope: %w", err)
+	if !bytes.Equal(envelope, describeEnvelope) {
+		return 0, nil, errors.New("extism adapter: only the describe envelope comes as bytes")
 	}
-	if env.Method == abi.MethodDescribe {
-		return x.describe(ctx, h)
-	}
-	xh := &extismHost{Host: h, stateless: env.ProtocolVersion >= statelessSince, caps: env.ClientCaps}
-	if err := xh.restore(env.RequestState, env.InputResponses); err != nil {
+	return x.describe(ctx, h)
+}
+
+// call runs one request on the Extism plugin: method, params and ec are
+// what a wasmcp/1 plugin would get as its envelope (ABI §3).
+func (x *extismPool) call(ctx context.Context, method string, params json.RawMessage, ec *envContext, h runtime.Host) (uint32, []byte, error) {
+	xh := &extismHost{Host: h, stateless: ec.ProtocolVersion >= statelessSince, caps: ec.ClientCapabilities}
+	if err := xh.restore(ec.RequestState, ec.InputResponses); err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}
 	var export string
 	var input []byte
-	params := env.Params
-	if len(params) == 0 {
+	if isNull(params) {
 		params = json.RawMessage("{}")
 	}
 	switch {
-	case x.abi == ABIExtismV1 && env.Method == abi.MethodToolsCall:
+	case x.abi == ABIExtismV1 && method == abi.MethodToolsCall:
 		export = "call"
 		input = append(append(append(make([]byte, 0, len(params)+12), `{"params":`...), params...), '}')
 	case x.abi == ABIExtismV1:
 		return abi.StatusError, rpcError(-32601, "an extism/v1 plugin serves tools only"), nil
 	default:
-		switch env.Method {
+		switch method {
 		case abi.MethodToolsCall:
 			export = "call_tool"
 		case abi.MethodPromptsGet:
@@ -188,15 +137,15 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 			export = "complete"
 			params = stripRefPrefix(params)
 		default:
-			return abi.StatusError, rpcError(-32601, "method not found: "+env.Method), nil
+			return abi.StatusError, rpcError(-32601, "method not found: "+method), nil
 		}
 		if !x.has(export) {
-			if env.Method == abi.MethodComplete {
+			if method == abi.MethodComplete {
 				return abi.StatusOK, emptyCompletion, nil
 			}
 			return abi.StatusError, rpcError(-32601, fmt.Sprintf("the plugin does not export %s", export)), nil
 		}
-		input = x.request(params, env.ProgressToken)
+		input = x.request(params, ec.ProgressToken)
 	}
 	status, out, err := x.CallExport(ctx, export, input, xh)
 	if xh.pending != nil {
@@ -209,7 +158,7 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 	}
 	if status == abi.StatusError {
 		msg := strings.ToValidUTF8(string(out), "?")
-		if env.Method == abi.MethodToolsCall {
+		if method == abi.MethodToolsCall {
 			res, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": msg}}, "isError": true})
 			return abi.StatusOK, res, nil
 		}
