@@ -217,13 +217,9 @@ func (c *collector) walk(e *jsonschema.ValidationError) {
 	case *kind.Const:
 		c.add(loc, "must be "+jsonText(k.Want))
 	case *kind.DependentRequired:
-		for _, m := range k.Missing {
-			c.add(loc, fmt.Sprintf("missing property, required when %q is present", k.Prop), m)
-		}
+		c.missingWith(loc, k.Prop, k.Missing)
 	case *kind.Dependency:
-		for _, m := range k.Missing {
-			c.add(loc, fmt.Sprintf("missing property, required when %q is present", k.Prop), m)
-		}
+		c.missingWith(loc, k.Prop, k.Missing)
 	case *kind.FalseSchema:
 		c.add(loc, "is not allowed here")
 	case *kind.Not:
@@ -232,6 +228,14 @@ func (c *collector) walk(e *jsonschema.ValidationError) {
 		msg := libraryMessage(e.ErrorKind)
 		msg = strings.TrimPrefix(msg, "value ")
 		c.add(loc, msg)
+	}
+}
+
+// missingWith reports each property of missing that the presence of prop
+// requires (dependentRequired, or the array form of dependencies).
+func (c *collector) missingWith(loc []string, prop string, missing []string) {
+	for _, m := range missing {
+		c.add(loc, fmt.Sprintf("missing property, required when %q is present", prop), m)
 	}
 }
 

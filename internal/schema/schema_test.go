@@ -93,6 +93,7 @@ func TestValidateMessages(t *testing.T) {
 			"value.a: must be an integer, got string"},
 		{"min/max properties", `{"minProperties":2}`, `{}`, "value: must have at least 2 properties, got 0"},
 		{"dependentRequired", `{"dependentRequired":{"a":["b"]}}`, `{"a":1}`, `value.b: missing property, required when "a" is present`},
+		{"draft-07 dependencies", `{"$schema":"http://json-schema.org/draft-07/schema#","dependencies":{"a":["b"]}}`, `{"a":1}`, `value.b: missing property, required when "a" is present`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
