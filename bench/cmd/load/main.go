@@ -107,6 +107,31 @@ func (c *common) emit(human string, v any) error {
 	return f.Close()
 }
 
+// throughput are the flags of the throughput commands (stdio, http)
+// besides the common ones.
+type throughput struct {
+	tool    string
+	warm, d time.Duration
+	round   int
+}
+
+func (t *throughput) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.tool, "tool", "echo", "tool to call with {\"text\": ...}")
+	fs.DurationVar(&t.warm, "warmup", time.Second, "unmeasured warm-up")
+	fs.DurationVar(&t.d, "d", 5*time.Second, "measured duration")
+	fs.IntVar(&t.round, "round", 0, "round number recorded in the results")
+}
+
+// report records res as a throughput run over transport in mode, emits
+// it, and fails a run that saw invalid responses.
+func (t *throughput) report(c *common, res *loadgen.Result, transport string, mode loadgen.Mode) error {
+	res.Kind, res.Name, res.Transport, res.Mode, res.Round = "throughput", nameOr(c.name, transport), transport, mode, t.round
+	if err := c.emit(res.String(), res); err != nil {
+		return err
+	}
+	return errorsOf(res)
+}
+
 func parse(fs *flag.FlagSet, args []string) []string {
 	fs.Parse(args)
 	return fs.Args()
@@ -116,12 +141,10 @@ func cmdStdio(args []string) error {
 	fs := flag.NewFlagSet("stdio", flag.ExitOnError)
 	var c common
 	c.register(fs, "legacy")
-	tool := fs.String("tool", "echo", "tool to call with {\"text\": ...}")
+	var t throughput
+	t.register(fs)
 	n := fs.Int("n", 8, "requests in flight")
-	warm := fs.Duration("warmup", time.Second, "unmeasured warm-up")
-	d := fs.Duration("d", 5*time.Second, "measured duration")
 	count := fs.Int("count", 0, "stop after this many measured calls (0: by -d)")
-	round := fs.Int("round", 0, "round number recorded in the results")
 	cmdline := parse(fs, args)
 	mode, err := loadgen.ParseMode(c.mode)
 	if err != nil {
@@ -132,21 +155,17 @@ func cmdStdio(args []string) error {
 		return err
 	}
 	defer p.Stop()
-	watchdog := time.AfterFunc(*warm+*d+time.Minute, p.Kill)
+	watchdog := time.AfterFunc(t.warm+t.d+time.Minute, p.Kill)
 	defer watchdog.Stop()
-	cl := loadgen.NewStdioClient(p.Stdout, p.Stdin, mode, *tool)
+	cl := loadgen.NewStdioClient(p.Stdout, p.Stdin, mode, t.tool)
 	if err := cl.Handshake(); err != nil {
 		return fmt.Errorf("%w%s", err, p.StderrTail())
 	}
-	res, err := cl.Run(loadgen.RunOptions{InFlight: *n, Warmup: *warm, Duration: *d, Count: *count, ServerCPU: p.CPU})
+	res, err := cl.Run(loadgen.RunOptions{InFlight: *n, Warmup: t.warm, Duration: t.d, Count: *count, ServerCPU: p.CPU})
 	if err != nil {
 		return fmt.Errorf("%w%s", err, p.StderrTail())
 	}
-	res.Kind, res.Name, res.Transport, res.Mode, res.Round = "throughput", nameOr(c.name, "stdio"), "stdio", mode, *round
-	if err := c.emit(res.String(), res); err != nil {
-		return err
-	}
-	return errorsOf(res)
+	return t.report(&c, res, "stdio", mode)
 }
 
 func cmdHTTP(args []string) error {
@@ -154,16 +173,14 @@ func cmdHTTP(args []string) error {
 	var c common
 	c.register(fs, "modern")
 	url := fs.String("url", "", "endpoint of a running server (instead of starting CMD)")
-	tool := fs.String("tool", "echo", "tool to call with {\"text\": ...}")
+	var t throughput
+	t.register(fs)
 	clients := fs.Int("c", 64, "concurrent keep-alive clients")
-	warm := fs.Duration("warmup", time.Second, "unmeasured warm-up")
-	d := fs.Duration("d", 5*time.Second, "measured duration")
-	round := fs.Int("round", 0, "round number recorded in the results")
 	cmdline := parse(fs, args)
 	if c.mode != string(loadgen.Modern) {
 		return errors.New("http: only -mode modern (stateless 2026-07-28) is implemented")
 	}
-	o := loadgen.HTTPOptions{URL: *url, Tool: *tool, Clients: *clients, Warmup: *warm, Duration: *d}
+	o := loadgen.HTTPOptions{URL: *url, Tool: t.tool, Clients: *clients, Warmup: t.warm, Duration: t.d}
 	if *url == "" {
 		p, err := loadgen.StartProc(cmdline, c.verbose)
 		if err != nil {
@@ -179,11 +196,7 @@ func cmdHTTP(args []string) error {
 	if err != nil {
 		return err
 	}
-	res.Kind, res.Name, res.Transport, res.Mode, res.Round = "throughput", nameOr(c.name, "http"), "http", loadgen.Modern, *round
-	if err := c.emit(res.String(), res); err != nil {
-		return err
-	}
-	return errorsOf(res)
+	return t.report(&c, res, "http", loadgen.Modern)
 }
 
 func cmdColdStart(args []string) error {
