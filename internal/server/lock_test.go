@@ -94,10 +94,7 @@ prefix = "o_"
 	// with the registry down.
 	e.push(t, "acme/good:1", append(append([]byte(nil), e.wasm...), 0))
 	e.down.Store(true)
-	srv, logs, err := e.start(t, dir, cfgText(`kv = true`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, logs := e.serve(t, dir, cfgText(`kv = true`))
 	for _, tool := range []string{"echo", "o_echo"} {
 		if err := echo(t, srv, tool); err != nil {
 			t.Fatalf("%s from the lock, offline: %v\n%s", tool, err, logs)
@@ -107,12 +104,9 @@ prefix = "o_"
 
 	// Grants widened since the lock: refused with the difference; the
 	// other plugin serves.
-	srv, logs, err = e.start(t, dir, cfgText(`kv = true
+	srv, logs = e.serve(t, dir, cfgText(`kv = true
 http = ["https://api.example.com/"]
 sampling = true`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if echo(t, srv, "echo") == nil {
 		t.Fatal("plugin with widened grants is served")
 	}

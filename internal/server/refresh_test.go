@@ -30,7 +30,7 @@ func TestURLRefresh(t *testing.T) {
 	dir := t.TempDir()
 	key := newKey(t, dir, "cosign.pub")
 	e.signTag(t, "good", e.digest, e.digest, key)
-	srv, logs, err := e.start(t, dir, `
+	srv, logs := e.serve(t, dir, `
 [server]
 kv_dir = ":memory:"
 cache_dir = "cache"
@@ -42,9 +42,6 @@ refresh = "100ms"
 [plugins.verify]
 key = "cosign.pub"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := pluginSHA(srv, "fresh")
 	if first == "" {
 		t.Fatalf("not loaded:\n%s", logs)

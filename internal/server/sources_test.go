@@ -121,6 +121,16 @@ kv_dir = ":memory:"
 cache_dir = "cache"
 `
 
+// serve is start for a config that must load.
+func (e *urlEnv) serve(t *testing.T, dir, toml string) (*Server, *logBuffer) {
+	t.Helper()
+	srv, logs, err := e.start(t, dir, toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, logs
+}
+
 func echo(t *testing.T, srv *Server, tool string) error {
 	t.Helper()
 	res, err := srv.CallTool(context.Background(), tool, json.RawMessage(`{"text":"hi"}`))
@@ -139,7 +149,7 @@ func echo(t *testing.T, srv *Server, tool string) error {
 func TestURLPlugins(t *testing.T) {
 	e := newURLEnv(t)
 	dir := t.TempDir()
-	srv, logs, err := e.start(t, dir, urlHeader+`
+	srv, logs := e.serve(t, dir, urlHeader+`
 [[plugins]]
 name = "local"
 path = "{{good}}"
@@ -166,9 +176,6 @@ url = "oci://{{host}}/good:1"
 sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
 prefix = "p_"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tool := range []string{"l_echo", "t_echo", "d_echo", "w_echo"} {
 		if err := echo(t, srv, tool); err != nil {
 			t.Errorf("%s: %v", tool, err)
@@ -208,14 +215,11 @@ required = true
 func TestURLRetry(t *testing.T) {
 	e := newURLEnv(t)
 	e.down.Store(true)
-	srv, _, err := e.start(t, t.TempDir(), urlHeader+`
+	srv, _ := e.serve(t, t.TempDir(), urlHeader+`
 [[plugins]]
 name = "later"
 url = "oci://{{host}}/good:1"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if echo(t, srv, "echo") == nil {
 		t.Fatal("served while the registry is down")
 	}
@@ -236,7 +240,7 @@ func TestURLStall(t *testing.T) {
 	e.stall.Store(true)
 	e.wait = 500 * time.Millisecond
 	start := time.Now()
-	srv, logs, err := e.start(t, t.TempDir(), urlHeader+`
+	srv, logs := e.serve(t, t.TempDir(), urlHeader+`
 [[plugins]]
 name = "local"
 path = "{{good}}"
@@ -245,9 +249,6 @@ name = "stuck"
 url = "oci://{{host}}/good:1"
 prefix = "s_"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("start took %v with a stalling registry", d)
 	}

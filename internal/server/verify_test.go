@@ -218,17 +218,14 @@ key = "cosign.pub"
 			}
 		}
 	}
-	srv, logs, err := e.start(t, dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, logs := e.serve(t, dir, cfg)
 	check(srv, logs)
 	srv.Close(context.Background())
 
 	// From the cache, with the registry down: the digest reference loads
 	// and is verified again from the cached signatures.
 	e.down.Store(true)
-	srv, logs, err = e.start(t, dir, urlHeader+`
+	srv, logs = e.serve(t, dir, urlHeader+`
 [[plugins]]
 name = "v3"
 url = "oci://{{host}}/v3@`+d2+`"
@@ -241,9 +238,6 @@ prefix = "o_"
 [plugins.verify]
 key = "other.pub"
 `)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := echo(t, srv, "echo"); err != nil {
 		t.Errorf("cached, verified plugin: %v\n%s", err, logs)
 	}
