@@ -68,23 +68,19 @@ func decodeHeaderValue(v string) (string, bool) {
 
 // checkHeaders validates the standard and custom headers of request m.
 func (h *httpHandler) checkHeaders(r *http.Request, m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error {
-	pv, present, ok := header(r, "Mcp-Protocol-Version")
-	switch {
-	case !present:
-		return headerMismatch("missing MCP-Protocol-Version header")
-	case !ok || !plainASCII(pv):
-		return headerMismatch("invalid MCP-Protocol-Version header")
-	case pv != mi.version:
-		return headerMismatch("MCP-Protocol-Version header value '{0}' does not match body value '{1}'", pv, mi.version)
-	}
-	mm, present, ok := header(r, "Mcp-Method")
-	switch {
-	case !present:
-		return headerMismatch("missing Mcp-Method header")
-	case !ok || !plainASCII(mm):
-		return headerMismatch("invalid Mcp-Method header")
-	case mm != m.Method:
-		return headerMismatch("Mcp-Method header value '{0}' does not match body value '{1}'", mm, m.Method)
+	for _, hc := range [...]struct{ key, name, body string }{
+		{"Mcp-Protocol-Version", "MCP-Protocol-Version", mi.version},
+		{"Mcp-Method", "Mcp-Method", m.Method},
+	} {
+		v, present, ok := header(r, hc.key)
+		switch {
+		case !present:
+			return headerMismatch("missing " + hc.name + " header")
+		case !ok || !plainASCII(v):
+			return headerMismatch("invalid " + hc.name + " header")
+		case v != hc.body:
+			return headerMismatch(hc.name+" header value '{0}' does not match body value '{1}'", v, hc.body)
+		}
 	}
 	var nameKey string
 	switch m.Method {

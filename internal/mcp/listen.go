@@ -112,6 +112,36 @@ func (l *listener) take(m listenMsg) []byte {
 	return msg
 }
 
+// listenStrings reads the member name of a subscriptions/listen filter,
+// v: null (none) or an array of at most Options.MaxSubscriptions strings
+// (what, for the message), each passing check when not nil.
+func (s *Server) listenStrings(v []byte, name, what string, check func(string) *jsonrpc.Error) ([]string, *jsonrpc.Error) {
+	it, isArr := jsonscan.NewArrayIter(v)
+	if !isArr {
+		if jsonscan.Kind(v) == 'z' {
+			return nil, nil
+		}
+		return nil, invalidParams("subscriptions/listen: " + name + " must be an array of " + what)
+	}
+	var out []string
+	for e, more := it.Next(); more; e, more = it.Next() {
+		str, ok := jsonscan.String(e)
+		if !ok {
+			return nil, invalidParams("subscriptions/listen: " + name + " must be an array of " + what)
+		}
+		if check != nil {
+			if e := check(str); e != nil {
+				return nil, e
+			}
+		}
+		if len(out) >= s.opts.MaxSubscriptions {
+			return nil, invalidParams("subscriptions/listen: more than " + strconv.Itoa(s.opts.MaxSubscriptions) + " " + name)
+		}
+		out = append(out, str)
+	}
+	return out, nil
+}
+
 // taggedNotification builds a listen-stream notification carrying the
 // subscription id (and the uri of resources/updated when uri is set).
 func taggedNotification(method, uri string, id jsonrpc.ID) []byte {
@@ -150,48 +180,17 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 	l.tools = f.ListChanged && f.Tools && want("toolsListChanged")
 	l.prompts = f.ListChanged && f.Prompts && want("promptsListChanged")
 	l.resources = f.ListChanged && f.Resources && want("resourcesListChanged")
+	var e *jsonrpc.Error
 	if v, ok := jsonscan.Member(filter, "resourceSubscriptions"); ok && canSubs {
-		it, isArr := jsonscan.NewArrayIter(v)
-		if !isArr && jsonscan.Kind(v) != 'z' {
-			return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
-		}
-		for isArr {
-			e, more := it.Next()
-			if !more {
-				break
-			}
-			uri, ok := jsonscan.String(e)
-			if !ok {
-				return nil, invalidParams("subscriptions/listen: resourceSubscriptions must be an array of URIs")
-			}
-			if e := s.checkURI("subscriptions/listen", uri); e != nil {
-				return nil, e
-			}
-			if len(l.uris) >= s.opts.MaxSubscriptions {
-				return nil, invalidParams("subscriptions/listen: more than " + strconv.Itoa(s.opts.MaxSubscriptions) + " resourceSubscriptions")
-			}
-			l.uris = append(l.uris, uri)
+		checkURI := func(uri string) *jsonrpc.Error { return s.checkURI("subscriptions/listen", uri) }
+		if l.uris, e = s.listenStrings(v, "resourceSubscriptions", "URIs", checkURI); e != nil {
+			return nil, e
 		}
 	}
 
 	if v, ok := jsonscan.Member(filter, "taskIds"); ok && jsonscan.Kind(v) != 'z' {
-		it, isArr := jsonscan.NewArrayIter(v)
-		if !isArr {
-			return nil, invalidParams("subscriptions/listen: taskIds must be an array of task ids")
-		}
-		for {
-			e, more := it.Next()
-			if !more {
-				break
-			}
-			id, ok := jsonscan.String(e)
-			if !ok {
-				return nil, invalidParams("subscriptions/listen: taskIds must be an array of task ids")
-			}
-			if len(l.taskIDs) >= s.opts.MaxSubscriptions {
-				return nil, invalidParams("subscriptions/listen: more than " + strconv.Itoa(s.opts.MaxSubscriptions) + " taskIds")
-			}
-			l.taskIDs = append(l.taskIDs, id)
+		if l.taskIDs, e = s.listenStrings(v, "taskIds", "task ids", nil); e != nil {
+			return nil, e
 		}
 		if len(l.taskIDs) > 0 && !hasTasksExtension(cl.req.ClientCapabilities) {
 			return nil, errNeedTasksExtension

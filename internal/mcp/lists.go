@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
@@ -17,6 +18,18 @@ const (
 	listPrompts
 )
 
+// lists are, for each listKind, the member of its result and the Provider
+// method that gives its items.
+var lists = [...]struct {
+	key   string
+	items func(Provider, context.Context, *Request) ([]json.RawMessage, error)
+}{
+	listTools:     {"tools", Provider.Tools},
+	listResources: {"resources", Provider.Resources},
+	listTemplates: {"resourceTemplates", Provider.ResourceTemplates},
+	listPrompts:   {"prompts", Provider.Prompts},
+}
+
 // list answers one of the four list methods, one page at a time. Items
 // that are not valid JSON objects are dropped (and logged) so one broken
 // item cannot corrupt the stream.
@@ -25,23 +38,9 @@ func (s *Server) list(cl *call, kind listKind) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var items []json.RawMessage
-	var key string
-	ctx, r := cl.ctx, &cl.req
-	switch kind {
-	case listTools:
-		key = "tools"
-		items, err = s.p.Tools(ctx, r)
-	case listResources:
-		key = "resources"
-		items, err = s.p.Resources(ctx, r)
-	case listTemplates:
-		key = "resourceTemplates"
-		items, err = s.p.ResourceTemplates(ctx, r)
-	case listPrompts:
-		key = "prompts"
-		items, err = s.p.Prompts(ctx, r)
-	}
+	r := &cl.req
+	key := lists[kind].key
+	items, err := lists[kind].items(s.p, cl.ctx, r)
 	if err != nil {
 		return nil, err
 	}

@@ -479,14 +479,7 @@ func (run *taskRun) awaitInput(res []byte, round int) bool {
 	stRaw, _ := json.Marshal(st)
 	ch, stop := te.watch(run.id)
 	defer stop()
-	if _, err := te.update(bg.ctx, run.principal, run.id, func(t *tasks.Task) error {
-		if t.Status.Terminal() {
-			return tasks.ErrTerminal
-		}
-		t.Status, t.StatusMessage = tasks.InputRequired, "waiting for input"
-		t.InputRequests, t.InputResponses, t.State = reqsRaw, nil, stRaw
-		return nil
-	}); err != nil {
+	if run.setStatus(bg.ctx, tasks.InputRequired, "waiting for input", reqsRaw, stRaw) != nil {
 		return false
 	}
 	for {
@@ -503,14 +496,7 @@ func (run *taskRun) awaitInput(res []byte, round int) bool {
 					responses[k] = v
 				}
 			}
-			if _, err := te.update(bg.ctx, run.principal, run.id, func(t *tasks.Task) error {
-				if t.Status.Terminal() {
-					return tasks.ErrTerminal
-				}
-				t.Status, t.StatusMessage = tasks.Working, ""
-				t.InputRequests, t.InputResponses, t.State = nil, nil, nil
-				return nil
-			}); err != nil {
+			if run.setStatus(bg.ctx, tasks.Working, "", nil, nil) != nil {
 				return false
 			}
 			bg.req.Params = nextRoundParams(run.params, responses, st.RequestState)
@@ -523,6 +509,20 @@ func (run *taskRun) awaitInput(res []byte, round int) bool {
 			return false
 		}
 	}
+}
+
+// setStatus moves the task of run, unless it has ended, to status with
+// msg, the input requests reqs and the state st, and no input responses.
+func (run *taskRun) setStatus(ctx context.Context, status tasks.Status, msg string, reqs, st json.RawMessage) error {
+	_, err := run.te.update(ctx, run.principal, run.id, func(t *tasks.Task) error {
+		if t.Status.Terminal() {
+			return tasks.ErrTerminal
+		}
+		t.Status, t.StatusMessage = status, msg
+		t.InputRequests, t.InputResponses, t.State = reqs, nil, st
+		return nil
+	})
+	return err
 }
 
 func isEmptyObject(raw json.RawMessage) bool {
