@@ -404,22 +404,8 @@ func (c mcpCall) do(client *http.Client) (*mcpAnswer, error) {
 		return nil, err
 	}
 	a := &mcpAnswer{status: resp.StatusCode, upstream: resp.Header.Get("X-Upstream")}
-	msgs := [][]byte{body}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		msgs = nil
-		for _, line := range bytes.Split(body, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(d)) > 0 {
-				msgs = append(msgs, bytes.TrimSpace(d))
-			}
-		}
-	}
-	for _, d := range msgs {
-		var m struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *rpcErr         `json:"error"`
-		}
+	for _, d := range responseMessages(resp, body) {
+		var m rpcMsg
 		if err := json.Unmarshal(d, &m); err != nil {
 			return a, fmt.Errorf("HTTP %d: not JSON: %.200s", resp.StatusCode, d)
 		}

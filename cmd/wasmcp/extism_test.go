@@ -31,6 +31,31 @@ type rpcErr struct {
 	Message string `json:"message"`
 }
 
+// rpcMsg is a JSON-RPC message a client reads: a response, a
+// notification or a request of the server.
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcErr         `json:"error"`
+}
+
+// responseMessages splits an HTTP response body into its JSON-RPC
+// messages: the data of each event of a text/event-stream, else the body.
+func responseMessages(resp *http.Response, body []byte) [][]byte {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return [][]byte{body}
+	}
+	var msgs [][]byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(d)) > 0 {
+			msgs = append(msgs, bytes.TrimSpace(d))
+		}
+	}
+	return msgs
+}
+
 // note is a notification the server sent.
 type note struct {
 	Method string          `json:"method"`
@@ -93,13 +118,7 @@ func (c *stdioClient) call(method string, params map[string]any) (json.RawMessag
 	c.send(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
 	var notes []note
 	for c.sc.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *rpcErr         `json:"error"`
-		}
+		var m rpcMsg
 		if err := json.Unmarshal(c.sc.Bytes(), &m); err != nil {
 			c.t.Fatalf("stdout line is not JSON: %q", c.sc.Text())
 		}
@@ -239,25 +258,9 @@ func (c *httpClient2026) call(method string, params map[string]any) (json.RawMes
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var msgs [][]byte
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range bytes.Split(body, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(bytes.TrimSpace(d)) > 0 {
-				msgs = append(msgs, bytes.TrimSpace(d))
-			}
-		}
-	} else {
-		msgs = [][]byte{body}
-	}
 	var notes []note
-	for _, d := range msgs {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *rpcErr         `json:"error"`
-		}
+	for _, d := range responseMessages(resp, body) {
+		var m rpcMsg
 		if err := json.Unmarshal(d, &m); err != nil {
 			c.t.Fatalf("HTTP %d: not JSON: %s", resp.StatusCode, d)
 		}
