@@ -59,8 +59,10 @@ type Request struct {
 	Caller Caller
 }
 
-// envContext is the "context" member of the request envelope (ABI §3).
+// envContext is the "context" member of the request envelope (ABI §3),
+// and the request's era, which the guest reads from protocolVersion.
 type envContext struct {
+	stateless          bool            // a 2026-07-28 request (mcpreq.Client.Stateless); not written out
 	ProtocolVersion    string          `json:"protocolVersion,omitempty"`
 	ClientInfo         json.RawMessage `json:"clientInfo,omitempty"`
 	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
@@ -258,6 +260,7 @@ func rewriteParams(raw json.RawMessage, p *mcpreq.Params, rename bool, orig stri
 // run calls a plugin and carries out the input_required flow of ABI §6.
 func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, req *Request, params json.RawMessage, p *mcpreq.Params) (json.RawMessage, *resultHead, error) {
 	ec := envContext{
+		stateless:          req.Stateless,
 		ProtocolVersion:    req.ProtocolVersion,
 		ClientInfo:         req.ClientInfo,
 		ClientCapabilities: req.ClientCapabilities,
@@ -515,11 +518,12 @@ func (c *callClient) StartTask() {
 }
 
 func (c *callClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if c.req.Caller == nil || c.req.Stateless {
+	if c.req.Caller == nil {
 		return nil, hostapi.ErrUnsupported
 	}
-	// Whether the client declared the capability the method needs is the
-	// protocol engine's to check (Caller.Request answers
-	// hostapi.ErrUnsupported when it did not).
+	// Whether the request can carry a client request at all (not on
+	// 2026-07-28) and whether the client declared the capability the
+	// method needs are the protocol engine's to check (Caller.Request
+	// answers hostapi.ErrUnsupported when not).
 	return c.req.Caller.Request(ctx, method, params)
 }

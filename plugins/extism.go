@@ -51,9 +51,6 @@ const (
 	ABIExtismV2 = "extism/v2"
 )
 
-// statelessSince is the first protocol version whose requests carry
-// input_required to the client instead of server-to-client requests.
-const statelessSince = "2026-07-28"
 
 // callPool is what a Plugin runs its calls on: a runtime.Pool for wasmcp/1
 // plugins, an extismPool for Extism ones.
@@ -110,7 +107,7 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 // call runs one request on the Extism plugin: method, params and ec are
 // what a wasmcp/1 plugin would get as its envelope (ABI §3).
 func (x *extismPool) call(ctx context.Context, method string, params json.RawMessage, ec *envContext, h runtime.Host) (uint32, []byte, error) {
-	xh := &extismHost{Host: h, stateless: ec.ProtocolVersion >= statelessSince, caps: ec.ClientCapabilities}
+	xh := &extismHost{Host: h, stateless: ec.stateless, caps: ec.ClientCapabilities}
 	if err := xh.restore(ec.RequestState, ec.InputResponses); err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -16,7 +17,12 @@ import (
 // named by the tool or the URI.
 type shapeProvider struct{ *mcptest.Provider }
 
-func (shapeProvider) CallTool(_ context.Context, r *mcp.Request) (json.RawMessage, error) {
+func (shapeProvider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+	if r.Parsed.Name == "ask" {
+		// What a plugin's blocking host call to the client comes to.
+		_, err := r.ClientCall(ctx, "roots/list", nil)
+		return json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": fmt.Sprint(err)}}})
+	}
 	return json.RawMessage(r.Parsed.Name), nil
 }
 
@@ -59,8 +65,17 @@ func TestResultShapeOnTheWire(t *testing.T) {
 		{"resources/read", `{"contents":[{"uri":"a://b","text":"x"}]}`, `"result":{"contents":[{"uri":"a://b","text":"x"}]}`},
 		{"resources/read", `{"contents":[{"text":"x"}]}`, `"error":{"code":-32603,"message":"invalid result: contents[0].uri is missing or not a string"}`},
 	}
-	for _, tt := range tests {
+	// The plugin registry leaves it to the engine to refuse a client
+	// request on a 2026-07-28 request (and one the client has no
+	// capability for).
+	tests = append(tests,
+		struct{ method, result, want string }{"tools/call", "ask", "cannot carry server-to-client requests"},
+		struct{ method, result, want string }{"tools/call", "ask", "did not declare the \\\"roots\\\" capability"})
+	for i, tt := range tests {
 		params := map[string]any{"name": tt.result}
+		if i == len(tests)-2 {
+			params = withMeta(params, map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"roots": map[string]any{}}})
+		}
 		if tt.method == "resources/read" {
 			params = map[string]any{"uri": tt.result}
 		}
