@@ -72,6 +72,26 @@ wasm_c() {
 		-Wl,--stack-first -I"$inc" -o "$out" "$@"
 }
 
+# wasm_src OUT SRC INCLUDE builds a WAT (wasm_wat) or C (wasm_c, headers
+# from INCLUDE; a first line "// clang: FLAGS" gives FLAGS) source SRC
+# into OUT.
+wasm_src() {
+	case "$2" in
+	*.wat) wasm_wat "$1" "$2" ;;
+	*.c) wasm_c "$1" "$3" "$(sed -n '1s|^// clang: ||p' "$2")" "$2" ;;
+	*) echo "don't know how to build $2" >&2; return 1 ;;
+	esac
+}
+
+# wasm_one TARGET SRC SCRIPT builds the committed TARGET from SRC with the
+# script's build_one SRC OUT and reports it (see wasm_out, wasm_result).
+wasm_one() {
+	local out
+	out="$(wasm_out "$1")"
+	build_one "$2" "$out"
+	wasm_result "$1" "$out" "$3"
+}
+
 # wasm_result TARGET OUT SCRIPT reports a module built into OUT for the
 # committed TARGET (shown relative to root): with --check, "ok" if they
 # are the same bytes, else a FAIL line naming SCRIPT to rerun (and

@@ -27,17 +27,9 @@ wasm_setup 18 "$@"
 
 # build_one SRC OUT builds the plugin whose source is SRC into OUT.
 build_one() {
-	local src="$1" out="$2"
-	case "$src" in
-	*.wat)
-		wasm_wat "$out" "$src"
-		;;
-	*.c)
-		wasm_c "$out" "$here" "" "$src"
-		;;
-	go/*/main.go)
-		(cd "$here/go" && wasm_go "$out" "./$(basename "$(dirname "$src")")" -mod=readonly)
-		;;
+	case "$1" in
+	go/*/main.go) (cd "$here/go" && wasm_go "$2" "./$(basename "$(dirname "$1")")" -mod=readonly) ;;
+	*) wasm_src "$2" "$1" "$here" ;;
 	esac
 }
 
@@ -45,8 +37,6 @@ fail=0
 for src in *.wat *.c go/*/main.go; do
 	[ -e "$src" ] || continue
 	case "$src" in go/*/main.go) name="go_$(basename "$(dirname "$src")")" ;; *) name="${src%.*}" ;; esac
-	out="$(wasm_out "$here/$name.wasm")"
-	build_one "$src" "$out"
-	wasm_result "$here/$name.wasm" "$out" testdata/extism/build.sh
+	wasm_one "$here/$name.wasm" "$src" testdata/extism/build.sh
 done
 exit $fail

@@ -30,25 +30,15 @@ wasm_setup 21 "$@"
 
 # build_one SRC OUT builds the plugin whose source is SRC into OUT.
 build_one() {
-	local src="$1" out="$2"
-	case "$src" in
-	*.wat)
-		wasm_wat "$out" "$src"
-		;;
-	*.c)
-		wasm_c "$out" "$root/sdk/c" "$(sed -n '1s|^// clang: ||p' "$src")" "$src"
-		;;
-	*/main.go)
-		(cd "$root" && wasm_go "$out" "./testdata/hostile/$(dirname "$src")" "")
-		;;
+	case "$1" in
+	*/main.go) (cd "$root" && wasm_go "$2" "./testdata/hostile/$(dirname "$1")" "") ;;
+	*) wasm_src "$2" "$1" "$root/sdk/c" ;;
 	esac
 }
 
 fail=0
 for src in *.wat *.c */main.go; do
 	case "$src" in */main.go) name="$(dirname "$src")" ;; *) name="${src%.*}" ;; esac
-	out="$(wasm_out "$here/$name.wasm")"
-	build_one "$src" "$out"
-	wasm_result "$here/$name.wasm" "$out" testdata/hostile/build.sh
+	wasm_one "$here/$name.wasm" "$src" testdata/hostile/build.sh
 done
 exit $fail
