@@ -103,8 +103,9 @@ func (s *Server) admitMessage(body []byte, in *inbound, m *jsonrpc.Message, mi *
 }
 
 // refuseUnread is admission's refusal rf of a message it could not read
-// (over HTTP, a body of the wrong Content-Type, too large or cut short;
-// on stdio, a line too long), which arrived at start and came with
+// (over HTTP, a body of the wrong Content-Type, too large or cut short,
+// or POSTed to an HTTP+SSE session that does not exist; on stdio, a line
+// too long), which arrived at start and came with
 // header (nil on stdio): the Observer is told of it as the request
 // HeaderRequest describes.
 func (s *Server) refuseUnread(start time.Time, header http.Header, rf *refusal) *refusal {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
@@ -96,9 +97,12 @@ func (h *httpHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "method not allowed: the messages endpoint takes POST"})
 		return
 	}
+	notFound := func() { // the message is refused unread
+		refuse(w, jsonrpc.ID{}, h.s.refuseUnread(time.Now(), r.Header, &refusal{err: errSessionNotFound, status: http.StatusNotFound}))
+	}
 	ss := h.lookupSession(r, r.URL.Query().Get("sessionId"), true)
 	if ss == nil {
-		writeError(w, http.StatusNotFound, jsonrpc.ID{}, errSessionNotFound)
+		notFound()
 		return
 	}
 	buf, ok := h.readMessage(w, r)
@@ -107,7 +111,7 @@ func (h *httpHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ss.enter() {
 		putBuf(buf)
-		writeError(w, http.StatusNotFound, jsonrpc.ID{}, errSessionNotFound)
+		notFound()
 		return
 	}
 	defer ss.leave()

@@ -17,7 +17,8 @@ import (
 // dispatch (no session, the per-principal limiter, a batch refused whole,
 // access control, a 2026-07-28 header that contradicts the body, a
 // message that is not JSON, a stdio line too long, and the HTTP bodies
-// refused unread: a wrong Content-Type, a body too large or cut short)
+// refused unread: a wrong Content-Type, a body too large or cut short, a
+// message for an HTTP+SSE session that does not exist)
 // each get a SERVER span with their error.type, an error status and,
 // over HTTP, the response's status, and a count in the duration
 // histogram, on stdio and HTTP.
@@ -34,7 +35,8 @@ tokens = ["`+token+`"]
 principal_rate = 0.001
 principal_burst = 1
 [http]
-max_body = "4KiB"`))
+max_body = "4KiB"
+sse = true`))
 	metricsURL := serveMetrics(t, srv)
 	c := startStdio(t, srv)
 	c.call("tools/list", map[string]any{}) // before initialize: -32600
@@ -85,6 +87,9 @@ max_body = "4KiB"`))
 	if st := postCut(t, url, "Mcp-Method: prompts/list\r\nAuthorization: Bearer "+token+"\r\n"); st != 400 {
 		t.Fatalf("body cut short: HTTP %d", st)
 	}
+	if st := postRaw(t, strings.TrimSuffix(url, "/mcp")+"/messages?sessionId=gone", `{"jsonrpc":"2.0","id":10,"method":"ping"}`, jsonHdr, auth); st != 404 {
+		t.Fatalf("HTTP+SSE message without a session: HTTP %d", st)
+	}
 	body := get(t, metricsURL+"/metrics")
 	if err := srv.Close(t.Context()); err != nil {
 		t.Fatal(err)
@@ -108,6 +113,7 @@ max_body = "4KiB"`))
 		{name: "not JSON over HTTP", span: "mcp", transport: "tcp", errType: "-32700", status: "400", metricMethod: "other"},
 		{name: "content type", span: "tools/call echo", transport: "tcp", errType: "-32600", status: "415", metricMethod: "tools/call"},
 		{name: "body too large", span: "tools/call echo", transport: "tcp", errType: "-32600", status: "413", metricMethod: "tools/call"},
+		{name: "HTTP+SSE session not found", span: "mcp", transport: "tcp", errType: "-32600", status: "404", metricMethod: "other"},
 		{name: "body cut short", span: "prompts/list", transport: "tcp", errType: "-32700", status: "400", metricMethod: "prompts/list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
