@@ -23,14 +23,29 @@ import (
 // Foreground calls never wait: with slots = GOMAXPROCS-1 a fresh call
 // always finds a processor.
 //
-// A background call also yields its thread to the operating system
-// every yieldEvery of guest time (osYield). The kernel does not preempt a
-// thread that spins on its processor for the thread of the server that
-// has just been woken up (the reader of the next request, a reply's
-// writer) until the spinner's time slice ends, milliseconds later: while
-// a runaway held one of two processors, a quick tool's p99 latency was
-// that slice. Foreground calls do not yield: they are short or become
-// background within cpu_slice.
+// Running calls also yield at their probes, a foreground call to the Go
+// scheduler and a background call to the operating system:
+//
+//   - A foreground call yields its processor (runtime.Gosched) every
+//     fgYieldEvery. A burst of fresh calls of a runaway plugin (eight of
+//     them restarting at their deadline) would otherwise hold every P for
+//     their whole slice, and the reader, the replies' writer and the calls
+//     woken at their deadline waited behind them: a runaway's -32001 came
+//     up to 70 ms (once 280 ms) past its deadline.
+//   - A background call yields its thread to the kernel (osYield) every
+//     bgYieldEvery. The kernel does not preempt a thread that spins on its
+//     processor for a thread of the server that has just been woken (the
+//     reader of the next request, a reply's writer) until the spinner's
+//     time slice ends, milliseconds later: while a runaway held one of two
+//     processors, a quick tool's p99 latency was that slice.
+//
+// Each kind of call gets one kind of yield. With both for background
+// calls, in one run in two on a loaded machine a runaway's deadline
+// timers fired seconds late (-32001 after 2-9 s); probably because
+// Gosched moved the call from thread to thread and the kernel's penalty
+// for a sched_yield under contention (the thread is picked last for a
+// while) then fell on every thread of the server. Not proven; with one
+// kind each it was not seen again.
 //
 // A parked call still ends at its deadline, on cancellation and on
 // Engine.Close: its wait ends, it sets its instance's interrupt flag and
@@ -41,9 +56,11 @@ const (
 	// maxGap caps the guest time one probe credits: a longer gap between
 	// two probes is time blocked in a host call or descheduled, not run.
 	maxGap = time.Millisecond
-	// yieldEvery is how often a background call yields its thread (see
-	// above); a sched_yield costs about 1.5 µs, ≈1.5% of the call's time.
-	yieldEvery = 100 * time.Microsecond
+	// fgYieldEvery and bgYieldEvery are how often a foreground call
+	// yields its processor and a background call its thread (see above):
+	// a Gosched costs about 0.2 µs, a sched_yield about 1.5 µs.
+	fgYieldEvery = 250 * time.Microsecond
+	bgYieldEvery = 100 * time.Microsecond
 )
 
 // scheduler is an Engine's guest-CPU scheduler; nil when scheduling is off.
@@ -54,7 +71,9 @@ type scheduler struct {
 	closed  chan struct{} // closed by Engine.Close
 
 	waiting atomic.Int64 // calls parked, readable without mu
-	yields  atomic.Int64 // osYield calls made by background calls
+	// yields counts the yields of foreground ([0]) and background ([1])
+	// calls (a test reads them).
+	yields  [2]atomic.Int64
 	mu      sync.Mutex
 	running int           // background calls holding a slot
 	ring    []*schedQueue // queues with waiters, in turn order
@@ -137,9 +156,14 @@ func (t *task) probe() {
 	now := time.Now()
 	t.cpu += min(now.Sub(t.last), maxGap)
 	t.last = now
-	if t.bg && now.Sub(t.yielded) >= yieldEvery {
+	if d := now.Sub(t.yielded); t.bg && d >= bgYieldEvery {
 		osYield()
-		t.s.yields.Add(1)
+		t.s.yields[1].Add(1)
+		now = time.Now()
+		t.last, t.yielded = now, now
+	} else if !t.bg && d >= fgYieldEvery {
+		goruntime.Gosched()
+		t.s.yields[0].Add(1)
 		now = time.Now()
 		t.last, t.yielded = now, now
 	}

@@ -96,9 +96,10 @@ func TestSchedulerIsolation(t *testing.T) {
 	}
 }
 
-// TestSchedulerYields: a call past its slice yields its thread to the
-// operating system about every yieldEvery of guest time; a quick call,
-// foreground throughout, never does.
+// TestSchedulerYields: a call yields its processor to the Go scheduler
+// about every fgYieldEvery of guest time while it is foreground, then its
+// thread to the operating system about every bgYieldEvery once it is
+// background; a quick call never yields.
 func TestSchedulerYields(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	p := newPool(t, watGuest, Limits{Timeout: timeout, Instances: 1}, Sandbox{})
@@ -106,20 +107,23 @@ func TestSchedulerYields(t *testing.T) {
 	if s == nil {
 		t.Fatal("the test engine has no scheduler")
 	}
+	// A tenth of the yields the guest time allows leaves room for a loaded
+	// machine and the race detector. A foreground call yields at most once
+	// per fgYieldEvery of the guest time its slice counts; a background
+	// one at most once per bgYieldEvery until its deadline (twice that
+	// allows for the call ending late).
+	bg := (timeout - defaultSlice) / bgYieldEvery
 	for _, tc := range []struct {
 		name, input string
-		kind        Kind // 0: the call succeeds
-		atLeast     int64
-		atMost      int64
+		kind        Kind     // 0: the call succeeds
+		fg, bg      [2]int64 // the range of each kind of yield
 	}{
-		// (timeout − slice) / yieldEvery ≈ 1950; a tenth of that leaves
-		// room for a loaded machine and the race detector, and there is
-		// at most one yield per yieldEvery.
-		{"spinning", "l", KindDeadline, int64((timeout - defaultSlice) / yieldEvery / 10), int64(timeout/yieldEvery) + 1},
-		{"quick", "e-hello", 0, 0, 0},
+		{"spinning", "l", KindDeadline, [2]int64{int64(defaultSlice / fgYieldEvery / 10), int64(defaultSlice/fgYieldEvery) + 1},
+			[2]int64{int64(bg / 10), int64(2 * timeout / bgYieldEvery)}},
+		{"quick", "e-hello", 0, [2]int64{0, 0}, [2]int64{0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := s.yields.Load()
+			fg0, bg0 := s.yields[0].Load(), s.yields[1].Load()
 			_, _, err := p.Call(context.Background(), []byte(tc.input), nil)
 			if tc.kind == 0 {
 				if err != nil {
@@ -128,9 +132,14 @@ func TestSchedulerYields(t *testing.T) {
 			} else {
 				callErr(t, err, tc.kind)
 			}
-			n := s.yields.Load() - before
-			if n < tc.atLeast || n > tc.atMost {
-				t.Errorf("%d yields, want %d to %d", n, tc.atLeast, tc.atMost)
+			for _, y := range []struct {
+				what string
+				n    int64
+				want [2]int64
+			}{{"foreground", s.yields[0].Load() - fg0, tc.fg}, {"background", s.yields[1].Load() - bg0, tc.bg}} {
+				if y.n < y.want[0] || y.n > y.want[1] {
+					t.Errorf("%d %s yields, want %d to %d", y.n, y.what, y.want[0], y.want[1])
+				}
 			}
 		})
 	}
