@@ -158,9 +158,27 @@ func TestErrors(t *testing.T) {
 		if status != 1 || fmt.Sprint(e["code"]) != "-32601" {
 			t.Errorf("unknown method: %d %v", status, e)
 		}
-		status, e = call(t, p, nil, []byte(`{"method":`))
-		if status != 1 || fmt.Sprint(e["code"]) != "-32600" {
-			t.Errorf("broken envelope: %d %v", status, e)
+		// Envelopes each SDK's JSON reader must refuse: -32600.
+		deep := strings.Repeat("[", 70) + strings.Repeat("]", 70)
+		for _, env := range []string{
+			`{"method":`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x",}}}`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{"text" "x"}}}`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"]}}`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{1:"x"}}}`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","a":[1,2}}}`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","a":[1,]}}}`,
+			`{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","a":` + deep + `}}}`,
+		} {
+			status, e = call(t, p, nil, []byte(env))
+			if status != 1 || fmt.Sprint(e["code"]) != "-32600" {
+				t.Errorf("broken envelope %.60s: %d %v", env, status, e)
+			}
+		}
+		// The same readers take nested objects and arrays, empty or not.
+		status, r := call(t, p, nil, []byte(`{"method":"tools/call","params":{"name":"echo","arguments":{"a":{},"b":[],"c":[{"d":[1,{}]}],"text":"ok"}}}`))
+		if status != 0 || text(t, r) != "ok" {
+			t.Errorf("nested arguments: %d %v", status, r)
 		}
 	})
 }

@@ -398,6 +398,14 @@ class PromptDef {
   constructor(public name: string, public description: string, public arguments: string, public handler: PromptHandler) {}
 }
 
+/** byName returns the entry of list named name, or null. */
+function byName<T>(list: T[], name: string): T | null {
+  for (let i = 0; i < list.length; i++) {
+    if (list[i].name == name) return list[i];
+  }
+  return null;
+}
+
 let outputLimit: i32 = 0;
 
 /**
@@ -565,15 +573,11 @@ export class Plugin {
       return this.reply(man.get("code").isNumber ? 1 : 0, man, false);
     }
     if (m == "tools/call") {
-      const name = req.params.get("name").str;
-      for (let i = 0; i < this.tools.length; i++) {
-        if (this.tools[i].name == name) {
-          const h = this.tools[i].handler;
-          const r = h(req, req.params.get("arguments"));
-          return this.outcome(r, r.toValue(), true);
-        }
-      }
-      return this.reply(1, new RpcError(-32602, "unknown tool").toValue(), true);
+      const t = byName<ToolDef>(this.tools, req.params.get("name").str);
+      if (t === null) return this.reply(1, new RpcError(-32602, "unknown tool").toValue(), true);
+      const h = t.handler;
+      const r = h(req, req.params.get("arguments"));
+      return this.outcome(r, r.toValue(), true);
     }
     if (m == "resources/read") {
       const uri = req.params.get("uri").str;
@@ -591,15 +595,11 @@ export class Plugin {
       return this.reply(1, new RpcError(-32002, "Resource not found", jobj().set("uri", jstr(uri))).toValue(), false);
     }
     if (m == "prompts/get") {
-      const name = req.params.get("name").str;
-      for (let i = 0; i < this.prompts.length; i++) {
-        if (this.prompts[i].name == name) {
-          const h = this.prompts[i].handler;
-          const r = h(req, req.params.get("arguments"));
-          return this.outcome(r, r.toValue(), false);
-        }
-      }
-      return this.reply(1, new RpcError(-32602, "unknown prompt").toValue(), false);
+      const p = byName<PromptDef>(this.prompts, req.params.get("name").str);
+      if (p === null) return this.reply(1, new RpcError(-32602, "unknown prompt").toValue(), false);
+      const h = p.handler;
+      const r = h(req, req.params.get("arguments"));
+      return this.outcome(r, r.toValue(), false);
     }
     if (m == "completion/complete") {
       const c = this.completer;

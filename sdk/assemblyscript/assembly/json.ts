@@ -207,46 +207,37 @@ class Parser {
     this.ws();
     const c = this.peek();
     if (c < 0) return this.fail("unexpected end");
-    if (c == 0x7b /* { */) {
+    if (c == 0x7b /* { */ || c == 0x5b /* [ */) {
+      // An object's members and an array's elements are read alike, but
+      // for the key and ':' before each member.
+      const obj = c == 0x7b;
+      const end = obj ? 0x7d : 0x5d;
       if (depth >= JSON_MAX_DEPTH) return this.fail("nested too deeply");
       this.pos++;
-      const o = jobj();
+      const o = obj ? jobj() : jarr();
       this.ws();
-      if (this.peek() == 0x7d) { this.pos++; return o; }
+      if (this.peek() == end) { this.pos++; return o; }
       while (true) {
-        this.ws();
-        if (this.peek() != 0x22) return this.fail("expected a string key");
-        const k = this.string();
-        if (this.failed) return k;
-        this.ws();
-        if (this.peek() != 0x3a) return this.fail("expected ':'");
-        this.pos++;
+        let key = "";
+        if (obj) {
+          this.ws();
+          if (this.peek() != 0x22) return this.fail("expected a string key");
+          const k = this.string();
+          if (this.failed) return k;
+          this.ws();
+          if (this.peek() != 0x3a) return this.fail("expected ':'");
+          this.pos++;
+          key = k.s;
+        }
         const v = this.value(depth + 1);
         if (this.failed) return v;
-        o.keys.push(k.s);
+        if (obj) o.keys.push(key);
         o.items.push(v);
         this.ws();
         const d = this.peek();
         if (d == 0x2c) { this.pos++; continue; }
-        if (d == 0x7d) { this.pos++; return o; }
-        return this.fail("expected ',' or '}'");
-      }
-    }
-    if (c == 0x5b /* [ */) {
-      if (depth >= JSON_MAX_DEPTH) return this.fail("nested too deeply");
-      this.pos++;
-      const a = jarr();
-      this.ws();
-      if (this.peek() == 0x5d) { this.pos++; return a; }
-      while (true) {
-        const v = this.value(depth + 1);
-        if (this.failed) return v;
-        a.items.push(v);
-        this.ws();
-        const d = this.peek();
-        if (d == 0x2c) { this.pos++; continue; }
-        if (d == 0x5d) { this.pos++; return a; }
-        return this.fail("expected ',' or ']'");
+        if (d == end) { this.pos++; return o; }
+        return this.fail(obj ? "expected ',' or '}'" : "expected ',' or ']'");
       }
     }
     if (c == 0x22) return this.string();
