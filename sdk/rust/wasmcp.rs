@@ -331,69 +331,73 @@ impl<'a> Parser<'a> {
         match self.peek() {
             None => Err(self.err("unexpected end")),
             Some(b'{') => {
-                if depth >= MAX_DEPTH {
-                    return Err(self.err("nested too deeply"));
-                }
-                self.pos += 1;
                 let mut m = Vec::new();
-                self.ws();
-                if self.peek() == Some(b'}') {
-                    self.pos += 1;
-                    return Ok(Value::Object(m));
-                }
-                loop {
-                    self.ws();
-                    if self.peek() != Some(b'"') {
-                        return Err(self.err("expected a string key"));
+                self.seq(depth, b'}', |p| {
+                    p.ws();
+                    if p.peek() != Some(b'"') {
+                        return Err(p.err("expected a string key"));
                     }
-                    let k = self.string()?;
-                    self.ws();
-                    if self.peek() != Some(b':') {
-                        return Err(self.err("expected ':'"));
+                    let k = p.string()?;
+                    p.ws();
+                    if p.peek() != Some(b':') {
+                        return Err(p.err("expected ':'"));
                     }
-                    self.pos += 1;
-                    let v = self.value(depth + 1)?;
-                    m.push((k, v));
-                    self.ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b'}') => {
-                            self.pos += 1;
-                            return Ok(Value::Object(m));
-                        }
-                        _ => return Err(self.err("expected ',' or '}'")),
-                    }
-                }
+                    p.pos += 1;
+                    m.push((k, p.value(depth + 1)?));
+                    Ok(())
+                })?;
+                Ok(Value::Object(m))
             }
             Some(b'[') => {
-                if depth >= MAX_DEPTH {
-                    return Err(self.err("nested too deeply"));
-                }
-                self.pos += 1;
                 let mut a = Vec::new();
-                self.ws();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(Value::Array(a));
-                }
-                loop {
-                    a.push(self.value(depth + 1)?);
-                    self.ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Value::Array(a));
-                        }
-                        _ => return Err(self.err("expected ',' or ']'")),
-                    }
-                }
+                self.seq(depth, b']', |p| {
+                    a.push(p.value(depth + 1)?);
+                    Ok(())
+                })?;
+                Ok(Value::Array(a))
             }
             Some(b'"') => Ok(Value::String(self.string()?)),
             Some(b't') => self.literal(b"true", Value::Bool(true)),
             Some(b'f') => self.literal(b"false", Value::Bool(false)),
             Some(b'n') => self.literal(b"null", Value::Null),
             Some(_) => self.number(),
+        }
+    }
+
+    /// seq reads an object's members or an array's elements, from its
+    /// opening byte past its closing byte end: item reads one of them.
+    fn seq(
+        &mut self,
+        depth: usize,
+        end: u8,
+        mut item: impl FnMut(&mut Self) -> Result<(), ParseError>,
+    ) -> Result<(), ParseError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.err("nested too deeply"));
+        }
+        self.pos += 1;
+        self.ws();
+        if self.peek() == Some(end) {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            item(self)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(c) if c == end => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => {
+                    return Err(self.err(if end == b'}' {
+                        "expected ',' or '}'"
+                    } else {
+                        "expected ',' or ']'"
+                    }))
+                }
+            }
         }
     }
 
