@@ -29,31 +29,30 @@ import (
 	"github.com/wasmcp/wasmcp/bench/internal/loadgen"
 )
 
+// commands are load's subcommands, by name.
+var commands = map[string]func(args []string) error{
+	"stdio":     cmdStdio,
+	"http":      cmdHTTP,
+	"coldstart": cmdColdStart,
+	"runaway":   cmdRunaway,
+	"summary":   cmdSummary,
+	"copies":    cmdCopies,
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		usage()
 	}
-	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
-	case "stdio":
-		err = cmdStdio(args)
-	case "http":
-		err = cmdHTTP(args)
-	case "coldstart":
-		err = cmdColdStart(args)
-	case "runaway":
-		err = cmdRunaway(args)
-	case "summary":
-		err = cmdSummary(args)
-	case "copies":
-		err = cmdCopies(args)
-	case "-h", "-help", "--help", "help":
-		usage()
-	default:
-		fmt.Fprintf(os.Stderr, "load: unknown command %q\n", cmd)
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		switch os.Args[1] {
+		case "-h", "-help", "--help", "help":
+		default:
+			fmt.Fprintf(os.Stderr, "load: unknown command %q\n", os.Args[1])
+		}
 		usage()
 	}
-	if err != nil {
+	if err := cmd(os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
