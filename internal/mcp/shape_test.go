@@ -1,8 +1,11 @@
 package mcp
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // TestCheckShape: results the client could not decode as the method's
@@ -51,4 +54,46 @@ func TestCheckShape(t *testing.T) {
 			t.Errorf("%s %s: error %v, want %q", tt.method, tt.out, err, tt.want)
 		}
 	}
+}
+
+// FuzzCheckShape: any JSON object is checked without a panic, and a
+// tools/call or resources/read result the check accepts decodes as the
+// result type with encoding/json.
+func FuzzCheckShape(f *testing.F) {
+	f.Add(`{"content":[{"type":"text","text":"hi"}]}`)
+	f.Add(`{"contents":[{"uri":"a://b","text":"x"}]}`)
+	f.Add(`{"content":[{"type":1}],"contents":[{}],"messages":[{"content":[]}],"completion":{"values":[1]}}`)
+	f.Fuzz(func(t *testing.T, result string) {
+		if !jsonscan.Valid([]byte(result)) {
+			return
+		}
+		sc, ok := scanResult([]byte(result))
+		if !ok {
+			return
+		}
+		for _, m := range []string{methodToolsCall, methodResRead, methodPromptsGet, methodComplete} {
+			if checkShape(m, &sc.shape) != nil {
+				continue
+			}
+			// Maps, not structs: encoding/json matches struct fields
+			// without regard to case, MCP keys are exact.
+			var top map[string]json.RawMessage
+			var items []map[string]json.RawMessage
+			arr, key := "content", "type"
+			if m == methodResRead {
+				arr, key = "contents", "uri"
+			} else if m != methodToolsCall {
+				continue
+			}
+			var str string
+			if json.Unmarshal([]byte(result), &top) != nil || json.Unmarshal(top[arr], &items) != nil {
+				t.Fatalf("%s accepted %s, whose %s is not an array of objects", m, result, arr)
+			}
+			for _, it := range items {
+				if json.Unmarshal(it[key], &str) != nil {
+					t.Fatalf("%s accepted %s, whose %s has an item without a string %s", m, result, arr, key)
+				}
+			}
+		}
+	})
 }
