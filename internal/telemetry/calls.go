@@ -28,7 +28,7 @@ type callHook struct{ t *Telemetry }
 // callInfo is one plugin call in flight (a request's calls run one
 // after the other: the input_required rounds).
 type callInfo struct {
-	start time.Time
+	start time.Duration // since the request's start
 	wait0 time.Duration // the request's queue wait before the call
 }
 
@@ -41,12 +41,12 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.plugin = plugin
 	st.callTarget(target)
 	st.calls++
-	st.cur.start, st.cur.wait0 = st.now(), st.queueWait
+	st.cur.start, st.cur.wait0 = st.elapsed(), st.queueWait
 	if st.sampled() { // the plugin span follows its request's
-		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin", kindInternal, st.cur.start)
+		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin", kindInternal, st.at(st.cur.start))
 		st.sp.call.target = plugin
 	}
-	st.host = countingHost{h: host, t: h.t, st: st}
+	st.host = countingHost{h: host, st: st}
 	return ctx, &st.host
 }
 
@@ -57,9 +57,9 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		return
 	}
 	ci := &st.cur
-	now := st.now()
+	el := st.elapsed()
 	wait := st.queueWait - ci.wait0
-	run := now.Sub(ci.start) - wait
+	run := el - ci.start - wait
 	st.runTime += run
 	if st.sp == nil || !st.sp.call.sampled {
 		return
@@ -74,7 +74,7 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		kind := kindOf(err)
 		cs.fail(&l, kind, kind)
 	}
-	h.t.tr.finish(cs, now, l.list())
+	h.t.tr.finish(cs, st.at(el), l.list())
 	cs.sampled = false
 }
 
@@ -104,7 +104,6 @@ func asRuntimeError(err error) (*runtime.Error, bool) {
 // its capability denials (each audited).
 type countingHost struct {
 	h  runtime.Host
-	t  *Telemetry
 	st *reqState
 }
 
@@ -116,7 +115,7 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 	switch method {
 	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
 		if st.sp != nil && st.sp.call.sampled { // a kv operation is a span of its own
-			c.t.tr.startChild(&sp, &st.sp.call, method, kindInternal, st.now())
+			st.t.tr.startChild(&sp, &st.sp.call, method, kindInternal, st.now())
 		}
 	}
 	res, errno := c.h.Call(ctx, method, params)
@@ -126,7 +125,7 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 			name := errnoName(errno)
 			sp.fail(&l, name, name)
 		}
-		c.t.tr.finish(&sp, st.now(), l.list())
+		st.t.tr.finish(&sp, st.now(), l.list())
 	}
 	st.hostCalls++
 	if method == abi.HostHTTPFetch {
@@ -136,7 +135,7 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 	}
 	if errno == abi.ErrDenied {
 		st.denials++
-		c.t.denied(st, method, deniedDetail(method, params))
+		st.t.denied(st, method, deniedDetail(method, params))
 	}
 	return res, errno
 }
@@ -271,12 +270,12 @@ type timedQueueHook struct {
 
 func (q *timedQueueHook) Waiting() {
 	q.st.queued = true
-	q.st.waitStart = time.Now()
+	q.st.waitStart = q.st.elapsed()
 	q.h.Waiting()
 }
 
 func (q *timedQueueHook) Resume(ctx context.Context) error {
-	q.st.queueWait += time.Since(q.st.waitStart)
+	q.st.queueWait += q.st.elapsed() - q.st.waitStart
 	return q.h.Resume(ctx)
 }
 

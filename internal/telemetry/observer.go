@@ -40,7 +40,9 @@ func (t *Telemetry) Observer() mcp.Observer {
 
 // reqState is what one request accumulates; it rides in the context the
 // provider gets. Its fields are written by the request's own goroutine
-// (the provider, the plugin call and its host calls run on it).
+// (the provider, the plugin call and its host calls run on it). Its
+// times are durations since ri.Start, and with its spans (tracedState)
+// it stays within 512 bytes, the allocator's cheaper size classes.
 type reqState struct {
 	// The request's context, its Value answering stateKey with the
 	// reqState itself (one allocation less than context.WithValue).
@@ -51,21 +53,21 @@ type reqState struct {
 	sp      *reqSpans // nil without tracing
 	baggage string    // W3C baggage received, passed on to http/fetch
 	target  string    // tool or prompt name (see readTarget)
-	read    bool      // target and uri are known
 	uri     string    // resources/read
 
 	plugin    string // the plugin that served it, once known
 	outcome   string
-	queued    bool
-	waitStart time.Time
+	waitStart time.Duration // since ri.Start
 	queueWait time.Duration
 	runTime   time.Duration // plugin calls, queue wait excluded
-	calls     int
-	hostCalls int
-	denials   int
-	httpReqs  int
 	httpSent  int64
 	httpRecv  int64
+	calls     int32
+	hostCalls int32
+	denials   int32
+	httpReqs  int32
+	read      bool // target and uri are known
+	queued    bool
 
 	// Embedded so that a plugin call allocates none of them.
 	cur   callInfo
@@ -86,7 +88,13 @@ type tracedState struct {
 
 // now is the time: the request's start plus the monotonic time since
 // (half the cost of time.Now, which reads the wall clock too).
-func (st *reqState) now() time.Time { return st.ri.Start.Add(time.Since(st.ri.Start)) }
+func (st *reqState) now() time.Time { return st.at(st.elapsed()) }
+
+// elapsed is the time since the request started.
+func (st *reqState) elapsed() time.Duration { return time.Since(st.ri.Start) }
+
+// at is the time d after the request started.
+func (st *reqState) at(d time.Duration) time.Time { return st.ri.Start.Add(d) }
 
 // sampled reports whether the request's span is recorded.
 func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.sampled }

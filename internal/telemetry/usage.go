@@ -36,9 +36,9 @@ func (t *Telemetry) AddUsage(ctx context.Context, result json.RawMessage) json.R
 	}
 	u := Usage{
 		WallMs:      ms(time.Since(st.ri.Start)),
-		QueueWaitMs: ms(st.queueWait), RunMs: ms(st.runTime), PluginCalls: st.calls,
-		HostCalls: st.hostCalls, HTTPRequests: st.httpReqs, HTTPSent: st.httpSent, HTTPReceived: st.httpRecv,
-		Denials: st.denials,
+		QueueWaitMs: ms(st.queueWait), RunMs: ms(st.runTime), PluginCalls: int(st.calls),
+		HostCalls: int(st.hostCalls), HTTPRequests: int(st.httpReqs), HTTPSent: st.httpSent, HTTPReceived: st.httpRecv,
+		Denials: int(st.denials),
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(result, &obj) != nil || obj == nil {
