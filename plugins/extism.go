@@ -51,7 +51,6 @@ const (
 	ABIExtismV2 = "extism/v2"
 )
 
-
 // callPool is what a Plugin runs its calls on: a runtime.Pool for wasmcp/1
 // plugins, an extismPool for Extism ones.
 type callPool interface {
