@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -177,15 +178,7 @@ func AddTool[In, Out any](p *Plugin, t Tool, h func(c *Context, in In) (Out, err
 // invalid or duplicate tool.
 func (p *Plugin) AddRawTool(t Tool, h ToolHandler) {
 	where := fmt.Sprintf("wasmcp: tool %q", t.Name)
-	if !validName(t.Name) {
-		panic(where + ": name must match ^[A-Za-z0-9_-]{1,64}$")
-	}
-	if h == nil {
-		panic(where + ": nil handler")
-	}
-	if p.tool(t.Name) != nil {
-		panic(where + ": registered twice")
-	}
+	mustRegister(where, !validName(t.Name), h == nil, p.tool(t.Name) != nil)
 	in, err := schemaJSON(t.InputSchema)
 	if err != nil {
 		panic(fmt.Sprintf("%s: inputSchema: %v", where, err))
@@ -215,18 +208,11 @@ func (p *Plugin) AddRawTool(t Tool, h ToolHandler) {
 // AddResource registers a resource with a fixed URI. An empty Name
 // defaults to the URI. It panics on a missing or duplicate URI.
 func (p *Plugin) AddResource(r Resource, h ResourceHandler) {
-	where := fmt.Sprintf("wasmcp: resource %q", r.URI)
-	switch {
-	case r.URI == "":
+	if r.URI == "" {
 		panic("wasmcp: resource without URI")
-	case h == nil:
-		panic(where + ": nil handler")
 	}
-	for _, e := range p.resources {
-		if e.res.URI == r.URI {
-			panic(where + ": registered twice")
-		}
-	}
+	mustRegister(fmt.Sprintf("wasmcp: resource %q", r.URI), false, h == nil,
+		slices.ContainsFunc(p.resources, func(e *resourceEntry) bool { return e.res.URI == r.URI }))
 	if r.Name == "" {
 		r.Name = r.URI
 	}
@@ -245,14 +231,9 @@ func (p *Plugin) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) {
 		panic("wasmcp: resource template without uriTemplate")
 	case err != nil:
 		panic(fmt.Sprintf("%s: %v", where, err))
-	case h == nil:
-		panic(where + ": nil handler")
 	}
-	for _, e := range p.templates {
-		if e.tmpl.URITemplate == t.URITemplate {
-			panic(where + ": registered twice")
-		}
-	}
+	mustRegister(where, false, h == nil,
+		slices.ContainsFunc(p.templates, func(e *templateEntry) bool { return e.tmpl.URITemplate == t.URITemplate }))
 	if t.Name == "" {
 		t.Name = t.URITemplate
 	}
@@ -291,14 +272,7 @@ func (p *Plugin) listed(c *Context, kind ListKind, name string) bool {
 // prompt.
 func (p *Plugin) AddPrompt(pr Prompt, h PromptHandler) {
 	where := fmt.Sprintf("wasmcp: prompt %q", pr.Name)
-	switch {
-	case !validName(pr.Name):
-		panic(where + ": name must match ^[A-Za-z0-9_-]{1,64}$")
-	case h == nil:
-		panic(where + ": nil handler")
-	case p.prompt(pr.Name) != nil:
-		panic(where + ": registered twice")
-	}
+	mustRegister(where, !validName(pr.Name), h == nil, p.prompt(pr.Name) != nil)
 	seen := map[string]bool{}
 	for _, a := range pr.Arguments {
 		if a.Name == "" || seen[a.Name] {
@@ -325,6 +299,20 @@ func (p *Plugin) AddResourceCompletion(uriTemplate string, h CompletionHandler) 
 		panic(fmt.Sprintf("wasmcp: completion of template %q: nil handler", uriTemplate))
 	}
 	p.resourceCompletions[uriTemplate] = h
+}
+
+// mustRegister panics, naming what (`wasmcp: tool "x"`), on a bad name
+// (one that does not match the rule of validName), a nil handler or an
+// entry registered twice, in that order.
+func mustRegister(what string, badName, nilHandler, twice bool) {
+	switch {
+	case badName:
+		panic(what + ": name must match ^[A-Za-z0-9_-]{1,64}$")
+	case nilHandler:
+		panic(what + ": nil handler")
+	case twice:
+		panic(what + ": registered twice")
+	}
 }
 
 func (p *Plugin) tool(name string) *toolEntry {

@@ -463,6 +463,22 @@ func TestRegistrationPanics(t *testing.T) {
 		{"nil handler", func(p *wasmcp.Plugin) { p.AddRawTool(wasmcp.Tool{Name: "a"}, nil) }, "nil handler"},
 		{"resource without uri", func(p *wasmcp.Plugin) { p.AddResource(wasmcp.Resource{}, res) }, "without URI"},
 		{"bad template", func(p *wasmcp.Plugin) { p.AddResourceTemplate(wasmcp.ResourceTemplate{URITemplate: "x://{?q}"}, res) }, "only {name} and {+name}"},
+		{"resource nil handler", func(p *wasmcp.Plugin) { p.AddResource(wasmcp.Resource{URI: "x://a"}, nil) }, `resource "x://a": nil handler`},
+		{"duplicate resource", func(p *wasmcp.Plugin) {
+			p.AddResource(wasmcp.Resource{URI: "x://a"}, res)
+			p.AddResource(wasmcp.Resource{URI: "x://a"}, res)
+		}, `resource "x://a": registered twice`},
+		{"template nil handler", func(p *wasmcp.Plugin) { p.AddResourceTemplate(wasmcp.ResourceTemplate{URITemplate: "x://{a}"}, nil) }, `template "x://{a}": nil handler`},
+		{"duplicate template", func(p *wasmcp.Plugin) {
+			p.AddResourceTemplate(wasmcp.ResourceTemplate{URITemplate: "x://{a}"}, res)
+			p.AddResourceTemplate(wasmcp.ResourceTemplate{URITemplate: "x://{a}"}, res)
+		}, `template "x://{a}": registered twice`},
+		{"bad prompt name", func(p *wasmcp.Plugin) { p.AddPrompt(wasmcp.Prompt{Name: ""}, prompt) }, `prompt "": name must match`},
+		{"prompt nil handler", func(p *wasmcp.Plugin) { p.AddPrompt(wasmcp.Prompt{Name: "p"}, nil) }, `prompt "p": nil handler`},
+		{"duplicate prompt", func(p *wasmcp.Plugin) {
+			p.AddPrompt(wasmcp.Prompt{Name: "p"}, prompt)
+			p.AddPrompt(wasmcp.Prompt{Name: "p"}, prompt)
+		}, `prompt "p": registered twice`},
 		{"repeated prompt argument", func(p *wasmcp.Plugin) {
 			p.AddPrompt(wasmcp.Prompt{Name: "p", Arguments: []wasmcp.PromptArgument{{Name: "a"}, {Name: "a"}}}, prompt)
 		}, "empty or repeated"},
