@@ -10,6 +10,7 @@ type check struct {
 	prefix, suffix []byte
 	slow           []byte // the body of the slow path's function, size excluded
 	deep           []byte // the suffix of a deep loop's check (see deepCheck)
+	charged        []byte // the suffix of a cut's charge (see plainCharge)
 	charge         []byte // the body of the charging function, size excluded
 	stack          uint32 // the stack budget's global (see stack.go)
 }
@@ -22,6 +23,7 @@ func newCheck(flag, fuel, yield, stack, slowFn uint32) check {
 	p = append(p, 0x41)                // i32.const <charge>
 	s := []byte{0x6b, 0x24}            // i32.sub, global.set $fuel
 	s = appendU32(s, fuel)
+	charged := s
 	s = appendU32(append(s, 0x23), fuel)               // global.get $fuel
 	s = append(s, 0x41, 0x00, 0x48)                    // i32.const 0, i32.lt_s
 	s = appendU32(append(s, 0x04, 0x40, 0x10), slowFn) // if, call $slow
@@ -50,7 +52,19 @@ func newCheck(flag, fuel, yield, stack, slowFn uint32) check {
 	cf = append(cf, s...)                     // i32.sub, …, end
 	cf = append(cf, 0x0b)                     // end of the function
 	deep := appendU32([]byte{0x10}, slowFn+1) // call $charge
-	return check{prefix: p, suffix: s, slow: b, deep: deep, charge: cf, stack: stack}
+	return check{prefix: p, suffix: s, slow: b, deep: deep, charged: charged, charge: cf, stack: stack}
+}
+
+// plainCharge returns the charge of a loop's cut (see scanBody): it takes
+// the fuel down and does not test it, which the next check does (the
+// loop's, at its next iteration, or a callee's at its entry).
+//
+//	global.get $fuel
+//	i32.const <charge>
+//	i32.sub
+//	global.set $fuel
+func (c check) plainCharge() check {
+	return check{prefix: c.prefix, suffix: c.charged}
 }
 
 // DeepLoops is the loop depth past which a loop's check is a call of the

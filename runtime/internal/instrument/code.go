@@ -138,7 +138,7 @@ func (b *body) plan(points []point, sites []site, c check) error {
 		}
 	} else if b.n > 1 {
 		for q := b.first + 1; q < b.first+b.n; q++ {
-			if !points[q].bulk && !points[q].deep && points[q].charge < Budget {
+			if pt := points[q]; !pt.bulk && !pt.deep && !pt.cut && !pt.cuts && !pt.dead && pt.charge < Budget {
 				b.budget = true
 				b.loop = c.local(uint32(idx))
 				b.extra++
@@ -162,6 +162,9 @@ func (b *body) plan(points []point, sites []site, c check) error {
 		b.size += uint64(lenU32(b.decls+1)-(b.countEnd-b.start)) + 2
 	}
 	for q := b.first; q < b.first+b.n; q++ {
+		if points[q].dead {
+			continue
+		}
 		if points[q].bulk {
 			b.size += uint64(bulkLen(c, b.scratch))
 		} else {
@@ -179,8 +182,13 @@ func (b *body) plan(points []point, sites []site, c check) error {
 
 // check returns the check for points[q] (not a bulk one).
 func (b *body) check(q int, c check, points []point) check {
-	if points[q].deep {
+	switch {
+	case points[q].deep:
 		return c.deepCheck()
+	case points[q].cut:
+		return c.plainCharge()
+	case points[q].cuts:
+		return c
 	}
 	if q > b.first && b.budget && points[q].charge < Budget {
 		return b.loop
@@ -225,6 +233,9 @@ func (b *body) append(out, p []byte, points []point, sites []site, c check, payl
 	}
 	sites = sites[b.firstSite : b.firstSite+b.nSites]
 	for q := b.first; q < b.first+b.n; q++ {
+		if points[q].dead {
+			continue
+		}
 		for len(sites) > 0 && sites[0].at < points[q].at {
 			call(sites[0])
 			sites = sites[1:]
@@ -254,14 +265,27 @@ type point struct {
 	bulk   bool
 	shift  uint8
 	deep   bool // a loop nested deeper than DeepLoops
+	cut    bool // a cut: its charge is not tested (see check.plainCharge)
+	cuts   bool // a loop with cuts: its check is on the fuel, never the budget
+	dead   bool // a cut merged back into its loop's check: none goes here
 }
 
 // frame is an open block, if or loop while scanning a body: the check
-// that pays for the code in it (the innermost loop's, or the entry's).
+// that pays for the code in it (the innermost loop's, the entry's, or the
+// loop's latest cut).
 type frame struct {
 	scope int // index in points
 	loop  bool
+	// For a loop: its check (in points) and where its cuts start in the
+	// cuts scratch. For a block: its end is a cut (see scanBody).
+	head, cuts int
+	cut        bool
 }
+
+// CutMin is the size of a loop's code (outside nested loops) from which
+// its body is cut at the ends of its blocks (see scanBody): a loop
+// shorter than that pays for all of its body at its header.
+const CutMin = Budget
 
 // bodyError is a decoding error at an offset in a function body.
 type bodyError struct {
@@ -288,6 +312,28 @@ func unsupported(off int, format string, args ...any) error {
 // through a function's code outside loops runs each of those bytes at most
 // once, since only branches to loop headers go backwards. frames is
 // scratch space.
+//
+// A loop of CutMin bytes or more (outside nested loops) is also cut after
+// the end of every block of its body that no if encloses within the loop
+// (a block whose enclosing constructs up to the loop are all blocks): a
+// check there pays for the loop's code from it to the next cut, so an
+// iteration pays for the parts of the body it reaches rather than for all
+// of it. Go's compiler puts each function's body in one such loop (a
+// br_table dispatch to the blocks after its calls), so without cuts every
+// resumption paid for the whole function. It stays sound: the only
+// forward jumps are to the end of a block or if that encloses the jump
+// (or to an else), and a jump that skips a cut lands on a cut too,
+// since the block it leaves encloses the skipped cut's block and so is
+// itself a block that no if encloses; the jumps of an if (to its else and
+// end) skip no cut, since none is inside an if.
+//
+// A cut only takes its charge off the fuel, without testing it (a test
+// is an if block, and wazero's compile of a Go plugin took twice as long
+// with one at every cut): the loop's own check, on the fuel rather than
+// on a local budget, tests it at the next iteration, and a callee's entry
+// check at the next call. So between two tests the code run is still at
+// most one pass through the loop body, as when the loop paid for all of
+// it up front.
 func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, info *Info) ([]point, []frame, error) {
 	n, i, err := u32(b, bd.start)
 	if err != nil {
@@ -318,6 +364,7 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 	nlocals := uint32(locals)
 	var brTargets uint64 // br_table targets so far, summed (see Limits.BrTable)
 	loops := 0           // open loops
+	var cuts []int       // the open loops' cuts (indices in points), innermost last
 	cur := len(points)   // the check paying for the code being scanned
 	points = append(points, point{at: i})
 	frames = append(frames, frame{scope: cur}) // the function's own block
@@ -338,12 +385,26 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 			}
 			f := frames[len(frames)-1]
 			frames = frames[:len(frames)-1]
-			if f.loop {
+			switch {
+			case f.loop:
 				loops--
 				charge(i)
+				mergeCuts(points, f.head, cuts[f.cuts:])
+				cuts = cuts[:f.cuts]
 				cur = bd.first // after the body's last end only malformed code follows
 				if len(frames) > 0 {
 					cur = frames[len(frames)-1].scope
+				}
+			case f.cut:
+				charge(i)
+				cur = len(points)
+				cuts = append(cuts, cur)
+				points = append(points, point{at: i, cut: true})
+				for k := len(frames) - 1; k >= 0; k-- {
+					frames[k].scope = cur
+					if frames[k].loop {
+						break
+					}
 				}
 			}
 		case kLoop:
@@ -352,7 +413,7 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 				cur = len(points)
 				loops++
 				points = append(points, point{at: i, deep: loops > DeepLoops})
-				frames = append(frames, frame{scope: cur, loop: true})
+				frames = append(frames, frame{scope: cur, loop: true, head: cur, cuts: len(cuts)})
 				if err := m.nesting(len(frames)-1, info); err != nil {
 					return nil, nil, err
 				}
@@ -360,7 +421,13 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 			}
 		case kBlock:
 			if i, err = m.blockType(b, i); err == nil {
-				frames = append(frames, frame{scope: cur})
+				// A block (not an if) directly in a loop's body, or in such
+				// a block, ends in a cut.
+				var up frame
+				if len(frames) > 0 {
+					up = frames[len(frames)-1]
+				}
+				frames = append(frames, frame{scope: cur, cut: op == 0x02 && loops > 0 && (up.loop || up.cut)})
 				if err := m.nesting(len(frames)-1, info); err != nil {
 					return nil, nil, err
 				}
@@ -448,10 +515,30 @@ func scanBody(points []point, frames []frame, b []byte, bd *body, m *module, inf
 	}
 	charge(len(b))
 	for q := bd.first; q < len(points); q++ {
-		points[q].charge = max(points[q].charge, 1)
+		if !points[q].dead {
+			points[q].charge = max(points[q].charge, 1)
+		}
 	}
 	bd.n = len(points) - bd.first
 	return points, frames, nil
+}
+
+// mergeCuts charges the cuts of the loop whose check is points[head] back
+// to that check, as dead points, if the loop's code (outside nested loops)
+// is shorter than CutMin.
+func mergeCuts(points []point, head int, cuts []int) {
+	total := int64(points[head].charge)
+	for _, q := range cuts {
+		total += int64(points[q].charge)
+	}
+	if total >= CutMin {
+		points[head].cuts = len(cuts) > 0
+		return
+	}
+	for _, q := range cuts {
+		points[head].charge += points[q].charge
+		points[q].charge, points[q].dead = 0, true
+	}
 }
 
 func skipBytes(b []byte, i, n int) (int, error) {

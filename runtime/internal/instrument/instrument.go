@@ -59,7 +59,13 @@
 // function's budget) down in a register and charges the fuel Budget bytes
 // at a time (see check.local): the fuel is a global in memory, and a
 // load-subtract-store per iteration costs tight loops about twice their
-// time.
+// time. A loop body of CutMin bytes or more is also cut after the ends of
+// its blocks that no if encloses, each cut taking the fuel down for the
+// code up to the next one without testing it, and the loop's check pays
+// for the code up to the first cut only: an iteration pays for the parts
+// it runs (Go's compiler puts every function in such a loop, resumed
+// through a br_table, which paid for the whole function each time; see
+// scanBody).
 //
 // The host stores 1 into the flag to stop the instance, which then traps
 // within about Refill bytes of executed code, in loops and recursion

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -618,5 +619,93 @@ func TestTableLimits(t *testing.T) {
 				t.Errorf("err = %v, want a *LimitError containing %q", err, tt.msg)
 			}
 		})
+	}
+}
+
+// nops is n nop instructions.
+func nops(n int) []byte { return bytes.Repeat([]byte{0x01}, n) }
+
+// cat concatenates code fragments.
+func cat(parts ...[]byte) []byte { return slices.Concat(parts...) }
+
+// TestCuts: a loop of CutMin bytes or more is cut after the ends of the
+// blocks no if encloses within it, each cut paying for the code up to
+// the next; a shorter loop's cuts are merged back into its check; blocks
+// inside an if are never cut; and code after a nested loop is paid for by
+// the cut before it.
+func TestCuts(t *testing.T) {
+	loop, block, if_, end := []byte{0x03, 0x40}, []byte{0x02, 0x40}, []byte{0x41, 0x00, 0x04, 0x40}, []byte{0x0b}
+	tests := []struct {
+		name string
+		code []byte // after the locals (none), before the body's end
+		want []point
+	}{
+		{"dispatch loop", cat(loop, block, block, nops(1), end, nops(600), end, nops(600), end),
+			[]point{{at: 1, charge: 3}, {at: 3, charge: 6, cuts: true}, {at: 9, charge: 601, cut: true}, {at: 610, charge: 601, cut: true}}},
+		{"short loop", cat(loop, block, block, nops(1), end, nops(100), end, nops(100), end),
+			[]point{{at: 1, charge: 3}, {at: 3, charge: 208}, {at: 9, cut: true, dead: true}, {at: 110, cut: true, dead: true}}},
+		{"block in an if", cat(loop, if_, block, nops(1), end, nops(10), end, nops(1100), end),
+			[]point{{at: 1, charge: 3}, {at: 3, charge: 1120}}},
+		{"nested loop after a cut", cat(loop, block, nops(1), end, loop, nops(2), end, nops(1100), end),
+			[]point{{at: 1, charge: 3}, {at: 3, charge: 4, cuts: true}, {at: 7, charge: 1103, cut: true}, {at: 9, charge: 3}}},
+		{"no loop", cat(block, nops(1), end, nops(1100)), []point{{at: 1, charge: 1105}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := cat([]byte{0x00}, tt.code, end)
+			var info Info
+			bd := body{end: len(b)}
+			points, _, err := scanBody(nil, nil, b, &bd, &module{}, &info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(points, tt.want) {
+				t.Errorf("points %v, want %v", points, tt.want)
+			}
+		})
+	}
+}
+
+// TestDispatchLoopCharge: a loop shaped like Go's functions (a dispatch
+// to the blocks of a large body) is charged, per iteration, for the part
+// it runs, not for all of it (before cuts, 50 iterations cost 50 times the
+// body); and with the flag set it still stops.
+func TestDispatchLoopCharge(t *testing.T) {
+	// (func (export "f") (param $n i32)
+	//   loop $l
+	//     block $long
+	//       block $short
+	//         local.get $n
+	//         br_if $short      ;; n != 0
+	//         br $long
+	//       end
+	//       local.get $n  i32.const 1  i32.sub  local.set $n
+	//       br $l
+	//     end
+	//     nop × 2000          ;; run once, when n reaches 0
+	//   end)
+	code := cat([]byte{0x00, 0x03, 0x40, 0x02, 0x40, 0x02, 0x40, 0x20, 0x00, 0x0d, 0x00, 0x0c, 0x01, 0x0b,
+		0x20, 0x00, 0x41, 0x01, 0x6b, 0x21, 0x00, 0x0c, 0x01, 0x0b}, nops(2000), []byte{0x0b, 0x0b})
+	fn := appendU32([]byte{1}, uint32(len(code)))
+	wasm := binModule(sec(1, 1, 0x60, 1, 0x7f, 0), sec(3, 1, 0), sec(5, 1, 0, 1),
+		sec(7, 1, 1, 'f', 0, 0), sec(10, append(fn, code...)...))
+	out, _, err := Instrument(wasm, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := instantiate(t, newRuntime(t), out)
+	flag, fuel := globals(t, mod)
+	const n = 50
+	fuel.Set(Refill)
+	if got := run(mod, call{fn: "f", args: []uint64{n}}); got.err != "" {
+		t.Fatal(got.err)
+	}
+	if used := Refill - int32(fuel.Get()); used > 2000+n*64 {
+		t.Errorf("%d iterations and the long block cost %d of fuel, want at most %d", n, used, 2000+n*64)
+	}
+	flag.Set(1)
+	fuel.Set(0)
+	if got := run(mod, call{fn: "f", args: []uint64{1 << 30}}); got.err != "wasm error: unreachable" {
+		t.Errorf("with the flag set: %v %q", got.results, got.err)
 	}
 }
