@@ -127,9 +127,9 @@ cfgs=(
 failed=()
 echo "== HTTP: 64 keep-alive clients, stateless 2026-07-28, $runs rounds of 1 s warm-up + $dur" >&2
 for r in $(seq 1 "$runs"); do
-	n=${#cfgs[@]}
-	for k in $(seq 0 $((n - 1))); do
-		IFS='|' read -r name url <<<"${cfgs[$(((k + r) % n))]}"
+	bench_order "$r" "${cfgs[@]}"
+	for cfg in "${order[@]}"; do
+		IFS='|' read -r name url <<<"$cfg"
 		"$bin/load" http -name "$name" -url "$url" -c 64 -warmup 1s -d "$dur" -round "$r" -json "$results" ||
 			failed+=("$name (round $r)")
 	done

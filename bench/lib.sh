@@ -32,6 +32,19 @@ bench_no_rest() {
 	fi
 }
 
+# bench_order R CFG... sets the array order to the CFGs rotated by R, the
+# order of round R: every configuration runs once per round, and slow
+# phases of a shared machine spread over all of them.
+bench_order() {
+	local r="$1" k
+	shift
+	local cfgs=("$@")
+	order=()
+	for k in "${!cfgs[@]}"; do
+		order+=("${cfgs[$(((k + r) % ${#cfgs[@]}))]}")
+	done
+}
+
 # bench_out NAME makes the results directory out, a new temporary one
 # (NAME-XXXXXX) when --out was not given, and makes the path absolute.
 bench_out() {

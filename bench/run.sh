@@ -128,9 +128,9 @@ failed=()
 
 echo "== stdio: 8 requests in flight, $runs rounds of 1 s warm-up + $dur" >&2
 for r in $(seq 1 "$runs"); do
-	n=${#stdio_cfgs[@]}
-	for k in $(seq 0 $((n - 1))); do
-		IFS='|' read -r name mode cmd <<<"${stdio_cfgs[$(((k + r) % n))]}"
+	bench_order "$r" "${stdio_cfgs[@]}"
+	for cfg in "${order[@]}"; do
+		IFS='|' read -r name mode cmd <<<"$cfg"
 		# shellcheck disable=SC2086
 		"$load" stdio -name "$name" -mode "$mode" -n 8 -warmup 1s -d "$dur" -round "$r" -json "$results" -- $cmd ||
 			failed+=("$name (round $r)")
@@ -139,9 +139,9 @@ done
 
 echo "== HTTP: 64 keep-alive clients, stateless 2026-07-28, $runs rounds of 1 s warm-up + $dur" >&2
 for r in $(seq 1 "$runs"); do
-	n=${#http_cfgs[@]}
-	for k in $(seq 0 $((n - 1))); do
-		IFS='|' read -r name cmd <<<"${http_cfgs[$(((k + r) % n))]}"
+	bench_order "$r" "${http_cfgs[@]}"
+	for cfg in "${order[@]}"; do
+		IFS='|' read -r name cmd <<<"$cfg"
 		# shellcheck disable=SC2086
 		"$load" http -name "$name" -c 64 -warmup 1s -d "$dur" -round "$r" -json "$results" -- $cmd ||
 			failed+=("$name (round $r)")
