@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -30,7 +31,7 @@ func goPool(t *testing.T) *runtime.Pool {
 			goErr = err
 			return
 		}
-		e, err := runtime.NewEngine(context.Background(), runtime.Config{CacheDir: filepath.Join(os.TempDir(), "wasmcp-runtime-test-cache")})
+		e, err := runtime.NewEngine(context.Background(), runtime.Config{CacheDir: filepath.Join(os.TempDir(), "wasmcp-runtime-test-cache"), Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 		if err != nil {
 			goErr = err
 			return

@@ -18,7 +18,7 @@ import (
 func testRegistry(tb testing.TB) *Registry {
 	tb.Helper()
 	ctx := context.Background()
-	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: testutil.CacheDir()})
+	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: testutil.CacheDir(), Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // The fixtures are in testdata/, built by testdata/build.sh. Each is
@@ -26,7 +27,7 @@ func testCacheDir() string { return filepath.Join(os.TempDir(), "wasmcp-runtime-
 
 func TestMain(m *testing.M) {
 	var err error
-	testEngine, err = NewEngine(context.Background(), Config{CacheDir: testCacheDir()})
+	testEngine, err = NewEngine(context.Background(), Config{CacheDir: testCacheDir(), Modules: ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 	if err != nil {
 		panic(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/testutil"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -97,7 +98,7 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 		t.Skip("builds two plugins")
 	}
 	root := sdkRoot(t)
-	engine, err := runtime.NewEngine(context.Background(), runtime.Config{NoCache: true})
+	engine, err := runtime.NewEngine(context.Background(), runtime.Config{NoCache: true, Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 	if err != nil {
 		t.Fatal(err)
 	}

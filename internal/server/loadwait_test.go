@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
+)
 
 // The tests expect every configured plugin at the first request: under the
 // race detector, with a cold compilation cache, on a loaded machine, a Go
@@ -13,5 +17,5 @@ import "time"
 // bound itself has its own test, which sets it.
 func init() {
 	defaultLoadWait = 3 * time.Minute
-	defaultCompileTimeout = 10 * time.Minute
+	defaultCompileTimeout = testutil.CompileTimeout
 }

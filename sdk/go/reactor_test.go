@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/testutil"
 	wruntime "github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -52,7 +53,7 @@ func TestReactorMemory(t *testing.T) {
 	ctx := context.Background()
 	wasm := buildPlugin(t, "memplugin")
 	cache := os.Getenv("WASMCP_TEST_CACHE")
-	e, err := wruntime.NewEngine(ctx, wruntime.Config{CacheDir: cache, NoCache: cache == ""})
+	e, err := wruntime.NewEngine(ctx, wruntime.Config{CacheDir: cache, NoCache: cache == "", Modules: wruntime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 	if err != nil {
 		t.Fatal(err)
 	}

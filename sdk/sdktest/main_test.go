@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/testutil"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 		dir = filepath.Join(os.TempDir(), "wasmcp-sdktest-cache")
 	}
 	var err error
-	engine, err = runtime.NewEngine(context.Background(), runtime.Config{CacheDir: dir})
+	engine, err = runtime.NewEngine(context.Background(), runtime.Config{CacheDir: dir, Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 	if err != nil {
 		panic(err)
 	}
