@@ -131,6 +131,11 @@ type loadDeps struct {
 	http     hostapi.HTTPPolicy
 	log      *slog.Logger
 	manifest ManifestLimits
+	// compiled, if set, is called once the module has compiled (or failed
+	// to): the registry's bound on concurrent loads covers compilation,
+	// the CPU-heavy part, not the guest's describe, which the call's
+	// deadline and the CPU scheduler bound like any call.
+	compiled func()
 }
 
 // ErrDigestMismatch is returned when a plugin file does not match its
@@ -161,6 +166,9 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 		}
 	}()
 	p.rt.module, err = d.engine.Compile(ctx, name, wasm)
+	if d.compiled != nil {
+		d.compiled()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}

@@ -149,15 +149,22 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 		r.loads[slotOf(spec)] = spec.Path
 		r.mu.Unlock()
 		go func() {
+			// At most GOMAXPROCS compile at once. The slot is given back
+			// when the module has compiled: a plugin whose describe
+			// hangs until its timeout must not hold back the others
+			// (two such plugins on 2 cores kept every other plugin from
+			// loading until they timed out; TestHostileSlowLoad).
 			sem <- struct{}{}
-			defer func() { <-sem }()
 			// Identical modules never compile at once: wazero shares
 			// their compiled code, and compiling the same module
 			// concurrently in one runtime can panic in wazero (seen
 			// with two copies of one file, about 1 run in 20).
 			unlock := r.lockDigest(digestOf(wasm))
-			defer unlock()
-			p, err := load(ctx, r.deps(), spec, wasm)
+			release := sync.OnceFunc(func() { unlock(); <-sem })
+			defer release()
+			d := r.deps()
+			d.compiled = release
+			p, err := load(ctx, d, spec, wasm)
 			results <- loadResult{i: i, p: p, err: err}
 		}()
 	}

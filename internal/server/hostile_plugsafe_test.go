@@ -2,9 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -475,5 +477,46 @@ func TestHostileSlowLoad(t *testing.T) {
 	waitLoaded(t, srv)
 	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "y"}))).text(); got != "y" {
 		t.Errorf("echo after the failure: %q", got)
+	}
+}
+
+// TestHungDescribesDoNotHoldLoads: plugins whose describe never answers
+// (more of them than the registry compiles at once, copies of one module)
+// do not keep a good plugin from loading until they time out: the load
+// slot and the per-module lock cover compilation, not describe. Before,
+// the hung plugins held both slots of a 2-core machine and the good one
+// waited for their timeout (TestHostileSlowLoad failed so, 1 run in 4).
+func TestHungDescribesDoNotHoldLoads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs spinning describes for seconds")
+	}
+	dir := t.TempDir()
+	var cfg string
+	hung := goruntime.GOMAXPROCS(0) + 4
+	for i := range hung {
+		name := fmt.Sprintf("hung%d", i)
+		cfg += pluginTOML(name, copyCorpus(t, "liar", dir, name), `timeout = "20s"`, "[plugins.grants]", `config = { manifest = "@loop" }`)
+		if i == hung/2 {
+			cfg += corpusTOML(t, "good")
+		}
+	}
+	srv, _, err := newLoggedServer(t, memKV+cfg, Options{LoadWait: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hung ones time out at 20 s; the good one must be served well
+	// before (it compiles in milliseconds warm, seconds cold under -race).
+	deadline := time.Now().Add(12 * time.Second)
+	for len(srv.Loading()) > hung && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, p := range srv.Loading() {
+		if strings.Contains(p, "good.wasm") {
+			t.Fatalf("good plugin still loading behind %d hung describes: %q", hung, srv.Loading())
+		}
+	}
+	c := startSession(t, srv)
+	if got := decodeTool(t, c.call("tools/call", tool("echo", map[string]any{"text": "x"}))).text(); got != "x" {
+		t.Errorf("echo while the hung plugins load: %q", got)
 	}
 }
