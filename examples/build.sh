@@ -14,7 +14,8 @@
 # The C, Rust, AssemblyScript and WAT examples are built by
 # scripts/build-sdk-examples.sh.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)" # wasm_setup finds the script here for its usage
+root="$(cd "$here/.." && pwd)"
 cd "$root"
 # shellcheck source=../scripts/wasmbuild.sh
 . "$root/scripts/wasmbuild.sh"

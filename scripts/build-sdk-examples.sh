@@ -19,7 +19,8 @@
 # versions are pinned (npm packages in .cache/npm; Debian packages by
 # release). The npm packages are installed into .cache/npm if missing.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)" # wasm_setup finds the script here for its usage
+root="$(cd "$here/.." && pwd)"
 cd "$root"
 # shellcheck source=wasmbuild.sh
 . "$root/scripts/wasmbuild.sh"
