@@ -126,14 +126,13 @@ cfgs=(
 )
 failed=()
 echo "== HTTP: 64 keep-alive clients, stateless 2026-07-28, $runs rounds of 1 s warm-up + $dur" >&2
-for r in $(seq 1 "$runs"); do
-	bench_order "$r" "${cfgs[@]}"
-	for cfg in "${order[@]}"; do
-		IFS='|' read -r name url <<<"$cfg"
-		"$bin/load" http -name "$name" -url "$url" -c 64 -warmup 1s -d "$dur" -round "$r" -json "$results" ||
-			failed+=("$name (round $r)")
-	done
-done
+# http_run R NAME|URL runs round R of one configuration.
+http_run() {
+	local name url
+	IFS='|' read -r name url <<<"$2"
+	"$bin/load" http -name "$name" -url "$url" -c 64 -warmup 1s -d "$dur" -round "$1" -json "$results"
+}
+bench_rounds http_run "${cfgs[@]}"
 
 echo
 cat "$out/env.txt"

@@ -45,6 +45,21 @@ bench_order() {
 	done
 }
 
+# bench_rounds RUN CFG... runs RUN R CFG for each configuration CFG in
+# each of the runs rounds R, in round R's order (bench_order). A run that
+# fails is added to the array failed as "NAME (round R)", NAME being CFG
+# up to its first |.
+bench_rounds() {
+	local run="$1" r cfg
+	shift
+	for r in $(seq 1 "$runs"); do
+		bench_order "$r" "$@"
+		for cfg in "${order[@]}"; do
+			"$run" "$r" "$cfg" || failed+=("${cfg%%|*} (round $r)")
+		done
+	done
+}
+
 # bench_out NAME makes the results directory out, a new temporary one
 # (NAME-XXXXXX) when --out was not given, and makes the path absolute.
 bench_out() {

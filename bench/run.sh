@@ -127,26 +127,24 @@ http_cfgs=(
 failed=()
 
 echo "== stdio: 8 requests in flight, $runs rounds of 1 s warm-up + $dur" >&2
-for r in $(seq 1 "$runs"); do
-	bench_order "$r" "${stdio_cfgs[@]}"
-	for cfg in "${order[@]}"; do
-		IFS='|' read -r name mode cmd <<<"$cfg"
-		# shellcheck disable=SC2086
-		"$load" stdio -name "$name" -mode "$mode" -n 8 -warmup 1s -d "$dur" -round "$r" -json "$results" -- $cmd ||
-			failed+=("$name (round $r)")
-	done
-done
+# stdio_run R NAME|MODE|CMD runs round R of one stdio configuration.
+stdio_run() {
+	local name mode cmd
+	IFS='|' read -r name mode cmd <<<"$2"
+	# shellcheck disable=SC2086
+	"$load" stdio -name "$name" -mode "$mode" -n 8 -warmup 1s -d "$dur" -round "$1" -json "$results" -- $cmd
+}
+bench_rounds stdio_run "${stdio_cfgs[@]}"
 
 echo "== HTTP: 64 keep-alive clients, stateless 2026-07-28, $runs rounds of 1 s warm-up + $dur" >&2
-for r in $(seq 1 "$runs"); do
-	bench_order "$r" "${http_cfgs[@]}"
-	for cfg in "${order[@]}"; do
-		IFS='|' read -r name cmd <<<"$cfg"
-		# shellcheck disable=SC2086
-		"$load" http -name "$name" -c 64 -warmup 1s -d "$dur" -round "$r" -json "$results" -- $cmd ||
-			failed+=("$name (round $r)")
-	done
-done
+# http_run R NAME|CMD runs round R of one HTTP configuration.
+http_run() {
+	local name cmd
+	IFS='|' read -r name cmd <<<"$2"
+	# shellcheck disable=SC2086
+	"$load" http -name "$name" -c 64 -warmup 1s -d "$dur" -round "$1" -json "$results" -- $cmd
+}
+bench_rounds http_run "${http_cfgs[@]}"
 
 echo "== cold start (warm compilation cache)" >&2
 "$load" coldstart -name "wasmcp, 20 C plugins" -runs 11 -expect-tools 20 -json "$results" -- "$wasmcp" serve --config "$work/cold20.toml" ||
