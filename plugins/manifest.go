@@ -97,40 +97,9 @@ func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
 			errs = append(errs, err)
 		}
 	}
+	errs = checkNamed(errs, "tools", "tool", m.Tools, checkTaskSupport)
+	errs = checkNamed(errs, "prompts", "prompt", m.Prompts, nil)
 	seen := map[string]bool{}
-	for i, raw := range m.Tools {
-		name, err := itemString(raw, "name")
-		if err != nil {
-			errs = append(errs, fmt.Errorf("tools[%d]: %w", i, err))
-			continue
-		}
-		if err := checkName("tool", name); err != nil {
-			errs = append(errs, fmt.Errorf("tools[%d]: %w", i, err))
-		}
-		if seen[name] {
-			errs = append(errs, fmt.Errorf("tools[%d]: duplicate tool name %q", i, name))
-		}
-		seen[name] = true
-		if err := checkTaskSupport(raw); err != nil {
-			errs = append(errs, fmt.Errorf("tools[%d] (%q): %w", i, name, err))
-		}
-	}
-	seen = map[string]bool{}
-	for i, raw := range m.Prompts {
-		name, err := itemString(raw, "name")
-		if err != nil {
-			errs = append(errs, fmt.Errorf("prompts[%d]: %w", i, err))
-			continue
-		}
-		if err := checkName("prompt", name); err != nil {
-			errs = append(errs, fmt.Errorf("prompts[%d]: %w", i, err))
-		}
-		if seen[name] {
-			errs = append(errs, fmt.Errorf("prompts[%d]: duplicate prompt name %q", i, name))
-		}
-		seen[name] = true
-	}
-	seen = map[string]bool{}
 	for i, raw := range m.Resources {
 		uri, err := itemString(raw, "uri")
 		if err == nil {
@@ -163,7 +132,33 @@ func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
 	return &m, nil
 }
 
-// itemString returns the non-empty string member key of a JSON object.
+// checkNamed appends to errs what is wrong with items, the manifest's
+// field of kind: each needs a valid name, unique among them, and passes
+// check (when not nil) once its name is read.
+func checkNamed(errs []error, field, kind string, items []json.RawMessage, check func(json.RawMessage) error) []error {
+	seen := map[string]bool{}
+	for i, raw := range items {
+		name, err := itemString(raw, "name")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", field, i, err))
+			continue
+		}
+		if err := checkName(kind, name); err != nil {
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", field, i, err))
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("%s[%d]: duplicate %s name %q", field, i, kind, name))
+		}
+		seen[name] = true
+		if check != nil {
+			if err := check(raw); err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d] (%q): %w", field, i, name, err))
+			}
+		}
+	}
+	return errs
+}
+
 // checkTaskSupport checks a tool's optional execution.taskSupport (MCP
 // 2025-11-25): "forbidden" (the default), "optional" or "required". The
 // engine runs a tool that may be a task in the background when the
@@ -187,6 +182,7 @@ func checkTaskSupport(raw json.RawMessage) error {
 	return fmt.Errorf("execution.taskSupport %q: want forbidden, optional or required", *t.Execution.TaskSupport)
 }
 
+// itemString returns the non-empty string member key of a JSON object.
 func itemString(raw json.RawMessage, key string) (string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
