@@ -55,26 +55,26 @@ func newMetrics(stats func() []PluginStats) *metrics {
 		Help:    "MCP request duration as seen by the server (OpenTelemetry mcp.server.operation.duration).",
 		Buckets: []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300},
 	}, []string{"mcp_method_name", "gen_ai_tool_name", "error_type"})
-	plugin := []string{"plugin"}
-	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_calls_total",
-		Help: "MCP requests served by a plugin, by outcome (ok, tool_error, timeout, trap, memory, output_cap, busy, denied, cancelled, error)."},
-		[]string{"plugin", "outcome"})
-	m.queueWait = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_queue_wait_seconds_total",
-		Help: "Time calls waited for a free instance of the plugin."}, plugin)
-	m.queued = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_queued_calls_total",
-		Help: "Calls that had to wait for a free instance of the plugin."}, plugin)
-	m.runTime = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_run_seconds_total",
-		Help: "Wall time of the plugin's calls once they had an instance (instantiation, guest code and host calls)."}, plugin)
-	m.hostCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_host_calls_total",
-		Help: "Host calls (the call import) the plugin made."}, plugin)
-	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_denials_total",
-		Help: "Capabilities the plugin asked for and its grants refused, by kind (the host method, or input_request)."},
-		[]string{"plugin", "kind"})
-	m.httpReqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_http_requests_total",
-		Help: "http/fetch calls the plugin made."}, plugin)
-	m.httpBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wasmcp_plugin_http_bytes_total",
-		Help: "Bytes of the plugin's http/fetch calls as the plugin sent and received them (JSON, body included)."},
-		[]string{"plugin", "direction"})
+	// counter is a counter vector by plugin, then by labels.
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"plugin"}, labels...))
+	}
+	m.calls = counter("wasmcp_plugin_calls_total",
+		"MCP requests served by a plugin, by outcome (ok, tool_error, timeout, trap, memory, output_cap, busy, denied, cancelled, error).", "outcome")
+	m.queueWait = counter("wasmcp_plugin_queue_wait_seconds_total",
+		"Time calls waited for a free instance of the plugin.")
+	m.queued = counter("wasmcp_plugin_queued_calls_total",
+		"Calls that had to wait for a free instance of the plugin.")
+	m.runTime = counter("wasmcp_plugin_run_seconds_total",
+		"Wall time of the plugin's calls once they had an instance (instantiation, guest code and host calls).")
+	m.hostCalls = counter("wasmcp_plugin_host_calls_total",
+		"Host calls (the call import) the plugin made.")
+	m.denials = counter("wasmcp_plugin_denials_total",
+		"Capabilities the plugin asked for and its grants refused, by kind (the host method, or input_request).", "kind")
+	m.httpReqs = counter("wasmcp_plugin_http_requests_total",
+		"http/fetch calls the plugin made.")
+	m.httpBytes = counter("wasmcp_plugin_http_bytes_total",
+		"Bytes of the plugin's http/fetch calls as the plugin sent and received them (JSON, body included).", "direction")
 	m.reg.MustRegister(m.opDuration, m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {

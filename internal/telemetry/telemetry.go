@@ -230,26 +230,32 @@ func newTracerFor(ctx context.Context, c *Config, res *resource.Resource, onErro
 
 // envMillis reads the variable name as milliseconds, def when unset.
 func envMillis(name string, def time.Duration) (time.Duration, error) {
-	v := os.Getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	ms, err := strconv.Atoi(v)
-	if err != nil || ms <= 0 {
-		return 0, fmt.Errorf("%s=%q: want a positive number of milliseconds", name, v)
+	ms, err := envPositive(name, "a positive number of milliseconds")
+	if ms == 0 {
+		return def, err
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // envInt reads the variable name as a positive integer, def when unset.
 func envInt(name string, def int) (int, error) {
+	n, err := envPositive(name, "a positive integer")
+	if n == 0 {
+		return def, err
+	}
+	return n, nil
+}
+
+// envPositive reads the variable name as a positive integer, 0 when
+// unset; want says what it must be in the error for any other value.
+func envPositive(name, want string) (int, error) {
 	v := os.Getenv(name)
 	if v == "" {
-		return def, nil
+		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s=%q: want a positive integer", name, v)
+		return 0, fmt.Errorf("%s=%q: want %s", name, v, want)
 	}
 	return n, nil
 }
