@@ -50,6 +50,10 @@ type RequestInfo struct {
 	// Status is the HTTP status a request refused over HTTP was answered
 	// with; 0 for the others.
 	Status int
+	// Nonconforming is set before RequestEnd when the Provider's result
+	// did not have its method's MCP result type: the engine answered a
+	// tool error (tools/call) or a -32603 error in its place.
+	Nonconforming bool
 }
 
 // HeaderRequest is the request the headers of an HTTP POST announce, as

@@ -75,7 +75,7 @@ func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 		s.log.Error("provider returned input_required where it is not allowed", "method", cl.req.Method, "stateless", cl.req.Stateless)
 		return nil, errInternal
 	}
-	res, err := s.conform(&cl.req, res, &f)
+	res, err := s.conform(cl, res, &f)
 	if err != nil {
 		return nil, err
 	}
@@ -111,27 +111,39 @@ func (s *Server) checkResult(cl *call, res []byte) ([]byte, error) {
 
 var resultTypeComplete = []byte(`"resultType":"complete",`)
 
-// conform checks a complete result of r (f its scan) against the MCP
-// result type of r's method: a tools/call result that does not conform
-// becomes a tool error the model can read (f rescanned), any other a
-// -32603 error; both name the member.
-func (s *Server) conform(r *Request, res []byte, f *resultFacts) ([]byte, error) {
-	method := r.Method
+// conform checks a result of cl (f its scan) against the MCP result type
+// of its method (see conformed); one that does not conform is logged and
+// told to the Observer (RequestInfo.Nonconforming).
+func (s *Server) conform(cl *call, res []byte, f *resultFacts) ([]byte, error) {
+	r := &cl.req
+	out, bad, err := conformed(r.Method, res, f)
+	if bad != nil {
+		cl.ri.Nonconforming = true
+		s.log.Warn("provider returned a result that does not conform to MCP", "method", r.Method, "name", r.Parsed.Name, "uri", r.Parsed.URI, "error", bad)
+	}
+	return out, err
+}
+
+// conformed checks a result of method (f its scan; an input_required one
+// is not checked) against the MCP result type of method: a tools/call
+// result that does not conform becomes a tool error the model can read
+// (f rescanned), any other a -32603 error; both name the member, and bad
+// is what does not conform (nil when the result does).
+func conformed(method string, res []byte, f *resultFacts) (out []byte, bad, err error) {
 	if f.resultType == "input_required" {
-		return res, nil
+		return res, nil, nil
 	}
-	err := checkShape(method, &f.shape)
-	if err == nil {
-		return res, nil
+	bad = checkShape(method, &f.shape)
+	if bad == nil {
+		return res, nil, nil
 	}
-	s.log.Warn("provider returned a result that does not conform to MCP", "method", method, "name", r.Parsed.Name, "uri", r.Parsed.URI, "error", err)
 	if method != methodToolsCall {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return nil, bad, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: bad.Error()}
 	}
-	res = append([]byte(`{"content":[{"type":"text","text":`), jsonscan.AppendString(nil, err.Error())...)
+	res = append([]byte(`{"content":[{"type":"text","text":`), jsonscan.AppendString(nil, bad.Error())...)
 	res = append(res, `}],"isError":true}`...)
 	*f, _ = scanResult(res)
-	return res, nil
+	return res, bad, nil
 }
 
 // compact returns v without insignificant newlines (a copy only when it

@@ -362,7 +362,7 @@ func (run *taskRun) callProvider() (res []byte, err error) {
 		s.log.Error("provider returned a task result that is not a JSON object", "task", run.id)
 		return nil, errInternal
 	}
-	return s.conform(&run.call.req, compact(res), &f)
+	return s.conform(run.call, compact(res), &f)
 }
 
 // loop runs the task's provider call, round after round, and stores how

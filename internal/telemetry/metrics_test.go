@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -138,5 +139,68 @@ func TestCompileCacheMetric(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestInvalidResultOutcome: a plugin result the server refuses is a
+// failed plugin call (outcome "error"), whether the registry refused it
+// (not JSON) or the engine did (a result that does not conform to its
+// method's MCP result type, answered as a tool error to tools/call and as
+// -32603 to the others); error.type stays what the client got. A result
+// that conforms is "ok".
+func TestInvalidResultOutcome(t *testing.T) {
+	noOTEL(t)
+	srv, logs := newServer(t, `
+[server]
+kv_dir = ":memory:"
+[telemetry]
+metrics = "127.0.0.1:0"
+audit = true
+[[plugins]]
+name = "garbage"
+path = `+quote(hostile("garbage"))+`
+`)
+	base := serveMetrics(t, srv)
+	c := startStdio(t, srv)
+	c.initialize()
+	calls := []struct {
+		name, method string
+		params       map[string]any
+		errType      string // the semconv histogram's error_type
+		outcome      string
+	}{
+		{"conforming", "tools/call", tool("alive", nil, nil), "", "ok"},
+		{"not JSON", "tools/call", tool("notjson", nil, nil), "tool_error", "error"},
+		{"content not an array", "tools/call", tool("shape", nil, nil), "tool_error", "error"},
+		{"contents not an array", "resources/read", map[string]any{"uri": "garbage://res"}, "-32603", "error"},
+		{"messages not an array", "prompts/get", map[string]any{"name": "garbage_prompt"}, "-32603", "error"},
+	}
+	for _, tc := range calls {
+		c.call(tc.method, tc.params)
+	}
+	body := get(t, base+"/metrics")
+	want := map[string]float64{}
+	for _, tc := range calls {
+		want[tc.outcome]++
+	}
+	for _, o := range []string{"ok", "error", "tool_error"} {
+		if got, _ := scrape(t, body, "wasmcp_plugin_calls_total", `plugin="garbage"`, `outcome="`+o+`"`); got != want[o] {
+			t.Errorf("wasmcp_plugin_calls_total{outcome=%q} = %v, want %v", o, got, want[o])
+		}
+	}
+	var audited []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["audit"] == "call" {
+			audited = append(audited, fmt.Sprint(rec["outcome"]))
+		}
+	}
+	for i, tc := range calls {
+		if got, _ := scrape(t, body, "mcp_server_operation_duration_seconds_count", `mcp_method_name="`+tc.method+`"`, `error_type="`+tc.errType+`"`); got < 1 {
+			t.Errorf("%s: no %s with error_type %q", tc.name, tc.method, tc.errType)
+		}
+		if i >= len(audited) || audited[i] != tc.outcome {
+			t.Errorf("%s: audit outcomes %v, want %q at %d", tc.name, audited, tc.outcome, i)
+		}
 	}
 }

@@ -370,7 +370,7 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	}
 	if st.plugin != "" && outcome == "" {
 		outcome = OutcomeOK
-		if err != nil {
+		if err != nil || ri.Nonconforming { // the engine refused the result
 			outcome = OutcomeError
 		} else if toolErr {
 			outcome = OutcomeToolError
