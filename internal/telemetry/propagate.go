@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"encoding/hex"
+	"fmt"
 	"net/http"
 
 	"go.opentelemetry.io/otel/baggage"
@@ -64,27 +65,22 @@ func traceparent(sc *spanContext) string {
 }
 
 // validTraceState returns v if it is a valid W3C tracestate, else "".
-func validTraceState(v string) string {
-	if v == "" {
-		return ""
-	}
-	ts, err := trace.ParseTraceState(v)
-	if err != nil {
-		return ""
-	}
-	return ts.String()
-}
+func validTraceState(v string) string { return valid(v, trace.ParseTraceState) }
 
 // validBaggage returns v if it is a valid W3C baggage, else "".
-func validBaggage(v string) string {
+func validBaggage(v string) string { return valid(v, baggage.Parse) }
+
+// valid returns v as parse reads it back, or "" when v is empty or parse
+// refuses it.
+func valid[T fmt.Stringer](v string, parse func(string) (T, error)) string {
 	if v == "" {
 		return ""
 	}
-	b, err := baggage.Parse(v)
+	p, err := parse(v)
 	if err != nil {
 		return ""
 	}
-	return b.String()
+	return p.String()
 }
 
 // inject sets the trace context headers of sc (and baggage) on h.
