@@ -136,6 +136,14 @@ func parse(fs *flag.FlagSet, args []string) []string {
 	return fs.Args()
 }
 
+// parse parses a measuring command's arguments: it returns the command
+// line after the flags and the protocol era -mode names.
+func (c *common) parse(fs *flag.FlagSet, args []string) ([]string, loadgen.Mode, error) {
+	cmdline := parse(fs, args)
+	mode, err := loadgen.ParseMode(c.mode)
+	return cmdline, mode, err
+}
+
 func cmdStdio(args []string) error {
 	fs := flag.NewFlagSet("stdio", flag.ExitOnError)
 	var c common
@@ -144,8 +152,7 @@ func cmdStdio(args []string) error {
 	t.register(fs)
 	n := fs.Int("n", 8, "requests in flight")
 	count := fs.Int("count", 0, "stop after this many measured calls (0: by -d)")
-	cmdline := parse(fs, args)
-	mode, err := loadgen.ParseMode(c.mode)
+	cmdline, mode, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -175,8 +182,11 @@ func cmdHTTP(args []string) error {
 	var t throughput
 	t.register(fs)
 	clients := fs.Int("c", 64, "concurrent keep-alive clients")
-	cmdline := parse(fs, args)
-	if c.mode != string(loadgen.Modern) {
+	cmdline, mode, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if mode != loadgen.Modern {
 		return errors.New("http: only -mode modern (stateless 2026-07-28) is implemented")
 	}
 	o := loadgen.HTTPOptions{URL: *url, Tool: t.tool, Clients: *clients, Warmup: t.warm, Duration: t.d}
@@ -204,8 +214,7 @@ func cmdColdStart(args []string) error {
 	c.register(fs, "legacy")
 	runs := fs.Int("runs", 11, "measured runs (after one unmeasured run that warms the compilation cache)")
 	expect := fs.Int("expect-tools", 0, "fail unless tools/list lists this many tools")
-	cmdline := parse(fs, args)
-	mode, err := loadgen.ParseMode(c.mode)
+	cmdline, mode, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -229,8 +238,7 @@ func cmdRunaway(args []string) error {
 	baseline := fs.Duration("baseline", 2*time.Second, "echo-only phase")
 	d := fs.Duration("d", 4*time.Second, "echo phase while runaways run")
 	interval := fs.Duration("interval", time.Millisecond, "pause between echo calls")
-	cmdline := parse(fs, args)
-	mode, err := loadgen.ParseMode(c.mode)
+	cmdline, mode, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
