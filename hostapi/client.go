@@ -13,16 +13,23 @@ import (
 // root. Notifications must not block for long; Request blocks until the
 // client answers or ctx is done.
 type Client interface {
-	// Log sends notifications/message (subject to the session's level).
-	Log(level, logger string, data json.RawMessage)
-	// Progress sends notifications/progress with the request's progress
-	// token; it is a no-op without one.
-	Progress(progress float64, total *float64, message string)
+	Caller
 	// NotifyListChanged reports that the plugin's "tools", "resources" or
 	// "prompts" changed (the host describes it again).
 	NotifyListChanged(kind string)
 	// NotifyResourceUpdated reports that a resource changed.
 	NotifyResourceUpdated(uri string)
+}
+
+// Caller is the part of a Client that answers to the request's own
+// client: what the plugin registry needs of the engine for one request
+// (package plugins adds the notifications of the plugin's lists).
+type Caller interface {
+	// Log sends notifications/message (subject to the session's level).
+	Log(level, logger string, data json.RawMessage)
+	// Progress sends notifications/progress with the request's progress
+	// token; it is a no-op without one.
+	Progress(progress float64, total *float64, message string)
 	// CloseStream asks the transport to close the response stream that
 	// carries this request (Streamable HTTP SSE polling) without ending
 	// the request: the client reconnects and receives what follows,

@@ -17,24 +17,10 @@ import (
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
-// Caller is the client side of one request, as plugins needs it. The
-// composition root implements it over the MCP engine's request.
-type Caller interface {
-	// Log sends notifications/message, subject to the client's level.
-	Log(level, logger string, data json.RawMessage)
-	// Progress sends notifications/progress if the client asked for it.
-	Progress(progress float64, total *float64, message string)
-	// Request sends a server-to-client request and waits for the answer;
-	// it returns hostapi.ErrUnsupported when the connection cannot carry
-	// one.
-	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-	// CloseStream closes the response stream carrying the request, if
-	// the transport has one, without ending the request (SSE polling).
-	CloseStream()
-	// StartTask tells the engine that a call running as a task is under
-	// way (Request.StartTask of internal/mcp).
-	StartTask()
-}
+// Caller is the client side of one request, as plugins needs it
+// (hostapi.Caller). The composition root implements it over the MCP
+// engine's request.
+type Caller = hostapi.Caller
 
 // Request is one client request routed to a plugin. The protocol engine
 // has parsed it: the registry reads the typed members, not the wire.
