@@ -336,19 +336,14 @@ func parseSampler(name, arg string) (sampler, error) {
 		}
 		ratio = r
 	}
-	switch name {
+	base, parent := strings.CutPrefix(name, "parentbased_")
+	switch base {
 	case "always_on":
-		return newSampler(false, 1), nil
+		return newSampler(parent, 1), nil
 	case "always_off":
-		return newSampler(false, 0), nil
+		return newSampler(parent, 0), nil
 	case "traceidratio":
-		return newSampler(false, ratio), nil
-	case "parentbased_always_on":
-		return newSampler(true, 1), nil
-	case "parentbased_always_off":
-		return newSampler(true, 0), nil
-	case "parentbased_traceidratio":
-		return newSampler(true, ratio), nil
+		return newSampler(parent, ratio), nil
 	}
 	return sampler{}, fmt.Errorf("sampler %q: want always_on, always_off, traceidratio or their parentbased_ forms", name)
 }
