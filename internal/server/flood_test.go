@@ -16,15 +16,8 @@ import (
 // half of max_concurrent): a call to another plugin answers while the
 // spinning calls still run.
 func TestPluginSlotShare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs spinning plugin calls for seconds")
-	}
-	e := newHostileEnv(t)
-	srv, err := newHostileServer(t, e, `
-[server]
-name = "share"
-kv_dir = ":memory:"
-[limits]
+	e := longHostileEnv(t, "runs spinning plugin calls for seconds")
+	srv, err := newHostileServer(t, e, memKV+`[limits]
 timeout = "4s"
 max_concurrent = 4
 max_waiting = 16

@@ -129,6 +129,16 @@ type hostileEnv struct {
 
 const secretText = "TOP SECRET"
 
+// longHostileEnv is newHostileEnv for a test that runs for seconds: under
+// -short it skips the test, saying why.
+func longHostileEnv(t *testing.T, why string) *hostileEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	return newHostileEnv(t)
+}
+
 func newHostileEnv(t *testing.T) *hostileEnv {
 	t.Helper()
 	e := &hostileEnv{dir: t.TempDir()}

@@ -25,9 +25,6 @@ import (
 // Bounded: loadAlone + loadAttack of calls (about 25 s with setup), on
 // stdio (no network). Skipped with -short.
 func TestLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test: skipped with -short")
-	}
 	const (
 		goodWorkers    = 16
 		hostileWorkers = 16
@@ -35,7 +32,7 @@ func TestLoad(t *testing.T) {
 		loadAttack     = 15 * time.Second
 		maxLoadHeap    = 1536 << 20
 	)
-	e := newHostileEnv(t)
+	e := longHostileEnv(t, "load test: skipped with -short")
 	srv, err := newHostileServer(t, e, e.config(t))
 	if err != nil {
 		t.Fatal(err)

@@ -15,15 +15,8 @@ import (
 // back, so a call to the good plugin runs at once instead of waiting for
 // the loop's deadline.
 func TestQueuedCallHoldsNoRunSlot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a guest loop to its 2 s deadline")
-	}
-	e := newHostileEnv(t)
-	srv, err := newHostileServer(t, e, `
-[server]
-name = "yield"
-kv_dir = ":memory:"
-[limits]
+	e := longHostileEnv(t, "runs a guest loop to its 2 s deadline")
+	srv, err := newHostileServer(t, e, memKV+`[limits]
 timeout = "5s"
 max_concurrent = 2
 max_waiting = 8
