@@ -69,13 +69,7 @@ func TestTracesGRPC(t *testing.T) {
 	t.Cleanup(gs.Stop)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String())
-	srv, _ := newServer(t, testConfig(newWeb(t), ""))
-	c := startStdio(t, srv)
-	c.initialize()
-	c.call("tools/call", tool("echo", map[string]any{"text": "x"}, nil))
-	if err := srv.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	echoOnce(t)
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
 	if got := strings.Join(rcv.names, ","); !strings.Contains(got, "tools/call echo") || !strings.Contains(got, "plugin good") {

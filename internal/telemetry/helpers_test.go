@@ -213,6 +213,19 @@ func (c *stdio) initialize() {
 	_, _ = c.w.Write(append(b, '\n'))
 }
 
+// echoOnce serves one echo call on a server of the test config and closes
+// it, which flushes its telemetry to the exporters the environment names.
+func echoOnce(t *testing.T) {
+	t.Helper()
+	srv, _ := newServer(t, testConfig(newWeb(t), ""))
+	c := startStdio(t, srv)
+	c.initialize()
+	c.call("tools/call", tool("echo", map[string]any{"text": "x"}, nil))
+	if err := srv.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func tool(name string, args map[string]any, meta map[string]any) map[string]any {
 	p := map[string]any{"name": name, "arguments": args}
 	if meta != nil {

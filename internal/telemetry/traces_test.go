@@ -391,13 +391,7 @@ func TestTracesExportSettings(t *testing.T) {
 				}
 				return
 			}
-			srv, _ := newServer(t, testConfig(newWeb(t), ""))
-			cl := startStdio(t, srv)
-			cl.initialize()
-			cl.call("tools/call", tool("echo", map[string]any{"text": "x"}, nil))
-			if err := srv.Close(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			echoOnce(t)
 			if n := len(find(rcv.all(), "tools/call echo")); n != 1 {
 				t.Errorf("%d echo spans", n)
 			}
