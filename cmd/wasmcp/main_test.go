@@ -73,6 +73,7 @@ func TestExitCodes(t *testing.T) {
 		{"plugins not a dir", []string{"call", "--plugins", "README.md", "x"}, 2, "neither a directory nor a .wasm file"},
 		{"call bad json", []string{"call", "sha256", "{nope"}, 2, "not valid JSON"},
 		{"unknown tool", []string{"call", "no_such_tool"}, 1, "Unknown tool"},
+		{"call result not a CallToolResult", []string{"call", "--plugins", "testdata/hostile/garbage.wasm", "shape"}, 1, "the tool reported an error"},
 		{"inspect missing file", []string{"inspect", "nope.wasm"}, 2, "nope.wasm"},
 		{"call no tool", []string{"call"}, 2, "call: want TOOL [JSON]"},
 		{"inspect two files", []string{"inspect", "a.wasm", "b.wasm"}, 2, "inspect: want one PLUGIN.wasm"},

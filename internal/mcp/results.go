@@ -124,6 +124,24 @@ func (s *Server) conform(cl *call, res []byte, f *resultFacts) ([]byte, error) {
 	return out, err
 }
 
+// ConformResult holds res, a Provider's result for r, to the MCP result
+// type of r's method, as the engine does with every result: one that
+// does not conform becomes a tool error naming the member (tools/call)
+// or a -32603 *jsonrpc.Error; one that is not a JSON object is a -32603
+// too. Code that runs a Provider without the engine (the wasmcp call
+// command) calls it itself, as it calls ParseParams.
+func (r *Request) ConformResult(res []byte) ([]byte, error) {
+	f, ok := resultFacts{}, jsonscan.Valid(res)
+	if ok {
+		f, ok = scanResult(res)
+	}
+	if !ok {
+		return nil, errInternal
+	}
+	out, _, err := conformed(r.Method, res, &f)
+	return out, err
+}
+
 // conformed checks a result of method (f its scan; an input_required one
 // is not checked) against the MCP result type of method: a tools/call
 // result that does not conform becomes a tool error the model can read

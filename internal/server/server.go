@@ -394,7 +394,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 }
 
 // CallTool runs one tools/call outside any session (the `wasmcp call`
-// command): the result, or a JSON-RPC error.
+// command): the result, held to the MCP result type as the engine holds
+// a session's (a tool error when it does not conform), or a JSON-RPC
+// error.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	params, err := json.Marshal(struct {
 		Name      string          `json:"name"`
@@ -408,7 +410,11 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err := r.ParseParams(); err != nil {
 		return nil, err
 	}
-	return (&provider{reg: s.reg, log: s.log}).CallTool(ctx, r)
+	res, err := (&provider{reg: s.reg, log: s.log}).CallTool(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return r.ConformResult(res)
 }
 
 // Close stops watching, drops every plugin (calls in flight finish), and
