@@ -3,7 +3,6 @@ package interop
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -149,13 +148,7 @@ var transports = []transportCase{
 		p := mcptest.New(nil)
 		s := wmcp.NewServer(p, nil)
 		p.SetServer(s)
-		cr, sw := io.Pipe()
-		sr, cw := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			done <- s.ServeStdio(context.Background(), sr, sw)
-			sw.Close()
-		}()
+		cw, cr, done := mcptest.ServeStdio(context.Background(), s)
 		cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: cr, Writer: cw}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("connect: %v", err)

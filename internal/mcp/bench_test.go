@@ -3,11 +3,11 @@ package mcp_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
 	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
@@ -33,10 +33,7 @@ func BenchmarkStdioToolsCall(b *testing.B) {
 func benchStdio(b *testing.B, inflight int, modern bool) {
 	s := mcp.NewServer(mcp.NewConstProvider(), nil)
 	defer s.Close()
-	cr, cw := io.Pipe()
-	sr, sw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- s.ServeStdio(context.Background(), cr, sw) }()
+	cw, sr, done := mcptest.ServeStdio(context.Background(), s)
 	br := bufio.NewReaderSize(sr, 1<<16)
 	bw := bufio.NewWriterSize(cw, 1<<16)
 	if !modern {

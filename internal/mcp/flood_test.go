@@ -254,10 +254,7 @@ func TestStdioNotifyBlockedClient(t *testing.T) {
 	p.SetServer(s)
 	finished := make(chan string, 1)
 	p.Finished = finished
-	cr, cw := io.Pipe()
-	sr, sw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- s.ServeStdio(context.Background(), cr, sw) }()
+	cw, sr, done := mcptest.ServeStdio(context.Background(), s)
 	t.Cleanup(func() {
 		cw.Close()
 		sr.Close() // the blocked writes fail

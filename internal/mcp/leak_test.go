@@ -26,10 +26,7 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		p.Started = started
 		s := mcp.NewServer(p, &mcp.Options{DrainTimeout: time.Millisecond})
 		p.SetServer(s)
-		cr, cw := io.Pipe()
-		sr, sw := io.Pipe()
-		done := make(chan error, 1)
-		go func() { done <- s.ServeStdio(context.Background(), cr, sw) }()
+		cw, sr, done := mcptest.ServeStdio(context.Background(), s)
 		go io.Copy(io.Discard, sr)
 		lines := []string{
 			request(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}}),
@@ -46,7 +43,6 @@ func TestNoGoroutineLeaks(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("ServeStdio = %v", err)
 		}
-		sw.Close()
 		s.Close()
 	})
 

@@ -47,13 +47,7 @@ func FuzzTasks(f *testing.F) {
 		p := mcptest.New(&mcptest.Options{Tasks: true})
 		s := mcp.NewServer(p, &mcp.Options{DrainTimeout: 20 * time.Millisecond, MaxMessageBytes: 1 << 16})
 		defer s.Close()
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		done := make(chan error, 1)
-		go func() {
-			done <- s.ServeStdio(context.Background(), inR, outW)
-			outW.Close()
-		}()
+		inW, outR, done := mcptest.ServeStdio(context.Background(), s)
 		lines := make(chan []byte, 1024)
 		go func() {
 			defer close(lines)
