@@ -6,33 +6,13 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"log"
-	"net"
-	"net/http"
 	"os"
 
 	"github.com/wasmcp/wasmcp/bench/internal/bare"
+	"github.com/wasmcp/wasmcp/bench/internal/baseline"
 )
 
 func main() {
-	addr := flag.String("http", "", "serve a bare net/http JSON handler on this address (e.g. 127.0.0.1:0) instead of stdio")
-	flag.Parse()
-	log.SetFlags(0)
-	log.SetPrefix("bareecho: ")
-	if *addr == "" {
-		if err := bare.ServeStdio(os.Stdin, os.Stdout); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", bare.Handler())
-	fmt.Fprintf(os.Stderr, "bareecho: serving on http://%s/mcp\n", ln.Addr())
-	log.Fatal(http.Serve(ln, mux))
+	baseline.Main("bareecho", "a bare net/http JSON handler",
+		func() error { return bare.ServeStdio(os.Stdin, os.Stdout) }, bare.Handler())
 }

@@ -10,36 +10,15 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"log"
-	"net"
-	"net/http"
-	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wasmcp/wasmcp/bench/internal/baseline"
 	"github.com/wasmcp/wasmcp/bench/internal/native"
 )
 
 func main() {
-	addr := flag.String("http", "", "serve stateless Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio")
-	flag.Parse()
-	log.SetFlags(0)
-	log.SetPrefix("nativeserver: ")
 	s := native.NewServer()
-	if *addr == "" {
-		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", native.HTTPHandler(s))
-	fmt.Fprintf(os.Stderr, "nativeserver: serving MCP on http://%s/mcp\n", ln.Addr())
-	log.Fatal(http.Serve(ln, mux))
+	baseline.Main("nativeserver", "stateless Streamable HTTP",
+		func() error { return s.Run(context.Background(), &mcp.StdioTransport{}) }, native.HTTPHandler(s))
 }
