@@ -26,14 +26,26 @@ static const char *path_arg(wasmcp_ctx *ctx, wasmcp_json args) {
 	return wasmcp_arg_str_required(ctx, args, "path", &n);
 }
 
-static void read_file(wasmcp_ctx *ctx, wasmcp_json args) {
+/* errno_text answers "error:<reason>" for the errno err. */
+static void errno_text(wasmcp_ctx *ctx, int err) { wasmcp_textf(ctx, "error:%s", strerror(err)); }
+
+/* open_arg opens the file named by the argument path with fopen's mode:
+ * NULL, the answer written, when there is no path or fopen fails. */
+static FILE *open_arg(wasmcp_ctx *ctx, wasmcp_json args, const char *mode) {
 	const char *path = path_arg(ctx, args);
 	if (!path) {
-		return;
+		return NULL;
 	}
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, mode);
 	if (!f) {
-		wasmcp_textf(ctx, "error:%s", strerror(errno));
+		errno_text(ctx, errno);
+	}
+	return f;
+}
+
+static void read_file(wasmcp_ctx *ctx, wasmcp_json args) {
+	FILE *f = open_arg(ctx, args, "r");
+	if (!f) {
 		return;
 	}
 	char buf[128];
@@ -41,26 +53,21 @@ static void read_file(wasmcp_ctx *ctx, wasmcp_json args) {
 	int err = ferror(f) ? errno : 0;
 	fclose(f);
 	if (err) {
-		wasmcp_textf(ctx, "error:%s", strerror(err));
+		errno_text(ctx, err);
 		return;
 	}
 	wasmcp_textf(ctx, "ok:%.*s", (int)n, buf);
 }
 
 static void write_file(wasmcp_ctx *ctx, wasmcp_json args) {
-	const char *path = path_arg(ctx, args);
-	if (!path) {
-		return;
-	}
-	FILE *f = fopen(path, "w");
+	FILE *f = open_arg(ctx, args, "w");
 	if (!f) {
-		wasmcp_textf(ctx, "error:%s", strerror(errno));
 		return;
 	}
 	int bad = fputs("written by sandbox\n", f) < 0;
 	bad |= fclose(f) != 0;
 	if (bad) {
-		wasmcp_textf(ctx, "error:%s", strerror(errno));
+		errno_text(ctx, errno);
 		return;
 	}
 	wasmcp_textz(ctx, "ok");
@@ -73,7 +80,7 @@ static void list_dir(wasmcp_ctx *ctx, wasmcp_json args) {
 	}
 	DIR *d = opendir(path);
 	if (!d) {
-		wasmcp_textf(ctx, "error:%s", strerror(errno));
+		errno_text(ctx, errno);
 		return;
 	}
 	char out[2048];
