@@ -54,7 +54,7 @@ func addNote(c *wasmcp.Context, in addIn) (*wasmcp.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := slug(title)
+	base := noteID(title)
 	id := base
 	for i := 2; ; i++ {
 		existing, err := load(c, id)

@@ -214,16 +214,17 @@ func TestWithoutKV(t *testing.T) {
 	}
 }
 
-func TestSlug(t *testing.T) {
+func TestNoteID(t *testing.T) {
 	tests := map[string]string{
 		"Hello, World!":           "hello-world",
 		"  --  ":                  "note",
 		"Ünïcode and 42 things":   "unicode-and-42-things",
+		"Don't panic in Łódź":     "dont-panic-in-lodz",
 		strings.Repeat("ab ", 40): strings.TrimRight(strings.Repeat("ab-", 16), "-"),
 	}
 	for in, want := range tests {
-		if got := slug(in); got != want || !validID(got) {
-			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		if got := noteID(in); got != want || !validID(got) {
+			t.Errorf("noteID(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

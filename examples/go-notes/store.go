@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/wasmcp/wasmcp/examples/internal/slug"
 	wasmcp "github.com/wasmcp/wasmcp/sdk/go"
 )
 
@@ -121,54 +121,13 @@ func validID(id string) bool {
 	return true
 }
 
-// fold maps common accented Latin letters to ASCII for ids.
-var fold = map[rune]string{
-	'à': "a", 'á': "a", 'â': "a", 'ã': "a", 'ä': "a", 'å': "a", 'æ': "ae", 'ç': "c", 'è': "e", 'é': "e",
-	'ê': "e", 'ë': "e", 'ì': "i", 'í': "i", 'î': "i", 'ï': "i", 'ñ': "n", 'ò': "o", 'ó': "o", 'ô': "o",
-	'õ': "o", 'ö': "o", 'ø': "o", 'œ': "oe", 'ß': "ss", 'ù': "u", 'ú': "u", 'û': "u", 'ü': "u", 'ý': "y", 'ÿ': "y",
-}
-
-// slug derives an id from a title: lower-case ASCII letters and digits
-// joined by "-", at most maxIDLen bytes (cut at a word boundary); "note"
-// when nothing is left.
-func slug(title string) string {
-	var words []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			words = append(words, cur.String())
-			cur.Reset()
-		}
+// noteID derives an id from a title: its slug (slug.Make) with "-" of at
+// most maxIDLen bytes; "note" when nothing is left.
+func noteID(title string) string {
+	if s := slug.Make(title, "-", maxIDLen); s != "" {
+		return s
 	}
-	for _, r := range strings.ToLower(title) {
-		switch {
-		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9'):
-			cur.WriteRune(r)
-		case fold[r] != "":
-			cur.WriteString(fold[r])
-		default:
-			flush()
-		}
-	}
-	flush()
-	s := ""
-	for _, w := range words {
-		next := w
-		if s != "" {
-			next = s + "-" + w
-		}
-		if len(next) > maxIDLen {
-			if s == "" {
-				s = w[:maxIDLen]
-			}
-			break
-		}
-		s = next
-	}
-	if s == "" {
-		return "note"
-	}
-	return s
+	return "note"
 }
 
 // cleanTags trims, lower-cases and de-duplicates tags.

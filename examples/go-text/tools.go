@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/wasmcp/wasmcp/examples/internal/slug"
 	wasmcp "github.com/wasmcp/wasmcp/sdk/go"
 )
 
@@ -272,19 +273,6 @@ type slugOut struct {
 	Slug string `json:"slug"`
 }
 
-// fold maps common accented Latin letters to ASCII.
-var fold = map[rune]string{
-	'à': "a", 'á': "a", 'â': "a", 'ã': "a", 'ä': "a", 'å': "a", 'ā': "a", 'ą': "a", 'æ': "ae",
-	'ç': "c", 'ć': "c", 'č': "c", 'ď': "d", 'đ': "d", 'ð': "d",
-	'è': "e", 'é': "e", 'ê': "e", 'ë': "e", 'ē': "e", 'ę': "e", 'ě': "e",
-	'ğ': "g", 'ì': "i", 'í': "i", 'î': "i", 'ï': "i", 'ī': "i", 'ı': "i",
-	'ł': "l", 'ľ': "l", 'ñ': "n", 'ń': "n", 'ň': "n",
-	'ò': "o", 'ó': "o", 'ô': "o", 'õ': "o", 'ö': "o", 'ø': "o", 'ō': "o", 'ő': "o", 'œ': "oe",
-	'ř': "r", 'ś': "s", 'š': "s", 'ş': "s", 'ß': "ss", 'ť': "t", 'ţ': "t", 'þ': "th",
-	'ù': "u", 'ú': "u", 'û': "u", 'ü': "u", 'ū': "u", 'ů': "u", 'ű': "u",
-	'ý': "y", 'ÿ': "y", 'ź': "z", 'ż': "z", 'ž': "z",
-}
-
 func slugify(c *wasmcp.Context, in slugIn) (slugOut, error) {
 	maxLen, sep := 80, "-"
 	if in.MaxLength != nil {
@@ -296,42 +284,7 @@ func slugify(c *wasmcp.Context, in slugIn) (slugOut, error) {
 	if maxLen < 1 {
 		return slugOut{}, fmt.Errorf("max_length must be at least 1, got %d", maxLen)
 	}
-	var ws []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			ws = append(ws, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range strings.ToLower(in.Text) {
-		switch {
-		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9'):
-			cur.WriteRune(r)
-		case fold[r] != "":
-			cur.WriteString(fold[r])
-		case r == '\'' || r == '’':
-			// "don't" -> "dont"
-		default:
-			flush()
-		}
-	}
-	flush()
-	slug := ""
-	for _, w := range ws {
-		next := w
-		if slug != "" {
-			next = slug + sep + w
-		}
-		if len(next) > maxLen {
-			if slug == "" {
-				slug = w[:maxLen] // a single word longer than the limit
-			}
-			break
-		}
-		slug = next
-	}
-	return slugOut{Slug: slug}, nil
+	return slugOut{Slug: slug.Make(in.Text, sep, maxLen)}, nil
 }
 
 type regexIn struct {
