@@ -70,42 +70,23 @@ func TestExamplesOverStdio(t *testing.T) {
 	defer site.Close()
 
 	root, _ := filepath.Abs("../..")
-	ex := func(p string) string { return filepath.Join(root, "examples", p) }
 	cfg := filepath.Join(t.TempDir(), "wasmcp.toml")
-	toml := fmt.Sprintf(`[server]
-kv_dir = ":memory:"
-[[plugins]]
-name = "go-text"
-path = %q
-[[plugins]]
-name = "go-notes"
-path = %q
-[plugins.grants]
-kv = true
-[[plugins]]
-name = "go-fetch"
-path = %q
-[plugins.grants]
-http = [%q]
-kv = true
-[[plugins]]
-name = "c-hash"
-path = %q
-[[plugins]]
-name = "rust-dates"
-path = %q
-[plugins.grants]
-config = { default_offset = "+02:00" }
-[[plugins]]
-name = "as-calc"
-path = %q
-[plugins.grants]
-kv = true
-[[plugins]]
-name = "wat-ping"
-path = %q
-`, ex("go-text/go-text.wasm"), ex("go-notes/go-notes.wasm"), ex("go-fetch/go-fetch.wasm"), site.URL+"/",
-		ex("c-hash/c-hash.wasm"), ex("rust-dates/rust-dates.wasm"), ex("as-calc/as-calc.wasm"), ex("wat-ping/wat-ping.wasm"))
+	// Each example is served under its name from examples/NAME/NAME.wasm.
+	toml := "[server]\nkv_dir = \":memory:\"\n"
+	for _, ex := range []struct{ name, grants string }{
+		{"go-text", ""},
+		{"go-notes", "kv = true"},
+		{"go-fetch", fmt.Sprintf("http = [%q]\nkv = true", site.URL+"/")},
+		{"c-hash", ""},
+		{"rust-dates", `config = { default_offset = "+02:00" }`},
+		{"as-calc", "kv = true"},
+		{"wat-ping", ""},
+	} {
+		toml += fmt.Sprintf("[[plugins]]\nname = %q\npath = %q\n", ex.name, filepath.Join(root, "examples", ex.name, ex.name+".wasm"))
+		if ex.grants != "" {
+			toml += "[plugins.grants]\n" + ex.grants + "\n"
+		}
+	}
 	if err := os.WriteFile(cfg, []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
