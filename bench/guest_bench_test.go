@@ -13,8 +13,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/wasmcp/wasmcp/bench/internal/goecho"
 	wruntime "github.com/wasmcp/wasmcp/runtime"
-	wasmcp "github.com/wasmcp/wasmcp/sdk/go"
 )
 
 // guestState is the per-call state of the minimal wasmcp host module below.
@@ -222,17 +222,7 @@ func (g *guestRig) run(b *testing.B) {
 // benchGoNative runs the goecho plugin's handler natively through the Go
 // SDK's dispatcher.
 func benchGoNative(b *testing.B) {
-	p := wasmcp.New(wasmcp.Info{Name: "goecho", Version: "1.0.0"})
-	type echoIn struct {
-		Text string `json:"text"`
-	}
-	wasmcp.AddTool(p, wasmcp.Tool{
-		Name:        "echo",
-		Description: "Returns its text argument unchanged.",
-		InputSchema: wasmcp.Object(wasmcp.Required("text", wasmcp.String(""))),
-	}, func(_ *wasmcp.Context, in echoIn) (*wasmcp.Result, error) {
-		return wasmcp.TextResult(in.Text), nil
-	})
+	p := goecho.New()
 	if status, out := p.HandleWith(nil, echoEnvelope); status != 0 {
 		b.Fatalf("status %d: %s", status, out)
 	}
