@@ -152,15 +152,6 @@ func (f *fetcher) match(u *url.URL) *rule {
 	return nil
 }
 
-type fetchParams struct {
-	Method     string            `json:"method"`
-	URL        string            `json:"url"`
-	Headers    map[string]string `json:"headers"`
-	Body       *string           `json:"body"`
-	BodyBase64 *string           `json:"body_base64"`
-	TimeoutMS  int64             `json:"timeout_ms"`
-}
-
 type fetchResult struct {
 	Status     int               `json:"status"`
 	Headers    map[string]string `json:"headers"`
@@ -181,7 +172,7 @@ var forbiddenHeaders = map[string]bool{
 // over its cap; -3 the call's ctx ended; -5 anything else (network error,
 // timeout, too many redirects) with {"code": -32000, "message"}.
 func (f *fetcher) fetch(ctx context.Context, params []byte) ([]byte, int32) {
-	var p fetchParams
+	var p abi.HTTPFetchParams
 	if !decode(params, &p) || p.URL == "" || p.TimeoutMS < 0 || (p.Body != nil && p.BodyBase64 != nil) {
 		return nil, abi.ErrBadParams
 	}

@@ -1,7 +1,8 @@
 // Package abi holds the constants of the wasmcp/1 plugin ABI (see ABI.md):
 // the import module and function names, the entry points, the call status
-// values, the host-call errno values and the envelope method names. It is a
-// leaf package shared by the host (runtime, hostapi, plugins) and the guest
+// values, the host-call errno values and the envelope method names, and the
+// params of the host calls that both sides encode or decode. It is a leaf
+// package shared by the host (runtime, hostapi, plugins) and the guest
 // SDKs, and imports nothing.
 package abi
 
@@ -76,6 +77,19 @@ const (
 	HostSample               = "sampling/createMessage"
 	HostRoots                = "roots/list"
 )
+
+// HTTPFetchParams are the params of the http/fetch host call: Method
+// (empty means GET), URL, Headers, at most one of Body (UTF-8 text) and
+// BodyBase64, and TimeoutMS (0 means the host's timeout). The guest SDK
+// encodes them, hostapi and the SDK's test host decode them.
+type HTTPFetchParams struct {
+	Method     string            `json:"method"`
+	URL        string            `json:"url"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Body       *string           `json:"body,omitempty"`
+	BodyBase64 *string           `json:"body_base64,omitempty"`
+	TimeoutMS  int64             `json:"timeout_ms,omitempty"`
+}
 
 // Log levels of the log import, in MCP (RFC 5424) order.
 const (

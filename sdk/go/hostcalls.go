@@ -188,14 +188,7 @@ func (c *Context) HTTPFetch(req HTTPRequest) (*HTTPResponse, error) {
 	if method == "" {
 		method = "GET"
 	}
-	p := struct {
-		Method     string            `json:"method"`
-		URL        string            `json:"url"`
-		Headers    map[string]string `json:"headers,omitempty"`
-		Body       *string           `json:"body,omitempty"`
-		BodyBase64 *string           `json:"body_base64,omitempty"`
-		TimeoutMS  int64             `json:"timeout_ms,omitempty"`
-	}{Method: method, URL: req.URL, Headers: req.Headers, TimeoutMS: req.Timeout.Milliseconds()}
+	p := abi.HTTPFetchParams{Method: method, URL: req.URL, Headers: req.Headers, TimeoutMS: req.Timeout.Milliseconds()}
 	if req.Body != nil {
 		if utf8.Valid(req.Body) {
 			s := string(req.Body)

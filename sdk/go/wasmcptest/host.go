@@ -232,13 +232,7 @@ func (h *Host) kvCall(method string, p json.RawMessage) ([]byte, int32) {
 }
 
 func (h *Host) fetch(p json.RawMessage) ([]byte, int32) {
-	var q struct {
-		Method     string            `json:"method"`
-		URL        string            `json:"url"`
-		Headers    map[string]string `json:"headers"`
-		Body       *string           `json:"body"`
-		BodyBase64 *string           `json:"body_base64"`
-	}
+	var q abi.HTTPFetchParams
 	if err := json.Unmarshal(p, &q); err != nil || q.URL == "" {
 		return nil, abi.ErrBadParams
 	}
