@@ -71,7 +71,7 @@ func (it *interrupter) arm(ctx, cctx context.Context, now time.Time) armed {
 	it.e.inGuest.Add(1)
 	a := armed{cctx: cctx}
 	if it.task != nil {
-		it.task.begin(cctx.Done(), now)
+		it.task.begin(cctx, now)
 	}
 	if d, ok := cctx.Deadline(); ok {
 		if it.timer == nil {

@@ -182,8 +182,8 @@ func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, o
 	// Clock reads cost ≈100 ns on some virtual machines, a few per cent of
 	// a call: start serves for the deadline and, if the call did not
 	// queue, for the time it holds its slot.
-	cctx, cancel := context.WithDeadline(ctx, start.Add(p.callTimeout(ctx)))
-	defer cancel()
+	cctx := withCallDeadline(ctx, start.Add(p.callTimeout(ctx)))
+	defer cctx.release()
 	queued, err := p.acquire(cctx)
 	if err != nil {
 		return 0, nil, p.ctxError(ctx, cctx, start, err)
@@ -297,7 +297,7 @@ func (p *Pool) isClosed() bool {
 func closedError() *Error { return &Error{Kind: KindClosed, Message: "plugin is closed"} }
 
 // reactor runs one call on a pooled instance.
-func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte, h Host) (uint32, []byte, error) {
+func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start time.Time, input []byte, h Host) (uint32, []byte, error) {
 	inst := p.takeIdle()
 	if inst == nil {
 		var err error
@@ -320,8 +320,8 @@ func (p *Pool) reactor(ctx, cctx context.Context, start time.Time, input []byte,
 		err = inst.it.overflow(err)
 	}
 	status := uint32(inst.stack[0])
-	if err == nil && cctx.Err() != nil {
-		err = cctx.Err() // pitfall 8: the watcher may have closed the module after a clean return
+	if err == nil {
+		err = cctx.errAt(end) // pitfall 8: the watcher may have closed the module after a clean return
 	}
 	if err != nil {
 		cerr := p.classify(ctx, cctx, start, err, inst.mem.refused, string(inst.stderr.keep))

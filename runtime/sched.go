@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	goruntime "runtime"
 	"slices"
 	"sync"
@@ -109,7 +110,7 @@ type task struct {
 	q    *schedQueue
 	it   *interrupter
 	acct *atomic.Int64   // the pool's guest CPU, ns; may be nil
-	done <-chan struct{} // the call's context
+	ctx  context.Context // the call's; nil outside a call
 	wake chan struct{}   // a slot was granted (buffered 1)
 
 	last    time.Time     // the previous probe
@@ -124,10 +125,11 @@ func newTask(s *scheduler, q *schedQueue, it *interrupter) *task {
 	return &task{s: s, q: q, it: it, wake: make(chan struct{}, 1)}
 }
 
-// begin resets t for a call whose context is done, its guest code
-// starting now.
-func (t *task) begin(done <-chan struct{}, now time.Time) {
-	t.done = done
+// begin resets t for a call under ctx, its guest code starting now. Only
+// a call that parks asks for ctx.Done (which a call's deadlineCtx derives
+// on demand).
+func (t *task) begin(ctx context.Context, now time.Time) {
+	t.ctx = ctx
 	t.last, t.yielded = now, now
 	t.cpu, t.bg, t.holding = 0, false, false
 }
@@ -145,12 +147,12 @@ func (t *task) end(now time.Time) {
 		t.s.releaseLocked()
 		t.s.mu.Unlock()
 	}
-	t.done = nil
+	t.ctx = nil
 }
 
 // probe runs on the call's goroutine at each exit of its guest code.
 func (t *task) probe() {
-	if t.done == nil {
+	if t.ctx == nil {
 		return // guest code run outside a call's arm and disarm: never park it
 	}
 	now := time.Now()
@@ -210,7 +212,7 @@ func (t *task) acquire() {
 	case <-t.wake:
 		t.holding, t.since = true, time.Now()
 		return
-	case <-t.done:
+	case <-t.ctx.Done():
 	case <-s.closed:
 	}
 	s.mu.Lock()

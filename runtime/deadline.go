@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// deadlineCtx is the context of one Pool.Call: the caller's context with
+// the call's deadline. context.WithDeadline would start a timer, register
+// with the parent and allocate a channel for every call, yet most calls
+// never wait on their context: the interrupter stops running guest code
+// at the deadline by itself. So deadlineCtx answers Deadline and Err from
+// the deadline and the parent, and derives the context.WithDeadline only
+// when something asks for Done (a host call that blocks, a call queued
+// for an instance, the scheduler parking a call, wazero's watcher on the
+// fallback runtime). Err and Done agree: until Done has been asked for,
+// Err reads the clock; afterwards it is the derived context's.
+type deadlineCtx struct {
+	parent  context.Context
+	d       time.Time // the earlier of the call's and the parent's deadline
+	mu       sync.Mutex
+	derived  atomic.Pointer[derivedCtx] // set once by Done
+	released atomic.Bool                // the call is over (release)
+}
+
+type derivedCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// withCallDeadline returns parent with the deadline d (or the parent's,
+// if earlier) and the function that releases it, as context.WithDeadline
+// does, without its timer until Done is called.
+func withCallDeadline(parent context.Context, d time.Time) *deadlineCtx {
+	if pd, ok := parent.Deadline(); ok && pd.Before(d) {
+		d = pd
+	}
+	return &deadlineCtx{parent: parent, d: d}
+}
+
+// Deadline returns the call's deadline.
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.d, true }
+
+// Done returns the channel closed at the deadline or when the parent is
+// done, deriving the context that closes it on first use.
+func (c *deadlineCtx) Done() <-chan struct{} { return c.ctx().Done() }
+
+// Err returns context.DeadlineExceeded once the deadline has passed, the
+// parent's error once it is done, and nil before.
+func (c *deadlineCtx) Err() error {
+	if dc := c.derived.Load(); dc != nil {
+		return dc.ctx.Err()
+	}
+	return c.errAt(time.Time{})
+}
+
+// errAt is Err before Done has been asked for, at now (zero for the
+// clock's time).
+func (c *deadlineCtx) errAt(now time.Time) error {
+	if dc := c.derived.Load(); dc != nil {
+		return dc.ctx.Err()
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	if c.released.Load() {
+		return context.Canceled
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if !now.Before(c.d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// Value defers to the parent.
+func (c *deadlineCtx) Value(key any) any { return c.parent.Value(key) }
+
+// AfterFunc arranges for f to run when c is done, as context.AfterFunc
+// does; the context package calls it for contexts derived from c instead
+// of starting a goroutine to watch Done.
+func (c *deadlineCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.ctx(), f) }
+
+// ctx returns the derived context, deriving it on first use.
+func (c *deadlineCtx) ctx() context.Context {
+	if dc := c.derived.Load(); dc != nil {
+		return dc.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if dc := c.derived.Load(); dc != nil {
+		return dc.ctx
+	}
+	ctx, cancel := context.WithDeadline(c.parent, c.d)
+	if c.released.Load() {
+		cancel()
+	}
+	c.derived.Store(&derivedCtx{ctx: ctx, cancel: cancel})
+	return ctx
+}
+
+// release ends the call's context, as the CancelFunc of
+// context.WithDeadline does: it is done from now on (context.Canceled
+// unless the parent is done; unlike a cancelled context.WithDeadline it
+// does not remember whether the deadline passed first, which nothing
+// asks once the call is over), and the derived context's timer, if any,
+// is stopped.
+func (c *deadlineCtx) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.released.Store(true)
+	if dc := c.derived.Load(); dc != nil {
+		dc.cancel()
+	}
+}

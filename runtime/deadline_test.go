@@ -1,0 +1,101 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestDeadlineCtx checks that a call's context behaves as
+// context.WithDeadline would, whether or not Done was asked for before
+// its deadline passed, its parent was cancelled or the call released it.
+func TestDeadlineCtx(t *testing.T) {
+	type key struct{}
+	const wait = 5 * time.Second // generous: only a broken context waits this long
+	for _, tc := range []struct {
+		name     string
+		timeout  time.Duration // from now
+		done     bool          // ask for Done first
+		cancel   bool          // cancel the parent
+		release  bool          // release the call's context
+		want     error         // Err at the end
+		wantDone bool          // Done is closed at the end
+	}{
+		{name: "running", timeout: time.Hour},
+		{name: "running, Done asked", timeout: time.Hour, done: true},
+		{name: "past deadline", timeout: time.Millisecond, want: context.DeadlineExceeded, wantDone: true},
+		{name: "past deadline, Done asked", timeout: time.Millisecond, done: true, want: context.DeadlineExceeded, wantDone: true},
+		{name: "parent cancelled", timeout: time.Hour, cancel: true, want: context.Canceled, wantDone: true},
+		{name: "parent cancelled, Done asked", timeout: time.Hour, done: true, cancel: true, want: context.Canceled, wantDone: true},
+		{name: "released", timeout: time.Hour, release: true, want: context.Canceled, wantDone: true},
+		{name: "released, Done asked", timeout: time.Hour, done: true, release: true, want: context.Canceled, wantDone: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+			defer cancel()
+			d := time.Now().Add(tc.timeout)
+			c := withCallDeadline(parent, d)
+			if got, ok := c.Deadline(); !ok || !got.Equal(d) {
+				t.Errorf("Deadline() = %v, %v; want %v, true", got, ok, d)
+			}
+			if c.Value(key{}) != "v" {
+				t.Error("Value does not reach the parent's values")
+			}
+			child, stop := context.WithCancel(c) // through AfterFunc, not a goroutine
+			defer stop()
+			if tc.done {
+				_ = c.Done()
+			}
+			if tc.cancel {
+				cancel()
+			}
+			if tc.release {
+				c.release()
+			}
+			if tc.want == context.DeadlineExceeded {
+				time.Sleep(time.Until(d))
+			}
+			if tc.wantDone {
+				for _, ch := range []<-chan struct{}{c.Done(), child.Done()} {
+					select {
+					case <-ch:
+					case <-time.After(wait):
+						t.Fatal("Done (or a child's) not closed")
+					}
+				}
+			} else {
+				select {
+				case <-c.Done():
+					t.Fatal("Done closed")
+				case <-child.Done():
+					t.Fatal("a child's Done closed")
+				default:
+				}
+			}
+			if err := c.Err(); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("Err() = %v, want %v", err, tc.want)
+			}
+			c.release()
+			if c.Err() == nil {
+				t.Error("Err() = nil after release")
+			}
+		})
+	}
+}
+
+// TestDeadlineCtxParentDeadline checks that an earlier deadline of the
+// parent is the call's.
+func TestDeadlineCtxParentDeadline(t *testing.T) {
+	pd := time.Now().Add(time.Minute)
+	parent, cancel := context.WithDeadline(context.Background(), pd)
+	defer cancel()
+	c := withCallDeadline(parent, pd.Add(time.Hour))
+	defer c.release()
+	if d, _ := c.Deadline(); !d.Equal(pd) {
+		t.Errorf("Deadline() = %v, want the parent's %v", d, pd)
+	}
+	if err := c.errAt(pd); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("errAt(the parent's deadline) = %v, want DeadlineExceeded", err)
+	}
+}
