@@ -18,8 +18,8 @@ import (
 // fallback runtime). Err and Done agree: until Done has been asked for,
 // Err reads the clock; afterwards it is the derived context's.
 type deadlineCtx struct {
-	parent  context.Context
-	d       time.Time // the earlier of the call's and the parent's deadline
+	parent   context.Context
+	d        time.Time // the earlier of the call's and the parent's deadline
 	mu       sync.Mutex
 	derived  atomic.Pointer[derivedCtx] // set once by Done
 	released atomic.Bool                // the call is over (release)
