@@ -64,14 +64,23 @@ func ask(state string, requests map[string]wasmcp.InputRequest) error {
 	return &wasmcp.InputRequired{Requests: requests, State: state}
 }
 
+// answered is the client's answer to the input request key, read with get
+// (name, or a method of the Context such as ElicitResponse). Before the
+// client has answered, the error is the one asking it req under key, with
+// the request state state.
+func answered[T any](c *wasmcp.Context, get func(*wasmcp.Context, string) (T, error), state, key string, req wasmcp.InputRequest) (T, error) {
+	v, err := get(c, key)
+	if errors.Is(err, wasmcp.ErrNoInputResponse) {
+		return v, ask(state, map[string]wasmcp.InputRequest{key: req})
+	}
+	return v, err
+}
+
 // irElicitation completes from inputResponses alone (no requestState):
 // a missing or unexpected key is asked again, a malformed answer is a
 // -32602 error, extra keys are ignored.
 func irElicitation(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
-	n, err := name(c, "user_name")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, ask("", map[string]wasmcp.InputRequest{"user_name": askName})
-	}
+	n, err := answered(c, name, "", "user_name", askName)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +88,7 @@ func irElicitation(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error)
 }
 
 func irSampling(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
-	answer, err := c.SamplingResponse("capital_question")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, ask("", map[string]wasmcp.InputRequest{"capital_question": askCapital})
-	}
+	answer, err := answered(c, (*wasmcp.Context).SamplingResponse, "", "capital_question", askCapital)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +104,7 @@ func rootsText(roots []wasmcp.Root) string {
 }
 
 func irRoots(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
-	roots, err := c.RootsResponse("client_roots")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, ask("", map[string]wasmcp.InputRequest{"client_roots": askRoots})
-	}
+	roots, err := answered(c, (*wasmcp.Context).RootsResponse, "", "client_roots", askRoots)
 	if err != nil {
 		return nil, err
 	}
@@ -149,32 +152,24 @@ func irMultiple(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
 
 // irMultiRound asks in two rounds; each round's state names the round.
 func irMultiRound(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
-	step1 := map[string]wasmcp.InputRequest{"step1": wasmcp.NewElicitRequest("Step 1: What is your name?", formOf("name"))}
+	step1 := wasmcp.NewElicitRequest("Step 1: What is your name?", formOf("name"))
+	step2 := wasmcp.NewElicitRequest("Step 2: What is your favorite color?", formOf("color"))
+	restart := ask("round-1", map[string]wasmcp.InputRequest{"step1": step1})
 	switch c.RequestState {
 	case "round-1":
-		n, err := name(c, "step1")
-		if errors.Is(err, wasmcp.ErrNoInputResponse) {
-			return nil, ask("round-1", step1)
-		}
+		n, err := answered(c, name, "round-1", "step1", step1)
 		if err != nil {
 			return nil, err
 		}
-		return nil, ask("round-2:"+n, map[string]wasmcp.InputRequest{
-			"step2": wasmcp.NewElicitRequest("Step 2: What is your favorite color?", formOf("color")),
-		})
+		return nil, ask("round-2:"+n, map[string]wasmcp.InputRequest{"step2": step2})
 	case "":
-		return nil, ask("round-1", step1)
+		return nil, restart
 	}
 	n, ok := strings.CutPrefix(c.RequestState, "round-2:")
 	if !ok {
-		return nil, ask("round-1", step1)
+		return nil, restart
 	}
-	answer, err := c.ElicitResponse("step2")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, ask(c.RequestState, map[string]wasmcp.InputRequest{
-			"step2": wasmcp.NewElicitRequest("Step 2: What is your favorite color?", formOf("color")),
-		})
-	}
+	answer, err := answered(c, (*wasmcp.Context).ElicitResponse, c.RequestState, "step2", step2)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	wasmcp "github.com/wasmcp/wasmcp/sdk/go"
@@ -30,12 +29,8 @@ func addPrompts(p *wasmcp.Plugin) {
 		})
 	p.AddPrompt(wasmcp.Prompt{Name: "test_input_required_result_prompt", Description: "A prompt that asks the user for context first (input_required)."},
 		func(c *wasmcp.Context, _ map[string]string) (*wasmcp.PromptResult, error) {
-			answer, err := c.ElicitResponse("user_context")
-			if errors.Is(err, wasmcp.ErrNoInputResponse) {
-				return nil, &wasmcp.InputRequired{Requests: map[string]wasmcp.InputRequest{
-					"user_context": wasmcp.NewElicitRequest("What context should the prompt use?", formOf("context")),
-				}}
-			}
+			answer, err := answered(c, (*wasmcp.Context).ElicitResponse, "", "user_context",
+				wasmcp.NewElicitRequest("What context should the prompt use?", formOf("context")))
 			if err != nil {
 				return nil, err
 			}

@@ -122,12 +122,7 @@ func confirmDelete(c *wasmcp.Context, raw json.RawMessage) (*wasmcp.Result, erro
 	if err := c.StartTask(); err != nil {
 		return nil, err
 	}
-	ok, err := confirmed(c, "confirm")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, ask("", map[string]wasmcp.InputRequest{
-			"confirm": wasmcp.NewElicitRequest("Delete "+in.Filename+"?", confirmForm),
-		})
-	}
+	ok, err := answered(c, confirmed, "", "confirm", wasmcp.NewElicitRequest("Delete "+in.Filename+"?", confirmForm))
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +158,7 @@ func multiInput(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
 // gets an input_required result, not a task), then starts and answers
 // from the task.
 func toolWithTask(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
-	n, err := name(c, "user_name")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, ask("", map[string]wasmcp.InputRequest{"user_name": askName})
-	}
+	n, err := answered(c, name, "", "user_name", askName)
 	if err != nil {
 		return nil, err
 	}

@@ -135,12 +135,7 @@ func sampling(c *wasmcp.Context, raw json.RawMessage) (*wasmcp.Result, error) {
 	if err := args(raw, &in); err != nil {
 		return nil, err
 	}
-	answer, err := c.SamplingResponse("llm")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, &wasmcp.InputRequired{Requests: map[string]wasmcp.InputRequest{
-			"llm": wasmcp.NewTextSamplingRequest(in.Prompt, 100),
-		}}
-	}
+	answer, err := answered(c, (*wasmcp.Context).SamplingResponse, "", "llm", wasmcp.NewTextSamplingRequest(in.Prompt, 100))
 	if err != nil {
 		return nil, err
 	}
@@ -164,12 +159,7 @@ func elicitation(c *wasmcp.Context, raw json.RawMessage) (*wasmcp.Result, error)
 	if err := args(raw, &in); err != nil {
 		return nil, err
 	}
-	answer, err := c.ElicitResponse("user")
-	if errors.Is(err, wasmcp.ErrNoInputResponse) {
-		return nil, &wasmcp.InputRequired{Requests: map[string]wasmcp.InputRequest{
-			"user": wasmcp.NewElicitRequest(in.Message, json.RawMessage(userForm)),
-		}}
-	}
+	answer, err := answered(c, (*wasmcp.Context).ElicitResponse, "", "user", wasmcp.NewElicitRequest(in.Message, json.RawMessage(userForm)))
 	if err != nil {
 		return nil, err
 	}
@@ -180,12 +170,7 @@ func elicitation(c *wasmcp.Context, raw json.RawMessage) (*wasmcp.Result, error)
 // answer.
 func form(key, message, schema string) wasmcp.ToolHandler {
 	return func(c *wasmcp.Context, _ json.RawMessage) (*wasmcp.Result, error) {
-		answer, err := c.ElicitResponse(key)
-		if errors.Is(err, wasmcp.ErrNoInputResponse) {
-			return nil, &wasmcp.InputRequired{Requests: map[string]wasmcp.InputRequest{
-				key: wasmcp.NewElicitRequest(message, json.RawMessage(schema)),
-			}}
-		}
+		answer, err := answered(c, (*wasmcp.Context).ElicitResponse, "", key, wasmcp.NewElicitRequest(message, json.RawMessage(schema)))
 		if err != nil {
 			return nil, err
 		}
