@@ -202,32 +202,22 @@ func (o *Options) withDefaults() Options {
 	if v.Logger == nil {
 		v.Logger = slog.New(slog.DiscardHandler)
 	}
-	if v.PageSize <= 0 {
-		v.PageSize = 100
-	}
+	v.PageSize = positiveOr(v.PageSize, 100)
 	v.ListTTL = ttlDefault(v.ListTTL, 5*time.Minute)
 	v.ReadTTL = ttlDefault(v.ReadTTL, time.Minute)
-	if v.MaxConcurrency <= 0 {
-		v.MaxConcurrency = 64
-	}
-	if v.MaxMessageBytes <= 0 {
-		v.MaxMessageBytes = 4 << 20
-	}
+	v.MaxConcurrency = positiveOr(v.MaxConcurrency, 64)
+	v.MaxMessageBytes = positiveOr(v.MaxMessageBytes, 4<<20)
 	if v.DrainTimeout == 0 {
 		v.DrainTimeout = 10 * time.Second
 	}
-	if v.MaxConcurrentCalls <= 0 {
-		v.MaxConcurrentCalls = max(16, 4*runtime.GOMAXPROCS(0))
-	}
+	v.MaxConcurrentCalls = positiveOr(v.MaxConcurrentCalls, max(16, 4*runtime.GOMAXPROCS(0)))
 	switch {
 	case v.MaxWaitingCalls == 0:
 		v.MaxWaitingCalls = max(1024, 4*v.MaxConcurrentCalls)
 	case v.MaxWaitingCalls < 0:
 		v.MaxWaitingCalls = 0
 	}
-	if v.CallWaitTimeout <= 0 {
-		v.CallWaitTimeout = 10 * time.Second
-	}
+	v.CallWaitTimeout = positiveOr(v.CallWaitTimeout, 10*time.Second)
 	switch {
 	case v.MaxCallsPerShare <= 0:
 		v.MaxCallsPerShare = max(1, v.MaxConcurrentCalls/2)
@@ -243,47 +233,32 @@ func (o *Options) withDefaults() Options {
 	if v.PrincipalRate < 0 {
 		v.PrincipalRate = 0
 	}
-	if v.PrincipalBurst <= 0 {
-		v.PrincipalBurst = max(1, int(math.Ceil(v.PrincipalRate)))
-	}
-	if v.MaxBatch <= 0 {
-		v.MaxBatch = 100
-	}
-	if v.MaxBatchBytes <= 0 {
-		v.MaxBatchBytes = 16 << 20
-	}
-	if v.MaxSubscriptions <= 0 {
-		v.MaxSubscriptions = 100
-	}
-	if v.MaxURIBytes <= 0 {
-		v.MaxURIBytes = 8 << 10
-	}
-	if v.NotifyQueueBytes <= 0 {
-		v.NotifyQueueBytes = 1 << 20
-	}
-	if v.MaxTasks <= 0 {
-		v.MaxTasks = 1000
-	}
-	if v.MaxTasksPerPrincipal <= 0 {
-		v.MaxTasksPerPrincipal = 100
-	}
+	v.PrincipalBurst = positiveOr(v.PrincipalBurst, max(1, int(math.Ceil(v.PrincipalRate))))
+	v.MaxBatch = positiveOr(v.MaxBatch, 100)
+	v.MaxBatchBytes = positiveOr(v.MaxBatchBytes, 16<<20)
+	v.MaxSubscriptions = positiveOr(v.MaxSubscriptions, 100)
+	v.MaxURIBytes = positiveOr(v.MaxURIBytes, 8<<10)
+	v.NotifyQueueBytes = positiveOr(v.NotifyQueueBytes, 1<<20)
+	v.MaxTasks = positiveOr(v.MaxTasks, 1000)
+	v.MaxTasksPerPrincipal = positiveOr(v.MaxTasksPerPrincipal, 100)
 	if v.TaskStore == nil {
 		v.TaskStore = tasks.NewMemory(tasks.Limits{MaxLive: v.MaxTasks, MaxLivePerPrincipal: v.MaxTasksPerPrincipal})
 	}
 	if v.TaskNotifier == nil {
 		v.TaskNotifier = tasks.NewLocal()
 	}
-	if v.TaskTimeout <= 0 {
-		v.TaskTimeout = 10 * time.Minute
-	}
-	if v.TaskTTL <= 0 {
-		v.TaskTTL = time.Hour
-	}
-	if v.TaskPollInterval <= 0 {
-		v.TaskPollInterval = time.Second
-	}
-	if v.TaskStartWait <= 0 {
-		v.TaskStartWait = 500 * time.Millisecond
+	v.TaskTimeout = positiveOr(v.TaskTimeout, 10*time.Minute)
+	v.TaskTTL = positiveOr(v.TaskTTL, time.Hour)
+	v.TaskPollInterval = positiveOr(v.TaskPollInterval, time.Second)
+	v.TaskStartWait = positiveOr(v.TaskStartWait, 500*time.Millisecond)
+	return v
+}
+
+// positiveOr returns v, or def when v is zero or negative: the rule of
+// every count, size and timeout of Options whose zero means the default.
+func positiveOr[T ~int | ~int64](v, def T) T {
+	if v <= 0 {
+		return def
 	}
 	return v
 }
