@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,7 +226,7 @@ func searchNotes(c *wasmcp.Context, in searchIn) (*wasmcp.Result, error) {
 	}
 	var hits []scored
 	for _, n := range notes {
-		if tag != "" && !contains(n.Tags, tag) {
+		if tag != "" && !slices.Contains(n.Tags, tag) {
 			continue
 		}
 		score := 0
@@ -234,7 +235,7 @@ func searchNotes(c *wasmcp.Context, in searchIn) (*wasmcp.Result, error) {
 			score = 1
 		case strings.Contains(strings.ToLower(n.Title), q):
 			score = 3
-		case contains(n.Tags, q):
+		case slices.Contains(n.Tags, q):
 			score = 2
 		case strings.Contains(strings.ToLower(n.Body), q):
 			score = 1
@@ -259,15 +260,6 @@ func searchNotes(c *wasmcp.Context, in searchIn) (*wasmcp.Result, error) {
 	}
 	r.Content = append(r.Content, links...)
 	return r, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // snippet returns up to about 100 characters of body around the first

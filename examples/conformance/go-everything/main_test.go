@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -280,15 +281,6 @@ func names(m *wasmcptest.Manifest) (tools, prompts []string) {
 	return tools, prompts
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func TestListChangeTriggers(t *testing.T) {
 	s, h := newSession()
 	m, err := s.Describe()
@@ -296,7 +288,7 @@ func TestListChangeTriggers(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, prompts := names(m)
-	if tools[0] != "test_simple_text" || contains(tools, transientTool) || contains(prompts, transientPrompt) {
+	if tools[0] != "test_simple_text" || slices.Contains(tools, transientTool) || slices.Contains(prompts, transientPrompt) {
 		t.Fatalf("initial lists: %v %v", tools, prompts)
 	}
 	for _, tc := range []string{"test_trigger_tool_change", "test_trigger_prompt_change"} {
@@ -309,13 +301,13 @@ func TestListChangeTriggers(t *testing.T) {
 	}
 	m, _ = s.Describe()
 	tools, prompts = names(m)
-	if !contains(tools, transientTool) || !contains(prompts, transientPrompt) {
+	if !slices.Contains(tools, transientTool) || !slices.Contains(prompts, transientPrompt) {
 		t.Errorf("after one trigger each: %v %v", tools, prompts)
 	}
 	s.CallTool("test_trigger_tool_change", nil)
 	m, _ = s.Describe()
 	tools, prompts = names(m)
-	if contains(tools, transientTool) || !contains(prompts, transientPrompt) {
+	if slices.Contains(tools, transientTool) || !slices.Contains(prompts, transientPrompt) {
 		t.Errorf("after the second tool trigger: %v %v", tools, prompts)
 	}
 
