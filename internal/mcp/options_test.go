@@ -1,31 +1,24 @@
 package mcp
 
 import (
+	"reflect"
 	"testing"
-	"time"
 )
 
-// TestOptionsPositiveDefaults: a count, size or timeout of Options that is
-// zero or negative takes its default; a positive one is kept.
-func TestOptionsPositiveDefaults(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   Options
-		want Options // the fields checked below
-	}{
-		{"zero", Options{},
-			Options{PageSize: 100, MaxBatchBytes: 16 << 20, CallWaitTimeout: 10 * time.Second, TaskStartWait: 500 * time.Millisecond}},
-		{"negative", Options{PageSize: -1, MaxBatchBytes: -1, CallWaitTimeout: -time.Second, TaskStartWait: -1},
-			Options{PageSize: 100, MaxBatchBytes: 16 << 20, CallWaitTimeout: 10 * time.Second, TaskStartWait: 500 * time.Millisecond}},
-		{"set", Options{PageSize: 7, MaxBatchBytes: 1 << 10, CallWaitTimeout: time.Second, TaskStartWait: time.Millisecond},
-			Options{PageSize: 7, MaxBatchBytes: 1 << 10, CallWaitTimeout: time.Second, TaskStartWait: time.Millisecond}},
-	} {
-		got := tc.in.withDefaults()
-		if got.PageSize != tc.want.PageSize || got.MaxBatchBytes != tc.want.MaxBatchBytes ||
-			got.CallWaitTimeout != tc.want.CallWaitTimeout || got.TaskStartWait != tc.want.TaskStartWait {
-			t.Errorf("%s: PageSize %d, MaxBatchBytes %d, CallWaitTimeout %v, TaskStartWait %v; want %d, %d, %v, %v", tc.name,
-				got.PageSize, got.MaxBatchBytes, got.CallWaitTimeout, got.TaskStartWait,
-				tc.want.PageSize, tc.want.MaxBatchBytes, tc.want.CallWaitTimeout, tc.want.TaskStartWait)
-		}
+// TestOptionsNegativeIsDefault: every count, size and timeout of Options
+// whose zero means the default takes that default when it is negative
+// too, and a positive one is kept.
+func TestOptionsNegativeIsDefault(t *testing.T) {
+	neg := Options{PageSize: -1, MaxConcurrency: -1, MaxMessageBytes: -1, MaxConcurrentCalls: -1,
+		CallWaitTimeout: -1, PrincipalBurst: -1, MaxBatch: -1, MaxBatchBytes: -1, MaxSubscriptions: -1,
+		MaxURIBytes: -1, NotifyQueueBytes: -1, MaxTasks: -1, MaxTasksPerPrincipal: -1,
+		TaskTimeout: -1, TaskTTL: -1, TaskPollInterval: -1, TaskStartWait: -1}
+	got, want := neg.withDefaults(), (&Options{}).withDefaults()
+	got.TaskStore, got.TaskNotifier, want.TaskStore, want.TaskNotifier = nil, nil, nil, nil // fresh per call
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("negative values: got\n%+v\nwant the defaults\n%+v", got, want)
+	}
+	if set := (&Options{PageSize: 7, MaxBatchBytes: 1 << 10, TaskStartWait: 3}).withDefaults(); set.PageSize != 7 || set.MaxBatchBytes != 1<<10 || set.TaskStartWait != 3 {
+		t.Errorf("positive values not kept: PageSize %d, MaxBatchBytes %d, TaskStartWait %v", set.PageSize, set.MaxBatchBytes, set.TaskStartWait)
 	}
 }
