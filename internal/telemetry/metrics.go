@@ -3,6 +3,7 @@ package telemetry
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,16 +35,49 @@ type metrics struct {
 	httpBytes  *prometheus.CounterVec
 
 	// The series bound once, so that a call hashes no label values: per
-	// plugin (string → *pluginSeries), and of the histogram per method,
-	// tool and error type (opKey → prometheus.Observer).
-	plugins sync.Map
-	ops     sync.Map
-	mu      sync.Mutex // creating a plugin's series or an outcome's
+	// plugin, and of the histogram per method, tool and error type.
+	plugins cache[string, *pluginSeries]
+	ops     cache[opKey, prometheus.Observer]
 }
 
 type pluginSeries struct {
 	queueWait, queued, runTime, hostCalls, httpReqs, httpSent, httpRecv prometheus.Counter
-	outcomes                                                            sync.Map // outcome → prometheus.Counter
+	outcomes                                                            cache[string, prometheus.Counter]
+}
+
+// cache is a map read without a lock or an interface key (sync.Map
+// hashes its keys through their type): each miss stores a copy with the
+// new entry. Its keys are few, and none is the client's: the plugins,
+// their tools, the outcomes and error types.
+type cache[K comparable, V any] struct {
+	m  atomic.Pointer[map[K]V]
+	mu sync.Mutex // a miss
+}
+
+// get returns the value of k, made by mk on the first get of k.
+func (c *cache[K, V]) get(k K, mk func() V) V {
+	if m := c.m.Load(); m != nil {
+		if v, ok := (*m)[k]; ok {
+			return v
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var old map[K]V
+	if m := c.m.Load(); m != nil {
+		if v, ok := (*m)[k]; ok {
+			return v
+		}
+		old = *m
+	}
+	m := make(map[K]V, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	v := mk()
+	m[k] = v
+	c.m.Store(&m)
+	return v
 }
 
 type opKey struct{ method, tool, errType string }
@@ -85,44 +119,30 @@ func newMetrics(stats func() []PluginStats) *metrics {
 
 // series returns the per-plugin counters of name.
 func (m *metrics) series(name string) *pluginSeries {
-	if s, ok := m.plugins.Load(name); ok {
-		return s.(*pluginSeries)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s, ok := m.plugins.Load(name); ok {
-		return s.(*pluginSeries)
-	}
-	s := &pluginSeries{
-		queueWait: m.queueWait.WithLabelValues(name), queued: m.queued.WithLabelValues(name),
-		runTime: m.runTime.WithLabelValues(name), hostCalls: m.hostCalls.WithLabelValues(name),
-		httpReqs: m.httpReqs.WithLabelValues(name), httpSent: m.httpBytes.WithLabelValues(name, "sent"),
-		httpRecv: m.httpBytes.WithLabelValues(name, "received"),
-	}
-	m.plugins.Store(name, s)
-	return s
+	return m.plugins.get(name, func() *pluginSeries {
+		return &pluginSeries{
+			queueWait: m.queueWait.WithLabelValues(name), queued: m.queued.WithLabelValues(name),
+			runTime: m.runTime.WithLabelValues(name), hostCalls: m.hostCalls.WithLabelValues(name),
+			httpReqs: m.httpReqs.WithLabelValues(name), httpSent: m.httpBytes.WithLabelValues(name, "sent"),
+			httpRecv: m.httpBytes.WithLabelValues(name, "received"),
+		}
+	})
 }
 
 func (m *metrics) operation(method, tool, errType string, d time.Duration) {
 	if !methods[method] {
 		method = "other"
 	}
-	k := opKey{method, tool, errType}
-	o, ok := m.ops.Load(k)
-	if !ok {
-		o, _ = m.ops.LoadOrStore(k, m.opDuration.WithLabelValues(method, tool, errType))
-	}
-	o.(prometheus.Observer).Observe(d.Seconds())
+	o := m.ops.get(opKey{method, tool, errType}, func() prometheus.Observer {
+		return m.opDuration.WithLabelValues(method, tool, errType)
+	})
+	o.Observe(d.Seconds())
 }
 
 // call records one request a plugin served.
 func (m *metrics) call(plugin, outcome string, st *reqState) {
 	s := m.series(plugin)
-	c, ok := s.outcomes.Load(outcome)
-	if !ok {
-		c, _ = s.outcomes.LoadOrStore(outcome, m.calls.WithLabelValues(plugin, outcome))
-	}
-	c.(prometheus.Counter).Inc()
+	s.outcomes.get(outcome, func() prometheus.Counter { return m.calls.WithLabelValues(plugin, outcome) }).Inc()
 	if st.queued {
 		s.queued.Inc()
 		s.queueWait.Add(st.queueWait.Seconds())
