@@ -146,3 +146,35 @@ func TestSpanValuesCleaned(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendFramed: a span framed in place is the ScopeSpans.spans field
+// protowire writes, whatever its length takes (one, two or three bytes).
+func TestAppendFramed(t *testing.T) {
+	var s span
+	newIDs(&s.spanContext, nil)
+	s.name = "x"
+	for _, c := range []struct {
+		name string
+		big  int // attributes of 1000 bytes before the one that varies
+	}{{"short", 0}, {"long", 16}} {
+		t.Run(c.name, func(t *testing.T) {
+			attrs := make([]kv, c.big+1)
+			for i := range c.big {
+				attrs[i] = kv{key: "k", str: strings.Repeat("v", 1000), typ: 's'}
+			}
+			sizes := map[int]bool{}
+			for n := range 1000 {
+				attrs[c.big] = kv{key: "k", str: strings.Repeat("w", n), typ: 's'}
+				msg := appendSpan(nil, &s, attrs)
+				want := protowire.AppendBytes(protowire.AppendTag([]byte("prefix"), 2, protowire.BytesType), msg)
+				if got := appendFramed([]byte("prefix"), &s, attrs); string(got) != string(want) {
+					t.Fatalf("span of %d bytes framed as %x..., want %x...", len(msg), got[:12], want[:12])
+				}
+				sizes[protowire.SizeVarint(uint64(len(msg)))] = true
+			}
+			if len(sizes) != 2 {
+				t.Errorf("length sizes %v: the spans did not cross a boundary", sizes)
+			}
+		})
+	}
+}

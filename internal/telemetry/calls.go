@@ -43,8 +43,7 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.calls++
 	st.cur.start, st.cur.wait0 = st.elapsed(), st.queueWait
 	if st.sampled() { // the plugin span follows its request's
-		h.t.tr.startChild(&st.sp.call, &st.sp.req, "plugin", kindInternal, st.at(st.cur.start))
-		st.sp.call.target = plugin
+		st.sp.call = callSpan{id: newSpanID(), on: true}
 	}
 	st.host = countingHost{h: host, st: st}
 	return ctx, &st.host
@@ -61,10 +60,12 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 	wait := st.queueWait - ci.wait0
 	run := el - ci.start - wait
 	st.runTime += run
-	if st.sp == nil || !st.sp.call.sampled {
+	if st.sp == nil || !st.sp.call.on {
 		return
 	}
-	cs := &st.sp.call
+	sp := st.sp
+	cs := span{spanContext: sp.callContext(), parentID: sp.req.spanID, kind: kindInternal, name: "plugin", target: st.plugin,
+		start: st.unix(ci.start)}
 	var l attrList
 	l.str("wasmcp.plugin.name", st.plugin)
 	l.float("wasmcp.queue.wait_seconds", wait.Seconds())
@@ -74,8 +75,9 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		kind := kindOf(err)
 		cs.fail(&l, kind, kind)
 	}
-	h.t.tr.finish(cs, st.at(el), l.list())
-	cs.sampled = false
+	sp.ended = encode(sp.ended, &cs, st.unix(el), l.list())
+	sp.nEnded++
+	sp.call.on = false
 }
 
 // kindOf names a runtime failure.
@@ -114,8 +116,9 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 	var sp span
 	switch method {
 	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
-		if st.sp != nil && st.sp.call.sampled { // a kv operation is a span of its own
-			st.t.tr.startChild(&sp, &st.sp.call, method, kindInternal, st.now())
+		if st.sp != nil && st.sp.call.on { // a kv operation is a span of its own
+			parent := st.sp.callContext()
+			st.t.tr.startChild(&sp, &parent, method, kindInternal, st.now())
 		}
 	}
 	res, errno := c.h.Call(ctx, method, params)
@@ -300,12 +303,13 @@ func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		return tt.rt.RoundTrip(req) // not within a traced request
 	}
 	out := req.Clone(req.Context())
-	if !st.sp.call.sampled { // sampled out: the context is passed on all the same
+	if !st.sp.call.on { // sampled out: the context is passed on all the same
 		inject(out.Header, &st.sp.req.spanContext, st.baggage)
 		return tt.rt.RoundTrip(out)
 	}
 	var sp span
-	tt.t.tr.startChild(&sp, &st.sp.call, req.Method, kindClient, st.now())
+	parent := st.sp.callContext()
+	tt.t.tr.startChild(&sp, &parent, req.Method, kindClient, st.now())
 	u := *req.URL
 	u.RawQuery, u.Fragment, u.User = "", "", nil
 	var l attrList

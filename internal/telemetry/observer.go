@@ -75,10 +75,43 @@ type reqState struct {
 	qhook timedQueueHook
 }
 
-// reqSpans are a traced request's spans, allocated with its reqState.
+// reqSpans are a traced request's spans, allocated with its reqState:
+// what of them must last until they end (the rest is the request's, and
+// each span is built on the stack when it ends).
 type reqSpans struct {
-	req  span // the SERVER span
-	call span // the plugin call in flight; started when req is sampled
+	req  rootSpan // the SERVER span
+	call callSpan // the plugin call in flight
+	// ended holds the ended plugin call spans, encoded, until the
+	// request's own is (one trip to the batch for both); nil when none.
+	ended  *[]byte
+	nEnded int
+}
+
+// rootSpan is the identity of a request's span; its name, start and
+// attributes are its request's.
+type rootSpan struct {
+	spanContext
+	parentID [8]byte
+	remote   bool
+}
+
+// span is the span of r named name (and target), started at start.
+func (r *rootSpan) span(name, target string, start int64) span {
+	return span{spanContext: r.spanContext, parentID: r.parentID, remote: r.remote, kind: kindServer,
+		name: name, target: target, start: start}
+}
+
+// callSpan is the span of the plugin call in flight, a child of its
+// request's (whose trace it shares) started at reqState.cur.start.
+type callSpan struct {
+	id [8]byte
+	on bool // started (its request's span is sampled) and not ended
+}
+
+// callContext is the span context of the plugin call in flight, the
+// parent of its spans.
+func (sp *reqSpans) callContext() spanContext {
+	return spanContext{traceID: sp.req.traceID, spanID: sp.call.id, sampled: true, traceState: sp.req.traceState}
 }
 
 type tracedState struct {
@@ -88,13 +121,13 @@ type tracedState struct {
 
 // now is the time: the request's start plus the monotonic time since
 // (half the cost of time.Now, which reads the wall clock too).
-func (st *reqState) now() time.Time { return st.at(st.elapsed()) }
+func (st *reqState) now() time.Time { return st.ri.Start.Add(st.elapsed()) }
 
 // elapsed is the time since the request started.
 func (st *reqState) elapsed() time.Duration { return time.Since(st.ri.Start) }
 
-// at is the time d after the request started.
-func (st *reqState) at(d time.Duration) time.Time { return st.ri.Start.Add(d) }
+// unix is the time d after the request started, in Unix nanoseconds.
+func (st *reqState) unix(d time.Duration) int64 { return st.ri.Start.UnixNano() + int64(d) }
 
 // sampled reports whether the request's span is recorded.
 func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.sampled }
@@ -165,18 +198,36 @@ func (st *reqState) callTarget(target string) {
 	}
 }
 
-// start starts the span of the request (its name's target is set when
-// it ends).
+// start starts the span of the request.
 func (st *reqState) start() {
 	t, ri, r := st.t, st.ri, st.ri.Request
 	if t.tr != nil {
 		parent := t.extract(st, r.Params, ri.Header)
-		name := r.Method
-		if name == "" {
-			name = "mcp" // a batch refused whole, a request refused unread
-		}
-		t.tr.startRoot(&st.sp.req, &parent, name, kindServer, ri.Start)
+		var s span
+		t.tr.startRoot(&s, &parent, "", kindServer, ri.Start)
+		st.sp.req = rootSpan{spanContext: s.spanContext, parentID: s.parentID, remote: s.remote}
 	}
+}
+
+// endSpan ends the request's span el after its start, with the
+// request's attributes, error.type and an error status when errType is
+// set, and those of l; it is queued for export with the spans of the
+// plugin calls that ended before it.
+func (st *reqState) endSpan(el time.Duration, errType string, l *attrList) {
+	st.readTarget()
+	name := st.ri.Request.Method
+	if name == "" {
+		name = "mcp" // a batch refused whole, a request refused unread
+	}
+	s := st.sp.req.span(name, st.target, st.ri.Start.UnixNano())
+	st.requestAttrs(l)
+	if errType != "" {
+		s.fail(l, errType, errType)
+	}
+	sp := st.sp
+	sp.ended = encode(sp.ended, &s, st.unix(el), l.list())
+	st.t.tr.queue(sp.ended, sp.nEnded+1)
+	sp.ended, sp.nEnded = nil, 0
 }
 
 // RequestAnswered implements mcp.Observer: the SERVER span and the
@@ -201,30 +252,24 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 	if t.tr == nil && t.metrics == nil {
 		return
 	}
-	now := time.Now()
+	el := time.Since(ri.Start)
 	if t.tr != nil {
 		st := &tracedState{}
 		st.st.t, st.st.ri, st.st.sp = t, ri, &st.sp
 		st.st.start()
 		if st.sp.req.sampled {
 			var l attrList
-			st.st.readTarget()
-			st.sp.req.target = st.st.target
-			st.st.requestAttrs(&l)
-			if errType != "" {
-				st.sp.req.fail(&l, errType, errType)
-			}
 			if code != "" {
 				l.str("rpc.response.status_code", code)
 			}
 			if ri.Status != 0 {
 				l.int("http.response.status_code", int64(ri.Status))
 			}
-			t.tr.finish(&st.sp.req, now, l.list())
+			st.st.endSpan(el, errType, &l)
 		}
 	}
 	if t.metrics != nil {
-		t.metrics.operation(ri.Request.Method, "", errType, now.Sub(ri.Start))
+		t.metrics.operation(ri.Request.Method, "", errType, el)
 	}
 }
 
@@ -361,8 +406,7 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	if st == nil {
 		return
 	}
-	now := st.now()
-	dur := now.Sub(ri.Start)
+	dur := st.elapsed()
 	toolErr := isToolError(result)
 	outcome := ""
 	if st.plugin != "" { // a plugin ran: its outcome (set, or from the result)
@@ -382,18 +426,12 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	errType := errorType(err, toolErr, outcome)
 	if st.sampled() {
 		var l attrList
-		st.readTarget()
-		st.sp.req.target = st.target
-		st.requestAttrs(&l)
-		if errType != "" {
-			st.sp.req.fail(&l, errType, errType)
-		}
 		if err != nil {
 			if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
 				l.str("rpc.response.status_code", strconv.Itoa(je.Code))
 			}
 		}
-		t.tr.finish(&st.sp.req, now, l.list())
+		st.endSpan(dur, errType, &l)
 	}
 	if m := t.metrics; m != nil {
 		tool := ""

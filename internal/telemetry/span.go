@@ -172,9 +172,16 @@ func newIDs(sc *spanContext, parent *spanContext) {
 			binary.BigEndian.PutUint64(sc.traceID[8:], rand.Uint64())
 		}
 	}
-	for sc.spanID == [8]byte{} {
-		binary.BigEndian.PutUint64(sc.spanID[:], rand.Uint64())
+	sc.spanID = newSpanID()
+}
+
+// newSpanID is a new span ID (never zero).
+func newSpanID() [8]byte {
+	var id [8]byte
+	for id == [8]byte{} {
+		binary.BigEndian.PutUint64(id[:], rand.Uint64())
 	}
+	return id
 }
 
 // startRoot starts s as the request's span below parent (a remote span
@@ -190,9 +197,9 @@ func (tr *tracer) startRoot(s *span, parent *spanContext, name string, kind byte
 }
 
 // startChild starts s as a child of the recording span parent.
-func (tr *tracer) startChild(s *span, parent *span, name string, kind byte, start time.Time) {
+func (tr *tracer) startChild(s *span, parent *spanContext, name string, kind byte, start time.Time) {
 	*s = span{}
-	newIDs(&s.spanContext, &parent.spanContext)
+	newIDs(&s.spanContext, parent)
 	s.parentID, s.sampled = parent.spanID, true
 	s.name, s.kind, s.start = name, kind, start.UnixNano()
 }
@@ -204,36 +211,69 @@ const (
 	maxQueueBytes = 16 << 20
 )
 
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// finish ends s at end with attrs and queues it for export (if sampled).
-func (tr *tracer) finish(s *span, end time.Time, attrs []kv) {
-	if !s.sampled {
-		return
+// encode appends s, ended at end (Unix nanoseconds) with attrs, to the
+// scratch buffer *bp as a ScopeSpans.spans field; a nil bp gets one.
+func encode(bp *[]byte, s *span, end int64, attrs []kv) *[]byte {
+	if bp == nil {
+		bp = scratch.Get().(*[]byte)
+		*bp = (*bp)[:0]
 	}
-	s.end = end.UnixNano()
-	bp := scratch.Get().(*[]byte)
-	b := appendSpan((*bp)[:0], s, attrs)
+	s.end = end
+	*bp = appendFramed(*bp, s, attrs)
+	return bp
+}
+
+// appendFramed appends s with attrs as a ScopeSpans.spans field: its tag,
+// its length and the Span message, encoded in place (two bytes are kept
+// for the length, which most spans need, and moved when it needs another
+// count).
+func appendFramed(b []byte, s *span, attrs []kv) []byte {
+	i := len(b)
+	b = append(b, 2<<3|byte(protowire.BytesType), 0, 0)
+	b = appendSpan(b, s, attrs)
+	n := len(b) - i - 3
+	switch {
+	case n < 1<<7:
+		b[i+1] = byte(n)
+		return append(b[:i+2], b[i+3:]...)
+	case n < 1<<14:
+		b[i+1], b[i+2] = byte(n)|0x80, byte(n>>7)
+		return b
+	}
+	msg := append([]byte(nil), b[i+3:]...)
+	return append(protowire.AppendVarint(b[:i+1], uint64(n)), msg...)
+}
+
+// queue queues the n spans in *bp (encode's) for export and puts the
+// buffer back; they are dropped when the queue is full or closed.
+func (tr *tracer) queue(bp *[]byte, n int) {
+	b := *bp
 	tr.mu.Lock()
-	if tr.closed || tr.queued >= tr.maxQueue || len(tr.buf)+len(b) > maxQueueBytes {
-		tr.dropped++
+	if tr.closed || tr.queued+n > tr.maxQueue || len(tr.buf)+len(b) > maxQueueBytes {
+		tr.dropped += uint64(n)
 		tr.mu.Unlock()
-		*bp = b
 		scratch.Put(bp)
 		return
 	}
-	tr.buf = protowire.AppendTag(tr.buf, 2, protowire.BytesType) // ScopeSpans.spans
-	tr.buf = protowire.AppendBytes(tr.buf, b)
-	tr.queued++
-	full := tr.queued == tr.batch || len(tr.buf) >= maxBatchBytes
+	tr.buf = append(tr.buf, b...)
+	tr.queued += n
+	full := tr.queued >= tr.batch || len(tr.buf) >= maxBatchBytes
 	tr.mu.Unlock()
-	*bp = b
 	scratch.Put(bp)
 	if full {
 		select {
 		case tr.kick <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// finish ends s at end with attrs and queues it for export (if sampled).
+func (tr *tracer) finish(s *span, end time.Time, attrs []kv) {
+	if s.sampled {
+		tr.queue(encode(nil, s, end.UnixNano(), attrs), 1)
 	}
 }
 
