@@ -127,8 +127,8 @@ func TestSpanValuesCleaned(t *testing.T) {
 			newIDs(&s.spanContext, nil)
 			s.name, s.target = "tools/call", c.in
 			attrs := []kv{{key: "gen_ai.tool.name", str: c.in, typ: 's'}, {key: "x", str: c.in, typ: 's'}}
-			body := appendRequest(nil, encodeResource(nil), encodeScope("t"),
-				protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), appendSpan(nil, &s, attrs)))
+			spans := appendFramed(nil, &s, attrs)
+			body := append(appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans)), spans...)
 			var req collectortrace.ExportTraceServiceRequest
 			if err := proto.Unmarshal(body, &req); err != nil {
 				t.Fatalf("decode: %v", err)

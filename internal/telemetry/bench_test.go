@@ -2,7 +2,10 @@ package telemetry
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"syscall"
 	"testing"
 	"time"
@@ -14,8 +17,8 @@ import (
 // discard is an exporter that sends nothing.
 type discard struct{}
 
-func (discard) export(context.Context, []byte) error { return nil }
-func (discard) shutdown(context.Context) error       { return nil }
+func (discard) export(context.Context, []byte, []byte) error { return nil }
+func (discard) shutdown(context.Context) error               { return nil }
 
 // BenchmarkObserve measures what telemetry adds to one tools/call of a
 // legacy stdio session: the request's state, its span and the plugin
@@ -60,4 +63,29 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkExport measures one post of the OTLP/HTTP exporter: a batch
+// of 170 KiB (about 512 spans of a traced tools/call) to a receiver on
+// loopback that reads it whole. Its CPU is the receiver's too.
+func BenchmarkExport(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	e, err := newHTTPExporter(&Config{TracesEndpoint: srv.URL + "/v1/traces"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.shutdown(context.Background())
+	spans := make([]byte, 170<<10)
+	head := appendRequestHead(nil, encodeResource(nil), encodeScope("bench"), len(spans))
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for b.Loop() {
+		if err := e.export(context.Background(), head, spans); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -42,7 +42,7 @@ func (t *Telemetry) Observer() mcp.Observer {
 // provider gets. Its fields are written by the request's own goroutine
 // (the provider, the plugin call and its host calls run on it). Its
 // times are durations since ri.Start, and with its spans (tracedState)
-// it stays within 512 bytes, the allocator's cheaper size classes.
+// it stays within 352 bytes (a size class of the allocator).
 type reqState struct {
 	// The request's context, its Value answering stateKey with the
 	// reqState itself (one allocation less than context.WithValue).

@@ -179,10 +179,11 @@ func encodeScope(name string) []byte {
 	return protowire.AppendString(b, name)
 }
 
-// appendRequest appends an ExportTraceServiceRequest of one
-// ResourceSpans with one ScopeSpans whose spans fields are spans.
-func appendRequest(b, resource, scope, spans []byte) []byte {
-	ss := 1 + protowire.SizeBytes(len(scope)) + len(spans)
+// appendRequestHead appends the head of an ExportTraceServiceRequest of
+// one ResourceSpans with one ScopeSpans whose spans fields, n bytes,
+// follow it.
+func appendRequestHead(b, resource, scope []byte, n int) []byte {
+	ss := 1 + protowire.SizeBytes(len(scope)) + n
 	rs := 1 + protowire.SizeBytes(len(resource)) + 1 + protowire.SizeBytes(ss)
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(rs))
@@ -191,8 +192,7 @@ func appendRequest(b, resource, scope, spans []byte) []byte {
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(ss))
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendBytes(b, scope)
-	return append(b, spans...)
+	return protowire.AppendBytes(b, scope)
 }
 
 // errDropped is the error reported when the export queue was full.
@@ -202,14 +202,17 @@ func (e errDropped) Error() string {
 	return fmt.Sprintf("%d spans dropped: the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans, or 16 MiB)", uint64(e))
 }
 
-// httpExporter posts OTLP/HTTP protobuf requests.
+// httpExporter posts OTLP/HTTP protobuf requests: through a connection
+// of its own (postConn), or net/http's client when a proxy is set for
+// the endpoint.
 type httpExporter struct {
-	url    string
-	header http.Header
-	client *http.Client
-	gzip   bool
-	gzBuf  bytes.Buffer
-	gz     *gzip.Writer
+	url     string
+	header  http.Header
+	conn    *postConn    // nil when proxied
+	proxied *http.Client // set when a proxy applies to url
+	gzip    bool
+	gzBuf   bytes.Buffer
+	gz      *gzip.Writer
 }
 
 // newHTTPExporter reads the OTEL_EXPORTER_OTLP_[TRACES_]{ENDPOINT,
@@ -241,6 +244,9 @@ func newHTTPExporter(c *Config) (*httpExporter, error) {
 				continue
 			}
 			if d, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
+				if !validHeader(k, d) {
+					return nil, fmt.Errorf("OTLP header %q: not a valid HTTP header", k)
+				}
 				e.header.Set(k, d)
 			}
 		}
@@ -263,13 +269,19 @@ func newHTTPExporter(c *Config) (*httpExporter, error) {
 	default:
 		return nil, fmt.Errorf("OTLP compression %q: want gzip or none", v)
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if tc, err := tlsConfig(); err != nil {
+	tc, err := tlsConfig()
+	if err != nil {
 		return nil, err
-	} else if tc != nil {
-		tr.TLSClientConfig = tc
 	}
-	e.client = &http.Client{Transport: tr, Timeout: timeout}
+	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: pu}); err != nil || proxy != nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if tc != nil {
+			tr.TLSClientConfig = tc
+		}
+		e.proxied = &http.Client{Transport: tr, Timeout: timeout}
+		return e, nil
+	}
+	e.conn = newPostConn(pu, e.header, tc, timeout)
 	return e, nil
 }
 
@@ -313,19 +325,28 @@ func (e *exportError) Error() string {
 	return fmt.Sprintf("OTLP export: HTTP %d %s", e.status, strings.TrimSpace(e.body))
 }
 
-func (e *httpExporter) export(ctx context.Context, body []byte) error {
+// export posts the request whose encoding is head then spans, retrying
+// a failed post (a network error, 429, 502, 503, 504) three times.
+func (e *httpExporter) export(ctx context.Context, head, spans []byte) error {
+	body := [][]byte{head, spans}
 	if e.gzip {
 		e.gzBuf.Reset()
 		e.gz.Reset(&e.gzBuf)
-		_, _ = e.gz.Write(body)
+		_, _ = e.gz.Write(head)
+		_, _ = e.gz.Write(spans)
 		if err := e.gz.Close(); err != nil {
 			return fmt.Errorf("OTLP export: %w", err)
 		}
-		body = e.gzBuf.Bytes()
+		body = [][]byte{e.gzBuf.Bytes()}
 	}
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		err := e.post(ctx, body)
+		var err error
+		if e.conn != nil {
+			err = e.conn.post(ctx, body)
+		} else {
+			err = e.postProxied(ctx, bytes.Join(body, nil))
+		}
 		var ee *exportError
 		retry := err != nil && (!errors.As(err, &ee) || ee.status == 429 || ee.status == 502 || ee.status == 503 || ee.status == 504)
 		if !retry || attempt == 3 {
@@ -340,7 +361,7 @@ func (e *httpExporter) export(ctx context.Context, body []byte) error {
 	}
 }
 
-func (e *httpExporter) post(ctx context.Context, body []byte) error {
+func (e *httpExporter) postProxied(ctx context.Context, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("OTLP export: %w", err)
@@ -348,10 +369,16 @@ func (e *httpExporter) post(ctx context.Context, body []byte) error {
 	for k, v := range e.header {
 		req.Header[k] = v
 	}
-	resp, err := e.client.Do(req)
+	resp, err := e.proxied.Do(req)
 	if err != nil {
 		return fmt.Errorf("OTLP export: %w", err)
 	}
+	return readExportResponse(resp)
+}
+
+// readExportResponse reads and closes resp: nil for a 2xx status, else
+// an *exportError.
+func readExportResponse(resp *http.Response) error {
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
@@ -365,7 +392,11 @@ func (e *httpExporter) post(ctx context.Context, body []byte) error {
 }
 
 func (e *httpExporter) shutdown(context.Context) error {
-	e.client.CloseIdleConnections()
+	if e.conn != nil {
+		e.conn.close()
+	} else {
+		e.proxied.CloseIdleConnections()
+	}
 	return nil
 }
 
@@ -392,9 +423,9 @@ func newGRPCExporter(ctx context.Context, c *Config) (*grpcExporter, error) {
 	return &grpcExporter{client: cl}, nil
 }
 
-func (g *grpcExporter) export(ctx context.Context, body []byte) error {
+func (g *grpcExporter) export(ctx context.Context, head, spans []byte) error {
 	var req collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
+	if err := proto.Unmarshal(append(append([]byte(nil), head...), spans...), &req); err != nil {
 		return fmt.Errorf("OTLP export: %w", err)
 	}
 	if err := g.client.UploadTraces(ctx, req.ResourceSpans); err != nil {

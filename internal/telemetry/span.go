@@ -145,12 +145,13 @@ type tracer struct {
 	stop     chan struct{}
 	done     chan struct{}
 	exportMu sync.Mutex // one export at a time (the loop, Shutdown)
-	out      []byte     // the request being sent, reused
+	out      []byte     // the head of the request being sent, reused
 }
 
-// exporter sends one encoded ExportTraceServiceRequest.
+// exporter sends one encoded ExportTraceServiceRequest, head then spans
+// (not copied into one buffer).
 type exporter interface {
-	export(ctx context.Context, body []byte) error
+	export(ctx context.Context, head, spans []byte) error
 	shutdown(ctx context.Context) error
 }
 
@@ -318,8 +319,8 @@ func (tr *tracer) flush(ctx context.Context) error {
 	if n == 0 {
 		return nil
 	}
-	tr.out = appendRequest(tr.out[:0], tr.resource, tr.scope, spans)
-	err := tr.exp.export(ctx, tr.out)
+	tr.out = appendRequestHead(tr.out[:0], tr.resource, tr.scope, len(spans))
+	err := tr.exp.export(ctx, tr.out, spans)
 	if err != nil && tr.onError != nil {
 		tr.onError(err)
 	}

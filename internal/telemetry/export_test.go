@@ -1,0 +1,127 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestHTTPExporter: the OTLP/HTTP exporter's own client posts each batch
+// whole and keeps its connection alive, dials again when the receiver
+// closes it (after a response; while idle, at once), retries a 503, reports a
+// refusal with the receiver's message, and speaks TLS with the
+// OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
+func TestHTTPExporter(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		tls       bool
+		close     bool // the receiver answers Connection: close
+		idleClose bool // the receiver closes idle connections between posts
+		statuses  []int
+		wantConns int
+		wantPosts int
+		wantErr   int // the status of the error of each export, 0 for none
+	}{
+		{name: "kept alive", wantConns: 1, wantPosts: 3},
+		{name: "closed after each response", close: true, wantConns: 3, wantPosts: 3},
+		{name: "closed while idle", idleClose: true, wantConns: 3, wantPosts: 3},
+		{name: "503 retried", statuses: []int{503, 200, 503, 200, 503, 200}, wantConns: 1, wantPosts: 6},
+		{name: "400 refused", statuses: []int{400, 400, 400}, wantConns: 1, wantPosts: 3, wantErr: 400},
+		{name: "TLS", tls: true, wantConns: 1, wantPosts: 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
+				"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"} {
+				t.Setenv(k, "")
+			}
+			var mu sync.Mutex
+			posts, conns := 0, 0
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				var req collectortrace.ExportTraceServiceRequest
+				if err := proto.Unmarshal(body, &req); err != nil || len(req.ResourceSpans[0].ScopeSpans[0].Spans) != 2 {
+					t.Errorf("export request of %d bytes: %v", len(body), err)
+				}
+				mu.Lock()
+				status := 200
+				if posts < len(c.statuses) {
+					status = c.statuses[posts]
+				}
+				posts++
+				mu.Unlock()
+				if c.close {
+					w.Header().Set("Connection", "close")
+				}
+				if status != 200 {
+					http.Error(w, "no thanks", status)
+				}
+			})
+			srv := httptest.NewUnstartedServer(h)
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					mu.Lock()
+					conns++
+					mu.Unlock()
+				}
+			}
+			if c.tls {
+				srv.StartTLS()
+				ca := filepath.Join(t.TempDir(), "ca.pem")
+				if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", ca)
+			} else {
+				srv.Start()
+			}
+			defer srv.Close()
+			e, err := newHTTPExporter(&Config{TracesEndpoint: srv.URL + "/v1/traces"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.shutdown(context.Background())
+			var s span
+			newIDs(&s.spanContext, nil)
+			s.name = "x"
+			spans := appendFramed(appendFramed(nil, &s, nil), &s, nil)
+			head := appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans))
+			for range 3 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				var err error
+				if c.idleClose { // one post, the stale connection redialled at once
+					err = e.conn.post(ctx, [][]byte{head, spans})
+				} else {
+					err = e.export(ctx, head, spans)
+				}
+				cancel()
+				var ee *exportError
+				switch {
+				case c.wantErr == 0 && err != nil:
+					t.Errorf("export: %v", err)
+				case c.wantErr != 0 && (!errors.As(err, &ee) || ee.status != c.wantErr || ee.body != "no thanks\n"):
+					t.Errorf("export: %v, want HTTP %d no thanks", err, c.wantErr)
+				}
+				if c.idleClose {
+					srv.CloseClientConnections()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if posts != c.wantPosts || conns != c.wantConns {
+				t.Errorf("%d posts over %d connections, want %d over %d", posts, conns, c.wantPosts, c.wantConns)
+			}
+		})
+	}
+}
