@@ -360,7 +360,8 @@ func TestTracesOff(t *testing.T) {
 }
 
 // TestTracesExportSettings: the OTLP/HTTP exporter applies
-// OTEL_EXPORTER_OTLP_HEADERS (percent-decoded) and gzip compression, the
+// OTEL_EXPORTER_OTLP_HEADERS (percent-decoded; an invalid header field is
+// refused) and gzip compression, the
 // traces variables over the general ones, and refuses bad values at
 // start.
 func TestTracesExportSettings(t *testing.T) {
@@ -373,6 +374,7 @@ func TestTracesExportSettings(t *testing.T) {
 		{"headers, gzip", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=s%20ecret,bad", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}, "s ecret", ""},
 		{"traces headers win", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-api-key=b"}, "b", ""},
 		{"bad compression", map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, "", "compression"},
+		{"bad header", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x y=1"}, "", "header"},
 		{"bad timeout", map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, "", "timeout"},
 		{"bad sampler argument", map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, "", "ratio"},
 		{"bad queue size", map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "0"}, "", "OTEL_BSP_MAX_QUEUE_SIZE"},
