@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,28 +13,11 @@ import (
 	"github.com/wasmcp/wasmcp/runtime/internal/extism"
 )
 
-var (
-	extismOnce sync.Once
-	extismMod  *Module
-	extismErr  error
-)
-
-// hostileExtism compiles testdata/extism/hostile.wasm (built by
-// testdata/extism/build.sh) once per test binary.
+// hostileExtism is the repository's testdata/extism/hostile.wasm (built
+// by testdata/extism/build.sh), compiled once per test binary.
 func hostileExtism(t testing.TB) *Module {
 	t.Helper()
-	extismOnce.Do(func() {
-		wasm, err := os.ReadFile("../testdata/extism/hostile.wasm")
-		if err != nil {
-			extismErr = err
-			return
-		}
-		extismMod, extismErr = testEngine.Compile(context.Background(), "hostile-extism", wasm)
-	})
-	if extismErr != nil {
-		t.Fatal(extismErr)
-	}
-	return extismMod
+	return fixture(t, "../../testdata/extism/hostile.wasm")
 }
 
 func extismPool(t testing.TB, l Limits) *Pool {
