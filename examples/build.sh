@@ -14,11 +14,9 @@
 # The C, Rust, AssemblyScript and WAT examples are built by
 # scripts/build-sdk-examples.sh.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)" # wasm_setup finds the script here for its usage
-root="$(cd "$here/.." && pwd)"
-cd "$root"
 # shellcheck source=../scripts/wasmbuild.sh
-. "$root/scripts/wasmbuild.sh"
+. "$(dirname "$0")/../scripts/wasmbuild.sh"
+cd "$root"
 
 wasm_dirs=1 wasm_setup 15 "$@"
 if [ ${#dirs[@]} -eq 0 ]; then

@@ -19,11 +19,9 @@
 # versions are pinned (npm packages in .cache/npm; Debian packages by
 # release). The npm packages are installed into .cache/npm if missing.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)" # wasm_setup finds the script here for its usage
-root="$(cd "$here/.." && pwd)"
-cd "$root"
 # shellcheck source=wasmbuild.sh
-. "$root/scripts/wasmbuild.sh"
+. "$(dirname "$0")/wasmbuild.sh"
+cd "$root"
 
 wasm_dirs=1 wasm_setup 20 "$@"
 if [ ${#dirs[@]} -eq 0 ]; then

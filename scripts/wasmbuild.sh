@@ -1,9 +1,12 @@
 # shellcheck shell=bash
 # What the scripts that build committed .wasm files share (examples/build.sh,
 # scripts/build-sdk-examples.sh, testdata/hostile/build.sh,
-# testdata/extism/build.sh, bench/plugins/build.sh). Source it after setting root (the repository
-# root); check is 1 for --check, else 0 (wasm_setup sets it); wasm_result
-# sets fail=1 on a mismatch.
+# testdata/extism/build.sh, bench/plugins/build.sh). Source it first, by
+# its path from the script's directory: it sets here, the script's
+# directory, and root, the repository root. check is 1 for --check, else 0
+# (wasm_setup sets it); wasm_result sets fail=1 on a mismatch.
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # wasm_setup LAST ARG... reads the script's arguments: --check sets
 # check=1. In a script that takes directories (wasm_dirs=1 before the
@@ -13,9 +16,8 @@
 # pins the Go toolchain (GOTOOLCHAIN, default go1.26.8) and makes tmp, a
 # directory removed on exit.
 wasm_setup() {
-	local last="$1" a self="$0"
+	local last="$1" a self="$here/$(basename "$0")"
 	shift
-	[ -n "${here:-}" ] && self="$here/$(basename "$0")"
 	check=0
 	dirs=()
 	for a in "$@"; do

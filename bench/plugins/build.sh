@@ -7,12 +7,9 @@
 #
 # Debian packages for C: clang lld wasi-libc libclang-rt-14-dev-wasm32.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$here"
-
 # shellcheck source=../../scripts/wasmbuild.sh
-. "$root/scripts/wasmbuild.sh"
+. "$(dirname "$0")/../../scripts/wasmbuild.sh"
+cd "$here"
 
 for name in cecho cspin; do
 	wasm_c "$name/$name.wasm" "$root/sdk/c" "" "$name"/*.c

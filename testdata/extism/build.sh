@@ -17,11 +17,9 @@
 # packages: wabt clang lld wasi-libc libclang-rt-14-dev-wasm32; go-pdk comes
 # from the Go module proxy.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$here"
 # shellcheck source=../../scripts/wasmbuild.sh
-. "$root/scripts/wasmbuild.sh"
+. "$(dirname "$0")/../../scripts/wasmbuild.sh"
+cd "$here"
 
 wasm_setup 18 "$@"
 

@@ -20,11 +20,9 @@
 # GOTOOLCHAIN (default go1.26.8). Debian packages: wabt clang lld wasi-libc
 # libclang-rt-14-dev-wasm32.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$here"
 # shellcheck source=../../scripts/wasmbuild.sh
-. "$root/scripts/wasmbuild.sh"
+. "$(dirname "$0")/../../scripts/wasmbuild.sh"
+cd "$here"
 
 wasm_setup 21 "$@"
 
