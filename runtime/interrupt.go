@@ -57,8 +57,10 @@ type armed struct {
 // arm clears the flag (or sets it if the engine is closing), refills the
 // stack budget, and arranges
 // for it to be set at cctx's deadline or when ctx, the caller's context
-// (cctx's parent, or cctx itself), is cancelled; now is the time. Pass
-// the result to disarm once the guest has returned.
+// (cctx's parent, or cctx itself), is cancelled; now is the time. With
+// the scheduler the instance's probes do that; without it, a timer and a
+// context.AfterFunc. Pass the result to disarm once the guest has
+// returned.
 func (it *interrupter) arm(ctx, cctx context.Context, now time.Time) armed {
 	it.mu.Lock()
 	if it.e.closed.Load() {
@@ -71,7 +73,12 @@ func (it *interrupter) arm(ctx, cctx context.Context, now time.Time) armed {
 	it.e.inGuest.Add(1)
 	a := armed{cctx: cctx}
 	if it.task != nil {
+		// The scheduler's probe, at every exit of the guest code, checks
+		// the deadline and ctx itself (task.probe): no timer to reset and
+		// no AfterFunc to register per call. A guest blocked in a host
+		// call gets there once the host call returns, as with a timer.
 		it.task.begin(cctx, now)
+		return a
 	}
 	if d, ok := cctx.Deadline(); ok {
 		if it.timer == nil {

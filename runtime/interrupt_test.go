@@ -23,8 +23,48 @@ import (
 // are generous: the machine may be loaded.
 
 // TestInterrupt: looping, recursing and sleeping guests are stopped at the
-// deadline and on cancellation, and the pool then works again.
+// deadline and on cancellation, and the pool then works again, both with
+// the scheduler (whose probes check the deadline and the context) and
+// without it (a timer and a context.AfterFunc set the flag).
 func TestInterrupt(t *testing.T) {
+	unscheduled, err := NewEngine(context.Background(), Config{CacheDir: testCacheDir(), BackgroundCPUs: -1,
+		Modules: ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unscheduled.Close(context.Background())
+	for _, e := range []struct {
+		name string
+		pool func(t *testing.T, path string, l Limits) *Pool
+	}{
+		{"scheduled", func(t *testing.T, path string, l Limits) *Pool { return newPool(t, path, l, Sandbox{}) }},
+		{"unscheduled", func(t *testing.T, path string, l Limits) *Pool { return enginePool(t, unscheduled, path, l) }},
+	} {
+		t.Run(e.name, func(t *testing.T) { testInterrupt(t, e.pool) })
+	}
+}
+
+// enginePool returns a pool of testdata/path compiled on e, closed with
+// its module at the end of the test.
+func enginePool(t *testing.T, e *Engine, path string, l Limits) *Pool {
+	t.Helper()
+	wasm, err := os.ReadFile(filepath.Join("testdata", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.Compile(context.Background(), path, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	p, err := m.NewPool(l, Sandbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limits) *Pool) {
 	tests := []struct {
 		name, path, input string
 		timeout           time.Duration
@@ -42,7 +82,7 @@ func TestInterrupt(t *testing.T) {
 		t.Run(tt.name+"/deadline", func(t *testing.T) {
 			// The caller's deadline, so that checkReusable has time to
 			// instantiate (slow under the race detector).
-			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30}, Sandbox{})
+			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30})
 			start := time.Now() // before the deadline is set: took >= timeout
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
@@ -56,7 +96,7 @@ func TestInterrupt(t *testing.T) {
 			checkReusable(t, p, tt.path)
 		})
 		t.Run(tt.name+"/cancel", func(t *testing.T) {
-			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30}, Sandbox{})
+			p := newPool(t, tt.path, Limits{Timeout: time.Minute, MaxOutput: 1 << 30})
 			ctx, cancel := context.WithCancel(context.Background())
 			after := min(timeout/2, 100*time.Millisecond)
 			time.AfterFunc(after, cancel)

@@ -113,6 +113,8 @@ type task struct {
 	ctx  context.Context // the call's; nil outside a call
 	wake chan struct{}   // a slot was granted (buffered 1)
 
+	deadline time.Time // ctx's deadline; zero for none
+
 	last    time.Time     // the previous probe
 	yielded time.Time     // the last yield
 	cpu     time.Duration // guest time credited so far
@@ -130,6 +132,7 @@ func newTask(s *scheduler, q *schedQueue, it *interrupter) *task {
 // on demand).
 func (t *task) begin(ctx context.Context, now time.Time) {
 	t.ctx = ctx
+	t.deadline, _ = ctx.Deadline()
 	t.last, t.yielded = now, now
 	t.cpu, t.bg, t.holding = 0, false, false
 }
@@ -158,6 +161,12 @@ func (t *task) probe() {
 	now := time.Now()
 	t.cpu += min(now.Sub(t.last), maxGap)
 	t.last = now
+	if t.expired(now) {
+		// Past its deadline or cancelled: the guest traps at the flag
+		// check that follows the probe.
+		t.it.interrupt()
+		return
+	}
 	if d := now.Sub(t.yielded); t.bg && d >= bgYieldEvery {
 		osYield()
 		t.s.yields[1].Add(1)
@@ -187,6 +196,19 @@ func (t *task) probe() {
 		t.s.mu.Unlock()
 		t.acquire()
 	}
+}
+
+// expired reports whether the call is past its deadline or its context
+// is done, at now. It is how the deadline and cancellation reach a
+// running guest when the engine schedules (see interrupter.arm).
+func (t *task) expired(now time.Time) bool {
+	if !t.deadline.IsZero() && !now.Before(t.deadline) {
+		return true
+	}
+	if c, ok := t.ctx.(*deadlineCtx); ok {
+		return c.parent.Err() != nil
+	}
+	return t.ctx.Err() != nil
 }
 
 // acquire takes a slot, parking the call until one is granted or its wait
