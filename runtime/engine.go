@@ -38,14 +38,16 @@ const wazeroModule = "github.com/tetratelabs/wazero"
 // check at every function entry and loop header that charges a fuel
 // counter by code size, exits to Go every 64 KiB of code run (so that the
 // goroutine can be preempted, e.g. for garbage collection) and then traps
-// if the instance's flag is set. A call arms a per-instance timer for its
-// deadline and, if the caller's context can be cancelled,
-// context.AfterFunc; either sets the flag. So a guest past its deadline or
-// cancelled is stopped within microseconds, in loops and in recursion
-// alike, and the call is classified KindDeadline or KindCanceled. Such
-// modules run on a runtime without wazero's WithCloseOnContextDone, whose
-// per-loop exits to Go made loops 6–25× slower and cost a goroutine per
-// call.
+// if the instance's flag is set. With the guest-CPU scheduler
+// (Config.BackgroundCPUs) every exit is a probe, which sets the flag once
+// the call is past its deadline or its context is done; without it a call
+// arms a per-instance timer for its deadline and, if the caller's context
+// can be cancelled, context.AfterFunc, either of which sets the flag. So
+// a guest past its deadline or cancelled is stopped within microseconds,
+// in loops and in recursion alike, and the call is classified
+// KindDeadline or KindCanceled. Such modules run on a runtime without
+// wazero's WithCloseOnContextDone, whose per-loop exits to Go made loops
+// 6–25× slower and cost a goroutine per call.
 //
 // A module that cannot be instrumented (an instruction outside core
 // features V2, an export with a reserved name) is compiled on a second
