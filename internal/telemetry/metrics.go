@@ -42,7 +42,11 @@ type metrics struct {
 
 type pluginSeries struct {
 	queueWait, queued, runTime, hostCalls, httpReqs, httpSent, httpRecv prometheus.Counter
+	ok                                                                  prometheus.Counter // the outcomes' most common
 	outcomes                                                            cache[string, prometheus.Counter]
+	// okTools are the histogram's series of the plugin's tools/call
+	// requests that succeeded, by tool: the common case, one lookup.
+	okTools cache[string, prometheus.Observer]
 }
 
 // cache is a map read without a lock or an interface key (sync.Map
@@ -124,7 +128,7 @@ func (m *metrics) series(name string) *pluginSeries {
 			queueWait: m.queueWait.WithLabelValues(name), queued: m.queued.WithLabelValues(name),
 			runTime: m.runTime.WithLabelValues(name), hostCalls: m.hostCalls.WithLabelValues(name),
 			httpReqs: m.httpReqs.WithLabelValues(name), httpSent: m.httpBytes.WithLabelValues(name, "sent"),
-			httpRecv: m.httpBytes.WithLabelValues(name, "received"),
+			httpRecv: m.httpBytes.WithLabelValues(name, "received"), ok: m.calls.WithLabelValues(name, OutcomeOK),
 		}
 	})
 }
@@ -139,10 +143,25 @@ func (m *metrics) operation(method, tool, errType string, d time.Duration) {
 	o.Observe(d.Seconds())
 }
 
-// call records one request a plugin served.
-func (m *metrics) call(plugin, outcome string, st *reqState) {
-	s := m.series(plugin)
-	s.outcomes.get(outcome, func() prometheus.Counter { return m.calls.WithLabelValues(plugin, outcome) }).Inc()
+// call records request st, which a plugin served with outcome: its
+// operation duration d (errType as for operation) and its plugin's
+// series.
+func (m *metrics) call(st *reqState, method, outcome, errType string, d time.Duration) {
+	s := m.series(st.plugin)
+	switch {
+	case method == "tools/call" && errType == "":
+		tool := st.target
+		s.okTools.get(tool, func() prometheus.Observer { return m.opDuration.WithLabelValues(method, tool, "") }).Observe(d.Seconds())
+	case method == "tools/call":
+		m.operation(method, st.target, errType, d) // known tools only: a client cannot make up series
+	default:
+		m.operation(method, "", errType, d)
+	}
+	if outcome == OutcomeOK {
+		s.ok.Inc()
+	} else {
+		s.outcomes.get(outcome, func() prometheus.Counter { return m.calls.WithLabelValues(st.plugin, outcome) }).Inc()
+	}
 	if st.queued {
 		s.queued.Inc()
 		s.queueWait.Add(st.queueWait.Seconds())

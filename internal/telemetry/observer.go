@@ -434,13 +434,10 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		st.endSpan(dur, errType, &l)
 	}
 	if m := t.metrics; m != nil {
-		tool := ""
-		if st.plugin != "" && ri.Request.Method == "tools/call" {
-			tool = st.target // known tools only: a client cannot make up series
-		}
-		m.operation(ri.Request.Method, tool, errType, dur)
 		if st.plugin != "" {
-			m.call(st.plugin, outcome, st)
+			m.call(st, ri.Request.Method, outcome, errType, dur)
+		} else {
+			m.operation(ri.Request.Method, "", errType, dur)
 		}
 	}
 	if t.cfg.Audit && st.plugin != "" {
