@@ -79,25 +79,23 @@ func isModernRequest(m *jsonrpc.Message, mi *metaInfo) bool {
 // admitMessage parses one message (not a batch) and decides its route. m
 // and mi are filled in as far as the message could be read; m aliases
 // body. A refusal carries the error to answer, with the id of m; the
-// Observer is told of a refused request and of a message refused unparsed.
+// Observer is told of a refused request and of a message refused unparsed
+// (timed from its refusal: the clock is not read for the others, whose
+// calls are timed from their start).
 func (s *Server) admitMessage(body []byte, in *inbound, m *jsonrpc.Message, mi *metaInfo) (route, *refusal) {
-	var start time.Time
-	if s.opts.Observer != nil {
-		start = time.Now()
-	}
 	var perr *jsonrpc.Error
 	*m, perr = jsonrpc.Parse(body)
 	*mi = metaInfo{}
 	if perr != nil {
 		rf := badRequest(perr)
 		if s.opts.Observer != nil {
-			s.observeRefused(start, m, mi, in, rf.status, rf.err)
+			s.observeRefused(time.Now(), m, mi, in, rf.status, rf.err)
 		}
 		return routeRefused, rf
 	}
 	rt, rf := s.admitOne(in, m, mi)
 	if s.opts.Observer != nil && rt == routeRefused && m.IsRequest() {
-		s.observeRefused(start, m, mi, in, rf.status, rf.err)
+		s.observeRefused(time.Now(), m, mi, in, rf.status, rf.err)
 	}
 	return rt, rf
 }
