@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -32,19 +33,16 @@ import (
 // appendSpan appends the Span message of s with attrs (without its field
 // tag).
 func appendSpan(b []byte, s *span, attrs []kv) []byte {
-	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendBytes(b, s.traceID[:])
-	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	b = protowire.AppendBytes(b, s.spanID[:])
+	b = append(append(b, 1<<3|byte(protowire.BytesType), 16), s.traceID[:]...)
+	b = append(append(b, 2<<3|byte(protowire.BytesType), 8), s.spanID[:]...)
 	if s.traceState != "" { // validated: ASCII, at most 32 members
 		b = protowire.AppendTag(b, 3, protowire.BytesType)
 		b = protowire.AppendString(b, s.traceState)
 	}
 	if s.parentID != [8]byte{} {
-		b = protowire.AppendTag(b, 4, protowire.BytesType)
-		b = protowire.AppendBytes(b, s.parentID[:])
+		b = append(append(b, 4<<3|byte(protowire.BytesType), 8), s.parentID[:]...)
 	}
-	b = protowire.AppendTag(b, 5, protowire.BytesType)
+	b = append(b, 5<<3|byte(protowire.BytesType))
 	name, target := clean(s.name), clean(s.target)
 	if target == "" {
 		b = protowire.AppendString(b, name)
@@ -52,12 +50,9 @@ func appendSpan(b []byte, s *span, attrs []kv) []byte {
 		b = protowire.AppendVarint(b, uint64(len(name)+1+len(target)))
 		b = append(append(append(b, name...), ' '), target...)
 	}
-	b = protowire.AppendTag(b, 6, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(s.kind))
-	b = protowire.AppendTag(b, 7, protowire.Fixed64Type)
-	b = protowire.AppendFixed64(b, uint64(s.start))
-	b = protowire.AppendTag(b, 8, protowire.Fixed64Type)
-	b = protowire.AppendFixed64(b, uint64(s.end))
+	b = append(b, 6<<3|byte(protowire.VarintType), s.kind) // a kind is below 128
+	b = binary.LittleEndian.AppendUint64(append(b, 7<<3|byte(protowire.Fixed64Type)), uint64(s.start))
+	b = binary.LittleEndian.AppendUint64(append(b, 8<<3|byte(protowire.Fixed64Type)), uint64(s.end))
 	for i := range attrs {
 		b = appendKV(b, 9, &attrs[i])
 	}
@@ -83,8 +78,8 @@ func appendSpan(b []byte, s *span, attrs []kv) []byte {
 	if s.remote {
 		flags |= 0x200
 	}
-	b = protowire.AppendTag(b, 16, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, flags)
+	b = append(b, 16<<3|byte(protowire.Fixed32Type)|0x80, 1) // field 16: a two-byte tag
+	return binary.LittleEndian.AppendUint32(b, flags)
 }
 
 // maxValueLen bounds a span name's parts and a string attribute, in
@@ -95,6 +90,15 @@ const maxValueLen = 1024
 // with invalid UTF-8 replaced: a protobuf string must be valid UTF-8, or
 // the receiver refuses the whole batch.
 func clean(s string) string {
+	if len(s) <= 32 { // most are short and ASCII: checked here, without a call
+		i := 0
+		for i < len(s) && s[i] < utf8.RuneSelf {
+			i++
+		}
+		if i == len(s) {
+			return s
+		}
+	}
 	if len(s) > maxValueLen {
 		i := maxValueLen
 		for i > 0 && !utf8.RuneStart(s[i]) {
@@ -122,12 +126,17 @@ func appendKV(b []byte, num protowire.Number, a *kv) []byte {
 			return append(b, str...)
 		}
 		vlen = 1 + protowire.SizeBytes(len(str))
+	case 'f':
+		if len(a.key) < 100 { // every length fits a byte
+			b = append(b, byte(num)<<3|byte(protowire.BytesType), byte(len(a.key)+13), 1<<3|byte(protowire.BytesType), byte(len(a.key)))
+			b = append(append(b, a.key...), 2<<3|byte(protowire.BytesType), 9, 4<<3|byte(protowire.Fixed64Type))
+			return binary.LittleEndian.AppendUint64(b, a.num)
+		}
+		vlen = 1 + 8
 	case 'i':
 		vlen = 1 + protowire.SizeVarint(a.num)
 	case 'b':
 		vlen = 2
-	default:
-		vlen = 1 + 8
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(a.key))+1+protowire.SizeBytes(vlen)))
