@@ -192,11 +192,11 @@ func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, o
 	if queued {
 		held = time.Now()
 	}
-	defer p.releaseTimed(held)
 	if p.m.mode == Command {
+		defer p.releaseTimed(held, time.Time{})
 		return p.command(ctx, cctx, start, input, h)
 	}
-	return p.reactor(ctx, cctx, start, input, h)
+	return p.reactor(ctx, cctx, start, held, input, h)
 }
 
 // acquire takes a call slot, queueing if all are taken and the queue is
@@ -267,10 +267,14 @@ func (p *Pool) release() {
 }
 
 // releaseTimed releases a slot taken at since and folds the time it was
-// held into the pool's mean (the first call's time, then an exponentially
-// weighted average, 1/8 per call; concurrent updates may lose one, which only slows the average).
-func (p *Pool) releaseTimed(since time.Time) {
-	d := int64(time.Since(since))
+// held, until now (zero for the clock's time), into the pool's mean (the
+// first call's time, then an exponentially weighted average, 1/8 per call;
+// concurrent updates may lose one, which only slows the average).
+func (p *Pool) releaseTimed(since, now time.Time) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	d := int64(now.Sub(since))
 	if m := p.mean.Load(); m == 0 {
 		p.mean.Store(d)
 	} else {
@@ -296,14 +300,19 @@ func (p *Pool) isClosed() bool {
 
 func closedError() *Error { return &Error{Kind: KindClosed, Message: "plugin is closed"} }
 
-// reactor runs one call on a pooled instance.
-func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start time.Time, input []byte, h Host) (uint32, []byte, error) {
+// reactor runs one call on a pooled instance, which holds the slot it took
+// at held, and gives the slot back.
+func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.Time, input []byte, h Host) (uint32, []byte, error) {
+	var end time.Time // when the guest returned, if known
+	defer func() { p.releaseTimed(held, end) }()
+	began := held // when the call's work began, as far as the guest's slice is concerned
 	inst := p.takeIdle()
 	if inst == nil {
 		var err error
 		if inst, err = p.newInstance(cctx, h); err != nil {
 			return 0, nil, p.classify(ctx, cctx, start, err, false, "")
 		}
+		began = time.Now()
 	}
 	inst.st.begin(input, h, p.lim.MaxOutput)
 	inst.stdout.reset()
@@ -311,10 +320,12 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start time.Time, 
 	inst.mem.refused = false
 	var a armed
 	if inst.it != nil {
-		a = inst.it.arm(ctx, cctx, time.Now())
+		// Not the clock: what ran since began (taking an instance,
+		// resetting its state) is credited to the guest's slice, a few
+		// hundred nanoseconds against milliseconds.
+		a = inst.it.arm(ctx, cctx, began)
 	}
 	err := inst.fn.CallWithStack(&callCtx{Context: cctx, st: &inst.st}, inst.stack)
-	var end time.Time // when the guest returned, if known
 	if inst.it != nil {
 		end = inst.it.disarm(a)
 		err = inst.it.overflow(err)
