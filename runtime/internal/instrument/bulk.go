@@ -20,15 +20,15 @@ package instrument
 // The fuel is at most Refill before and the shifted length below 2^31, so
 // the subtraction cannot wrap. The shifts were measured (see
 // BenchmarkBulk): MemoryShift makes Refill fuel about 2 MiB of memory
-// work, a few hundred microseconds at most; TableShift makes it 256 Ki
-// table entries.
+// work, a few hundred microseconds at most; TableShift makes it 512 Ki
+// table entries (a shift of 0 would let the shifted length reach 2^31).
 const (
 	// MemoryShift: one unit of fuel pays for 2^MemoryShift bytes of
 	// memory.init, memory.copy or memory.fill.
-	MemoryShift = 5
+	MemoryShift = 3
 	// TableShift: one unit of fuel pays for 2^TableShift entries of
 	// table.init, table.copy, table.grow or table.fill.
-	TableShift = 2
+	TableShift = 1
 )
 
 // bulkShift is the shift of each 0xFC sub-opcode charged by length (0:

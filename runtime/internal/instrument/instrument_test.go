@@ -378,8 +378,12 @@ func TestSections(t *testing.T) {
 	body = append(body, 0x03, 0x40)
 	body = c.local(0).append(body, 2)
 	body = append(body, 0x01, 0x0b, 0x0b)
+	// The four globals: the flag (0), the fuel (Refill), the yield switch
+	// (0) and the stack budget (Stack), each a mutable i32.
+	globals := append(appendS32([]byte{4, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41}, Refill), 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41)
+	globals = append(appendS32(globals, Stack), 0x0b)
 	want := binModule(custom("first"), sec(1, 3, 0x60, 0, 0, 0x60, 0, 0, 0x60, 1, 0x7f, 0), sec(3, 3, 0, 1, 2), sec(5, 1, 0, 1),
-		sec(6, append(appendS32([]byte{4, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41}, Stack), 0x0b)...),
+		sec(6, globals...),
 		sec(7, append(append(append(append(append(append(append(append([]byte{4, byte(len(GlobalName))}, GlobalName...), 3, 0, byte(len(FuelName))), FuelName...), 3, 1, byte(len(YieldName))), YieldName...), 3, 2, byte(len(StackName))), StackName...), 3, 3)...),
 		sec(10, append(append(append(append(append([]byte{3, byte(len(body))}, body...), byte(len(c.slow))), c.slow...), byte(len(c.charge))), c.charge...)...),
 		custom("name", 1, 1, 0), custom("producers", 0))
