@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -76,13 +77,31 @@ func (s *Server) observeStart(cl *call) *RequestInfo {
 	if o == nil {
 		return nil
 	}
-	cl.ri = RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: time.Now()}
+	cl.ri = RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: startTime()}
 	ri := &cl.ri
 	if cl.header != nil {
 		ri.Transport = "tcp"
 	}
 	cl.ctx = o.RequestStart(cl.ctx, ri)
 	return ri
+}
+
+// clockBase is a time.Now of at most a second ago, for startTime.
+var clockBase atomic.Pointer[time.Time]
+
+// startTime is time.Now for a request's start, with one clock read instead
+// of two (a clock read costs 50-100 ns on a VM): the monotonic time since
+// clockBase, whose wall time is read again once a second, so that a step
+// of the wall clock shows within a second.
+func startTime() time.Time {
+	if b := clockBase.Load(); b != nil {
+		if d := time.Since(*b); d < time.Second {
+			return b.Add(d)
+		}
+	}
+	now := time.Now()
+	clockBase.Store(&now)
+	return now
 }
 
 // observeAnswered tells the Observer of request r (id, header: nil on
