@@ -85,9 +85,9 @@ type call struct {
 	// share is the share of the run slots the call takes
 	// (SlotSharer); nil for none. Set before the call takes a slot.
 	share *shareState
-	// pkey is the principal whose place the call holds ("" for none);
+	// pkey is the principal whose place the call holds (zero for none);
 	// remote names the client when nothing else does (principalKey).
-	pkey   string
+	pkey   principalID
 	remote string
 	// task is the task this call runs for (a background call); nil for
 	// a client request.

@@ -251,16 +251,16 @@ func (s *Server) admitCall(cl *call) *refusal {
 }
 
 func (s *Server) admit(cl *call) *refusal {
-	var key string
+	var key principalID
 	if s.principals.on {
 		key = principalKey(cl)
-		if r := s.principals.admit(key, time.Now()); r != nil {
+		if r := s.principals.admit(key, s.principals.clock()); r != nil {
 			return r
 		}
 	}
 	if !s.limit.admit() {
-		if key != "" {
-			s.principals.done(key, time.Now())
+		if key.kind != 0 {
+			s.principals.done(key, s.principals.clock())
 		}
 		return &refusal{err: s.busyError(), status: http.StatusServiceUnavailable, retryAfter: retryAfterSeconds}
 	}
@@ -301,8 +301,8 @@ func (s *Server) releaseCall(cl *call) {
 	if cl.admitted {
 		cl.admitted = false
 		s.limit.unadmit()
-		if cl.pkey != "" {
-			s.principals.done(cl.pkey, time.Now())
+		if cl.pkey.kind != 0 {
+			s.principals.done(cl.pkey, s.principals.clock())
 		}
 	}
 }

@@ -24,7 +24,7 @@ func TestPrincipalsForget(t *testing.T) {
 			p := newPrincipals(10, tt.rate, tt.burst, 100)
 			now := time.Unix(0, 0)
 			for i := range 100000 {
-				key := "a " + strconv.Itoa(i)
+				key := principalID{'a', strconv.Itoa(i)}
 				if r := p.admit(key, now); r != nil {
 					t.Fatalf("client %d refused: %s", i, r.err.Message)
 				}
@@ -46,24 +46,24 @@ func TestPrincipalsForget(t *testing.T) {
 	p := newPrincipals(2, 0, 1, 100)
 	now := time.Unix(0, 0)
 	for range 2 {
-		if r := p.admit("x", now); r != nil {
+		if r := p.admit(principalID{'a', "x"}, now); r != nil {
 			t.Fatal(r.err.Message)
 		}
 	}
-	if r := p.admit("x", now); r == nil || r.status != 429 {
+	if r := p.admit(principalID{'a', "x"}, now); r == nil || r.status != 429 {
 		t.Fatalf("third call: %+v", r)
 	}
-	p.done("x", now)
-	if r := p.admit("x", now); r != nil {
+	p.done(principalID{'a', "x"}, now)
+	if r := p.admit(principalID{'a', "x"}, now); r != nil {
 		t.Fatal(r.err.Message)
 	}
 	q := newPrincipals(100, 1, 2, 100)
-	q.admit("y", now)
-	q.admit("y", now)
-	if r := q.admit("y", now); r == nil || r.retryAfter != 1 {
+	q.admit(principalID{'a', "y"}, now)
+	q.admit(principalID{'a', "y"}, now)
+	if r := q.admit(principalID{'a', "y"}, now); r == nil || r.retryAfter != 1 {
 		t.Fatalf("past the burst: %+v", r)
 	}
-	if r := q.admit("y", now.Add(1100*time.Millisecond)); r != nil {
+	if r := q.admit(principalID{'a', "y"}, now.Add(1100*time.Millisecond)); r != nil {
 		t.Fatalf("after a refill: %s", r.err.Message)
 	}
 }

@@ -30,6 +30,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	st := &stdioConn{srv: s, lw: lw, sink: lineSink{lw}, sem: make(chan struct{}, s.opts.MaxConcurrency),
 		jobs: make(chan stdioJob), quit: make(chan struct{})}
 	st.c = s.newConn(s.ctx, st.sink)
+	st.remote = "stdio " + st.c.id
 	stop := context.AfterFunc(ctx, st.c.cancel)
 	defer stop()
 
@@ -70,6 +71,7 @@ type stdioConn struct {
 	c       *conn
 	lw      *lineWriter
 	sink    lineSink
+	remote  string // the connection as calls name their client (call.remote)
 	sem     chan struct{}
 	wg      sync.WaitGroup
 	gate    sync.Mutex  // orders wg.Add against stopping
@@ -204,7 +206,7 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
 		return false
 	}
 	cl := st.srv.routeCall(rt, st.c, &m, &mi, st.sink)
-	cl.remote = "stdio " + st.c.id
+	cl.remote = st.remote
 	cl.slots = st
 	st.acquire()
 	if rf := st.srv.startCall(cl, st.c); rf != nil {
