@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
 	"testing"
 	"time"
 )
@@ -97,5 +98,42 @@ func TestDeadlineCtxParentDeadline(t *testing.T) {
 	}
 	if err := c.errAt(pd); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("errAt(the parent's deadline) = %v, want DeadlineExceeded", err)
+	}
+}
+
+// TestDerivedContextsStartNoGoroutine: contexts that host functions derive
+// from a call's context register with it rather than each starting a
+// goroutine to watch it, and the call's context ends with its parent.
+func TestDerivedContextsStartNoGoroutine(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := withCallDeadline(parent, time.Now().Add(time.Hour))
+	defer c.release()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"deadlineCtx", c},
+		{"callCtx", &callCtx{Context: c, st: &callState{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 100
+			before := goruntime.NumGoroutine()
+			children := make([]context.Context, n)
+			for i := range children {
+				var stop context.CancelFunc
+				children[i], stop = context.WithTimeout(tc.ctx, time.Hour)
+				defer stop()
+			}
+			if d := goruntime.NumGoroutine() - before; d >= n/2 {
+				t.Errorf("%d child contexts started %d goroutines", n, d)
+			}
+		})
+	}
+	cancel()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call's context not done after its parent was cancelled")
 	}
 }

@@ -99,6 +99,13 @@ func (c *callCtx) Value(k any) any {
 	return c.Context.Value(k)
 }
 
+// AfterFunc arranges for f to run when c is done, as context.AfterFunc
+// does: the context package calls it for contexts that host functions
+// derive from c (context.WithTimeout and the like), which would otherwise
+// each start a goroutine to watch c (a call's deadlineCtx is not one of
+// the context package's own types).
+func (c *callCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.Context, f) }
+
 func stateOf(ctx context.Context) *callState {
 	if c, ok := ctx.(*callCtx); ok {
 		return c.st
