@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
 )
@@ -30,13 +32,12 @@ func (shapeProvider) ReadResource(_ context.Context, r *mcp.Request) (json.RawMe
 	return json.RawMessage(r.Parsed.URI), nil
 }
 
-// TestResultShapeOnTheWire: the engine holds every Provider's result to
-// its method's MCP result type. A tools/call result that does not conform
-// reaches the client as a tool error naming the member (the model can
-// read it), a resources/read one as -32603; a conforming one (with members
-// the engine does not know) as it is.
-func TestResultShapeOnTheWire(t *testing.T) {
-	s := mcp.NewServer(shapeProvider{mcptest.New(nil)}, nil)
+// shapeSession serves shapeProvider (with opts) on stdio pipes to an
+// initialized legacy session; roundTrip sends one request and returns
+// the answer's line.
+func shapeSession(t *testing.T, opts *mcp.Options) (roundTrip func(method string, params any) string) {
+	t.Helper()
+	s := mcp.NewServer(shapeProvider{mcptest.New(nil)}, opts)
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,7 +45,7 @@ func TestResultShapeOnTheWire(t *testing.T) {
 	go func() { _ = s.ServeStdio(ctx, cr, sw); sw.Close(); close(done) }()
 	t.Cleanup(func() { cw.Close(); cancel(); <-done })
 	lines := bufio.NewScanner(sr)
-	roundTrip := func(method string, params any) string {
+	roundTrip = func(method string, params any) string {
 		t.Helper()
 		if _, err := io.WriteString(cw, request(1, method, params)+"\n"); err != nil {
 			t.Fatal(err)
@@ -55,6 +56,16 @@ func TestResultShapeOnTheWire(t *testing.T) {
 		return lines.Text()
 	}
 	roundTrip("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	return roundTrip
+}
+
+// TestResultShapeOnTheWire: the engine holds every Provider's result to
+// its method's MCP result type. A tools/call result that does not conform
+// reaches the client as a tool error naming the member (the model can
+// read it), a resources/read one as -32603; a conforming one (with members
+// the engine does not know) as it is.
+func TestResultShapeOnTheWire(t *testing.T) {
+	roundTrip := shapeSession(t, nil)
 	tests := []struct {
 		method, result, want string
 	}{
@@ -81,6 +92,51 @@ func TestResultShapeOnTheWire(t *testing.T) {
 		}
 		if got := roundTrip(tt.method, params); !strings.Contains(got, tt.want) {
 			t.Errorf("%s %s: answered %s, want %s", tt.method, tt.result, got, tt.want)
+		}
+	}
+}
+
+// toolErrors is an Observer that records RequestInfo.ToolError.
+type toolErrors struct {
+	mu  sync.Mutex
+	got []bool
+}
+
+func (o *toolErrors) RequestStart(ctx context.Context, _ *mcp.RequestInfo) context.Context {
+	return ctx
+}
+
+func (o *toolErrors) RequestEnd(_ context.Context, ri *mcp.RequestInfo, _ []byte, _ error) {
+	o.mu.Lock()
+	o.got = append(o.got, ri.ToolError)
+	o.mu.Unlock()
+}
+
+func (o *toolErrors) RequestAnswered(*mcp.RequestInfo, *jsonrpc.Error) {}
+
+// TestObserverToolError: the Observer is told a tools/call result is a
+// tool error when its isError member is true, however its key is
+// written, and when the engine answered a tool error in place of a
+// result that does not conform; not when "isError" is only text.
+func TestObserverToolError(t *testing.T) {
+	obs := &toolErrors{}
+	roundTrip := shapeSession(t, &mcp.Options{Observer: obs})
+	for _, c := range []struct {
+		result string
+		want   bool
+	}{
+		{`{"content":[],"isError":true}`, true},
+		{`{"content":[],"\u0069sError":true}`, true},
+		{`{"content":[],"isError":false}`, false},
+		{`{"content":[{"type":"text","text":"isError"}]}`, false},
+		{`{"content":"nope"}`, true},
+	} {
+		roundTrip("tools/call", map[string]any{"name": c.result})
+		obs.mu.Lock()
+		got := obs.got[len(obs.got)-1]
+		obs.mu.Unlock()
+		if got != c.want {
+			t.Errorf("%s: ToolError %v, want %v", c.result, got, c.want)
 		}
 	}
 }

@@ -55,6 +55,10 @@ type RequestInfo struct {
 	// did not have its method's MCP result type: the engine answered a
 	// tool error (tools/call) or a -32603 error in its place.
 	Nonconforming bool
+	// ToolError is set before RequestEnd when the result is a tool result
+	// with isError true (the engine read it: the Observer need not scan
+	// the result again).
+	ToolError bool
 }
 
 // HeaderRequest is the request the headers of an HTTP POST announce, as

@@ -113,10 +113,12 @@ var resultTypeComplete = []byte(`"resultType":"complete",`)
 
 // conform checks a result of cl (f its scan) against the MCP result type
 // of its method (see conformed); one that does not conform is logged and
-// told to the Observer (RequestInfo.Nonconforming).
+// told to the Observer (RequestInfo.Nonconforming), as is a tool error
+// (RequestInfo.ToolError).
 func (s *Server) conform(cl *call, res []byte, f *resultFacts) ([]byte, error) {
 	r := &cl.req
 	out, bad, err := conformed(r.Method, res, f)
+	cl.ri.ToolError = string(f.shape.m[shIsError]) == "true"
 	if bad != nil {
 		cl.ri.Nonconforming = true
 		s.log.Warn("provider returned a result that does not conform to MCP", "method", r.Method, "name", r.Parsed.Name, "uri", r.Parsed.URI, "error", bad)

@@ -8,15 +8,14 @@ import (
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
-// TestErrorType: the error.type of a request from its error, result and
-// plugin outcome.
+// TestErrorType: the error.type of a request from its error, whether its
+// result is a tool error, and its plugin outcome.
 func TestErrorType(t *testing.T) {
-	toolErr := []byte(`{"content":[],"isError":true}`)
-	ok := []byte(`{"content":[]}`)
+	const toolErr, ok = true, false
 	tests := []struct {
 		name    string
 		err     error
-		result  []byte
+		toolErr bool
 		outcome string
 		want    string
 	}{
@@ -24,22 +23,20 @@ func TestErrorType(t *testing.T) {
 		{"no plugin", nil, ok, "", ""},
 		{"tool result with isError", nil, toolErr, OutcomeToolError, "tool_error"},
 		{"isError without a plugin", nil, toolErr, "", "tool_error"},
-		{"isError with an escaped key", nil, []byte(`{"content":[],"\u0069sError":true}`), "", "tool_error"},
-		{"isError in a string only", nil, []byte(`{"content":[{"type":"text","text":"isError"}]}`), "", ""},
-		{"timeout", &jsonrpc.Error{Code: -32001}, nil, OutcomeTimeout, "timeout"},
+		{"timeout", &jsonrpc.Error{Code: -32001}, ok, OutcomeTimeout, "timeout"},
 		{"trap as a tool result", nil, toolErr, OutcomeTrap, "trap"},
-		{"memory as a JSON-RPC error", &jsonrpc.Error{Code: -32603}, nil, OutcomeMemory, "memory"},
-		{"busy", &jsonrpc.Error{Code: -32001}, nil, OutcomeBusy, "busy"},
+		{"memory as a JSON-RPC error", &jsonrpc.Error{Code: -32603}, ok, OutcomeMemory, "memory"},
+		{"busy", &jsonrpc.Error{Code: -32001}, ok, OutcomeBusy, "busy"},
 		{"denied but answered", nil, ok, OutcomeDenied, ""},
-		{"unknown tool", &jsonrpc.Error{Code: -32602}, nil, "", "-32602"},
-		{"plugin error code", &jsonrpc.Error{Code: -31000}, nil, OutcomeError, "-31000"},
+		{"unknown tool", &jsonrpc.Error{Code: -32602}, ok, "", "-32602"},
+		{"plugin error code", &jsonrpc.Error{Code: -31000}, ok, OutcomeError, "-31000"},
 		{"other failure as a tool result", nil, toolErr, OutcomeError, "tool_error"},
-		{"cancelled", context.Canceled, nil, "", "cancelled"},
-		{"other Go error", errors.New("boom"), nil, "", "_OTHER"},
+		{"cancelled", context.Canceled, ok, "", "cancelled"},
+		{"other Go error", errors.New("boom"), ok, "", "_OTHER"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := errorType(tt.err, isToolError(tt.result), tt.outcome); got != tt.want {
+			if got := errorType(tt.err, tt.toolErr, tt.outcome); got != tt.want {
 				t.Errorf("errorType = %q, want %q", got, tt.want)
 			}
 		})

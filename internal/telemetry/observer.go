@@ -407,7 +407,7 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 		return
 	}
 	dur := st.elapsed()
-	toolErr := isToolError(result)
+	toolErr := ri.ToolError
 	outcome := ""
 	if st.plugin != "" { // a plugin ran: its outcome (set, or from the result)
 		outcome = st.outcome
@@ -486,12 +486,6 @@ func errorType(err error, toolErr bool, outcome string) string {
 		return OutcomeToolError
 	}
 	return ""
-}
-
-// isToolError reports whether result is a tool result with isError true.
-func isToolError(result []byte) bool {
-	v, ok := member(result, "isError")
-	return ok && string(v) == "true"
 }
 
 // member is jsonscan.Member without the scan when obj cannot have the
