@@ -49,17 +49,25 @@ func (c *deadlineCtx) Done() <-chan struct{} { return c.ctx().Done() }
 
 // Err returns context.DeadlineExceeded once the deadline has passed, the
 // parent's error once it is done, and nil before.
-func (c *deadlineCtx) Err() error {
-	if dc := c.derived.Load(); dc != nil {
-		return dc.ctx.Err()
-	}
-	return c.errAt(time.Time{})
-}
+func (c *deadlineCtx) Err() error { return c.errAt(time.Time{}) }
 
-// errAt is Err before Done has been asked for, at now (zero for the
-// clock's time).
+// errAt is Err at now (zero for the clock's time). Once Done has been
+// asked for, it is the derived context's error; past the deadline by the
+// clock, it waits for that context's timer to catch up (it is due, and
+// may lag by a moment), so that a call stopped at its deadline by the
+// probes (task.expired reads the clock) is never seen as running.
 func (c *deadlineCtx) errAt(now time.Time) error {
 	if dc := c.derived.Load(); dc != nil {
+		if err := dc.ctx.Err(); err != nil {
+			return err
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if now.Before(c.d) {
+			return nil
+		}
+		<-dc.ctx.Done()
 		return dc.ctx.Err()
 	}
 	if err := c.parent.Err(); err != nil {

@@ -231,3 +231,24 @@ func TestPoolUsageStats(t *testing.T) {
 		t.Errorf("memory %d after the only instance was discarded", st.Memory)
 	}
 }
+
+// TestParkedCallsEndAtDeadline: spinning calls that the scheduler parks
+// (all but BackgroundCPUs of them) and the ones it runs all fail with
+// KindDeadline: a parked call asked for its context's Done, so the
+// context's timer, which may lag the probe that stopped the guest by the
+// clock, must not make the call look like a plain trap.
+func TestParkedCallsEndAtDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	spin := newPool(t, watGuest, Limits{Timeout: timeout, Instances: 8}, Sandbox{})
+	if spin.m.e.sched == nil {
+		t.Fatal("the test engine has no scheduler")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, _, err := spin.Call(context.Background(), []byte("l"), nil)
+			callErr(t, err, KindDeadline)
+		})
+	}
+	wg.Wait()
+}
