@@ -340,16 +340,35 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// The most common of a request span's attributes, encoded once.
+var (
+	attrToolsCall   = encodedAttr("mcp.method.name", "tools/call")
+	attrPipe        = encodedAttr("network.transport", "pipe")
+	attrTCP         = encodedAttr("network.transport", "tcp")
+	attrExecuteTool = encodedAttr("gen_ai.operation.name", "execute_tool")
+)
+
 // requestAttrs adds the semconv attributes of the request's span to l.
 func (st *reqState) requestAttrs(l *attrList) {
 	ri, r := st.ri, st.ri.Request
-	if r.Method != "" {
+	switch r.Method {
+	case "":
+	case "tools/call":
+		l.encoded(attrToolsCall)
+	default:
 		l.str("mcp.method.name", r.Method)
 	}
 	if ri.ID != "" {
 		l.str("jsonrpc.request.id", ri.ID)
 	}
-	l.str("network.transport", ri.Transport)
+	switch ri.Transport {
+	case "pipe":
+		l.encoded(attrPipe)
+	case "tcp":
+		l.encoded(attrTCP)
+	default:
+		l.str("network.transport", ri.Transport)
+	}
 	if r.ProtocolVersion != "" {
 		l.str("mcp.protocol.version", r.ProtocolVersion)
 	}
@@ -361,7 +380,7 @@ func (st *reqState) requestAttrs(l *attrList) {
 		if st.target != "" {
 			l.str("gen_ai.tool.name", st.target)
 		}
-		l.str("gen_ai.operation.name", "execute_tool")
+		l.encoded(attrExecuteTool)
 	case "prompts/get":
 		if st.target != "" {
 			l.str("gen_ai.prompt.name", st.target)

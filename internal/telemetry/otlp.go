@@ -112,11 +112,20 @@ func clean(s string) string {
 	return s
 }
 
-// appendKV appends a KeyValue as field num (below 16).
+// encodedAttr is the span attribute (a Span.attributes field) key = v,
+// encoded.
+func encodedAttr(key, v string) string {
+	return string(appendKV(nil, 9, &kv{key: key, str: v, typ: 's'}))
+}
+
+// appendKV appends a KeyValue as field num (below 16; 9 for an encoded
+// one).
 func appendKV(b []byte, num protowire.Number, a *kv) []byte {
 	var vlen int
 	str := a.str
 	switch a.typ {
+	case 'e':
+		return append(b, str...)
 	case 's':
 		str = clean(str)
 		if n := len(a.key) + len(str); n < 120 { // every length fits a byte

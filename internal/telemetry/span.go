@@ -26,12 +26,13 @@ const (
 	kindClient   = 3
 )
 
-// kv is one attribute: a string, an int64 or a float64.
+// kv is one attribute: a string, an int64 or a float64, or a span
+// attribute encoded already (encodedAttr).
 type kv struct {
 	key string
 	str string
 	num uint64 // int64 or float64 bits
-	typ byte   // 's', 'i' or 'f'
+	typ byte   // 's', 'i', 'f', or 'e' (encoded: str)
 }
 
 // spanContext identifies a span and what its children inherit.
@@ -83,6 +84,14 @@ func (l *attrList) int(key string, v int64) {
 func (l *attrList) float(key string, v float64) {
 	if l.n < len(l.a) {
 		l.a[l.n] = kv{key: key, num: math.Float64bits(v), typ: 'f'}
+		l.n++
+	}
+}
+
+// encoded adds an attribute encodedAttr encoded.
+func (l *attrList) encoded(enc string) {
+	if l.n < len(l.a) {
+		l.a[l.n] = kv{str: enc, typ: 'e'}
 		l.n++
 	}
 }
