@@ -162,6 +162,10 @@ func (it *interrupter) set() {
 // module and is wrapped).
 func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemory, mc wazero.ModuleConfig) (api.Module, *interrupter, error) {
 	cc := &callCtx{Context: ctx, st: st}
+	var sl sleeper
+	if p.m.interruptible() && p.m.e.sched != nil {
+		mc = mc.WithNanosleep(sl.sleep)
+	}
 	mod, err := p.m.rt.InstantiateModule(experimental.WithMemoryAllocator(cc, mem), p.m.cm, mc)
 	if err != nil || !p.m.interruptible() {
 		return mod, nil, err
@@ -179,6 +183,7 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 		}
 		it.task = newTask(s, &p.sq, it)
 		it.task.acct = &p.guestCPU
+		sl.task = it.task
 		mem.task, mem.yield = it.task, yield
 		yield.Set(1)
 	}
@@ -201,6 +206,21 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 		}
 	}
 	return mod, it, nil
+}
+
+// sleeper is the guest sleep (poll_oneoff) of an instance whose deadline
+// the scheduler's probes enforce (see interrupter.arm): a guest that loops
+// on short sleeps runs little code, so its probes come seconds apart (at
+// 1 ms a sleep, 18 s past a 200 ms deadline); after every sleep the call's
+// deadline and context are checked as a probe checks them. task is set
+// before any guest code runs.
+type sleeper struct{ task *task }
+
+func (s *sleeper) sleep(ns int64) {
+	cappedSleep(ns)
+	if t := s.task; t != nil && t.ctx != nil && t.expired(time.Now()) {
+		t.it.interrupt()
+	}
 }
 
 // track registers a live instrumented instance so that Engine.Close can

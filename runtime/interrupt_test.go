@@ -74,6 +74,9 @@ func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limit
 		// No loop: stopped at function entry (a shallow recursion: a
 		// deep one runs out of its stack budget within milliseconds).
 		{"wat recursion", watGuest, "R", 200 * time.Millisecond},
+		// Little code between sleeps: the probes alone would come seconds
+		// late.
+		{"wat sleep loop", watGuest, "z", 200 * time.Millisecond},
 		{"go for", goPlugin, `{"method":"spin"}`, 200 * time.Millisecond},
 		{"go sleep", goPlugin, `{"method":"sleep"}`, 200 * time.Millisecond},
 	}

@@ -10,6 +10,7 @@
 ;;   n  "n" + u32 count (LE, unaligned): count loop iterations; output = the sum (i32 LE)
 ;;   F  fuzz driver: byte[1] picks an import, 4 i32 args follow (LE, unaligned);
 ;;      output = the import's i32 result (LE)
+;;   z  sleep forever, 1 ms at a time (poll_oneoff in a loop)
 (module
   (import "wasmcp" "input_len" (func $input_len (result i32)))
   (import "wasmcp" "input_read" (func $input_read (param i32 i32) (result i32)))
@@ -18,6 +19,7 @@
   (import "wasmcp" "call" (func $call (param i32 i32 i32 i32) (result i32)))
   (import "wasmcp" "result_read" (func $result_read (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll_oneoff (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 2)
 
   ;; ensure grows memory so that [0, end) is valid, trapping if it cannot.
@@ -64,6 +66,17 @@
             (return (i32.load8_u (i32.const 1025)))))
     (if (i32.eq (local.get $op) (i32.const 108)) ;; l
       (then (loop $l (br $l))))
+    (if (i32.eq (local.get $op) (i32.const 122)) ;; z: one relative clock subscription at 0, event at 64
+      (then
+        (i64.store (i32.const 0) (i64.const 0))         ;; userdata
+        (i32.store8 (i32.const 8) (i32.const 0))        ;; tag: clock
+        (i32.store (i32.const 16) (i32.const 1))        ;; clock id: monotonic
+        (i64.store (i32.const 24) (i64.const 1000000))  ;; timeout: 1 ms
+        (i64.store (i32.const 32) (i64.const 0))        ;; precision
+        (i32.store16 (i32.const 40) (i32.const 0))      ;; flags: relative
+        (loop $l
+          (drop (call $poll_oneoff (i32.const 0) (i32.const 64) (i32.const 1) (i32.const 128)))
+          (br $l))))
     (if (i32.eq (local.get $op) (i32.const 103)) ;; g
       (then (loop $l (br_if $l (i32.ne (memory.grow (i32.const 16)) (i32.const -1)))) unreachable))
     (if (i32.eq (local.get $op) (i32.const 71)) ;; G
