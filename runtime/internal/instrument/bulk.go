@@ -17,18 +17,23 @@ package instrument
 //	i32.sub
 //	<the check's suffix>    ;; global.set $fuel, and the slow path if negative
 //
-// The fuel is at most Refill before and the shifted length below 2^31, so
-// the subtraction cannot wrap. The shifts were measured (see
-// BenchmarkBulk): MemoryShift makes Refill fuel about 2 MiB of memory
-// work, a few hundred microseconds at most; TableShift makes it 512 Ki
-// table entries (a shift of 0 would let the shifted length reach 2^31).
+// The subtraction cannot wrap: the fuel before it is at most Refill and
+// above -2^30 (a cut before the instruction may have taken it below zero
+// without testing it, by at most the rest of its loop's body, under 2^30
+// for a function body under 1 GiB), and every shift is at least 2, so the
+// shifted length is below 2^30. A shift of 1 wraps: after a cut that left
+// the fuel at -2, table.grow by 2^32-1 charged 2^31-1 and left about 2^31
+// of fuel, 8,192 periods without an exit (TestBulkAfterCut). The shifts
+// were measured (see BenchmarkBulk): MemoryShift makes Refill fuel about
+// 2 MiB of memory work, a few hundred microseconds at most; TableShift
+// makes it 1 Mi table entries (table.fill: about 150 µs).
 const (
 	// MemoryShift: one unit of fuel pays for 2^MemoryShift bytes of
 	// memory.init, memory.copy or memory.fill.
 	MemoryShift = 3
 	// TableShift: one unit of fuel pays for 2^TableShift entries of
 	// table.init, table.copy, table.grow or table.fill.
-	TableShift = 1
+	TableShift = 2
 )
 
 // bulkShift is the shift of each 0xFC sub-opcode charged by length (0:

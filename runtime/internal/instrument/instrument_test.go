@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,16 +168,24 @@ func globals(t testing.TB, mod api.Module) (flag, fuel api.MutableGlobal) {
 	return flag, fuel
 }
 
+// instrumented returns an instance of testdata/name instrumented with the
+// default limits, and its flag and fuel.
+func instrumented(t testing.TB, name string) (mod api.Module, flag, fuel api.MutableGlobal) {
+	t.Helper()
+	out, _, err := Instrument(read(t, name), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod = instantiate(t, newRuntime(t), out)
+	flag, fuel = globals(t, mod)
+	return mod, flag, fuel
+}
+
 // TestFlagStopsWithinAPeriod: with only the flag set (as when the host's
 // fuel store is lost), a loop stops once its fuel runs out, and the fuel
 // is charged by code size.
 func TestFlagStopsWithinAPeriod(t *testing.T) {
-	out, _, err := Instrument(read(t, "loops.wasm"), Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod := instantiate(t, newRuntime(t), out)
-	flag, fuel := globals(t, mod)
+	mod, flag, fuel := instrumented(t, "loops.wasm")
 	if got := run(mod, call{fn: "sum", args: []uint64{1000}}); got.err != "" {
 		t.Fatal(got.err)
 	}
@@ -505,6 +514,25 @@ func TestBulkCharge(t *testing.T) {
 	}
 	if f := fuel.Get(); f != Refill {
 		t.Errorf("fuel %d after the slow path, want %d", f, Refill)
+	}
+}
+
+// TestBulkAfterCut: a bulk instruction's charge never wraps the fuel,
+// even when a cut just before it has taken the fuel below zero without
+// testing it (a cut pays for the rest of its loop's body): the largest
+// length runs the slow path, whatever fuel the loop started with. A
+// wrapped charge would leave about 2^31 of fuel, 8,192 periods of code
+// without an exit to Go (no probe, no deadline, no preemption for GC).
+func TestBulkAfterCut(t *testing.T) {
+	mod, _, fuel := instrumented(t, "cutbulk.wasm")
+	for _, at := range []uint32{0, 10, 500, 1000, 1105, 1200, Refill} {
+		fuel.Set(uint64(at))
+		if got := run(mod, call{fn: "grow", args: []uint64{math.MaxUint32}}); got.err != "" {
+			t.Fatalf("fuel %d: %s", at, got.err)
+		}
+		if f := int32(fuel.Get()); f != Refill {
+			t.Errorf("fuel %d before the loop, %d after table.grow of 2^32-1: want the slow path's %d", at, f, Refill)
+		}
 	}
 }
 
