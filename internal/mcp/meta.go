@@ -10,6 +10,7 @@ type metaInfo struct {
 	paramsObject bool // params is absent or an object
 
 	hasMeta       bool   // params._meta is an object
+	meta          []byte // ... that object
 	modern        bool   // _meta carries a 2026-07-28 key
 	version       string // io.modelcontextprotocol/protocolVersion
 	hasVersion    bool   // ... present as a string
@@ -47,7 +48,7 @@ func scanMeta(params []byte, mi *metaInfo) {
 	if !ok {
 		return
 	}
-	mi.hasMeta = true
+	mi.hasMeta, mi.meta = true, meta
 	for {
 		k, v, more := mit.Next()
 		if !more {

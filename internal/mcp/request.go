@@ -35,6 +35,10 @@ type Request struct {
 	TaskID string
 
 	peer peer
+	// meta is params._meta when it is an object (nil otherwise), read by
+	// admission when metaRead (for RequestInfo.Meta).
+	meta     json.RawMessage
+	metaRead bool
 }
 
 // peer is the engine side of a request: where its notifications and

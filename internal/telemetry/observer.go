@@ -200,9 +200,9 @@ func (st *reqState) callTarget(target string) {
 
 // start starts the span of the request.
 func (st *reqState) start() {
-	t, ri, r := st.t, st.ri, st.ri.Request
+	t, ri := st.t, st.ri
 	if t.tr != nil {
-		parent := t.extract(st, r.Params, ri.Header)
+		parent := t.extract(st, ri)
 		var s span
 		t.tr.startRoot(&s, &parent, "", kindServer, ri.Start)
 		st.sp.req = rootSpan{spanContext: s.spanContext, parentID: s.parentID, remote: s.remote}
@@ -391,11 +391,16 @@ func (st *reqState) requestAttrs(l *attrList) {
 	}
 }
 
-// extract returns the remote parent of the request, from params._meta
-// when it has a traceparent, else from header (zero when neither has a
-// valid one); the baggage that came with it goes to st.
-func (t *Telemetry) extract(st *reqState, params json.RawMessage, header http.Header) spanContext {
-	if meta, ok := member(params, "_meta"); ok && jsonscan.Kind(meta) == 'o' {
+// extract returns the remote parent of request ri, from params._meta
+// (as the engine read it, else scanned for) when it has a traceparent,
+// else from the HTTP header (zero when neither has a valid one); the
+// baggage that came with it goes to st.
+func (t *Telemetry) extract(st *reqState, ri *mcp.RequestInfo) spanContext {
+	meta, ok := ri.Meta, ri.Meta != nil
+	if !ri.MetaRead {
+		meta, ok = member(ri.Request.Params, "_meta")
+	}
+	if ok && jsonscan.Kind(meta) == 'o' {
 		if tp := stringMember(meta, "traceparent"); tp != "" {
 			sc, ok := parseTraceparent(tp)
 			if !ok {
@@ -406,6 +411,7 @@ func (t *Telemetry) extract(st *reqState, params json.RawMessage, header http.He
 			return sc
 		}
 	}
+	header := ri.Header
 	if header == nil {
 		return spanContext{}
 	}
