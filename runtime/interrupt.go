@@ -146,6 +146,14 @@ func (it *interrupter) interrupt() {
 	it.mu.Unlock()
 }
 
+// stopping reports whether the flag is set (the guest is to trap at its
+// next check).
+func (it *interrupter) stopping() bool {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return it.flag.Get() != 0
+}
+
 // set sets the flag, then empties the fuel so that the next check takes
 // the slow path; it.mu is held.
 func (it *interrupter) set() {
@@ -163,7 +171,7 @@ func (it *interrupter) set() {
 func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemory, mc wazero.ModuleConfig) (api.Module, *interrupter, error) {
 	cc := &callCtx{Context: ctx, st: st}
 	var sl sleeper
-	if p.m.interruptible() && p.m.e.sched != nil {
+	if p.m.interruptible() {
 		mc = mc.WithNanosleep(sl.sleep)
 	}
 	mod, err := p.m.rt.InstantiateModule(experimental.WithMemoryAllocator(cc, mem), p.m.cm, mc)
@@ -175,6 +183,7 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 		_ = mod.Close(context.Background())
 		return mod, nil, err
 	}
+	sl.it = it
 	if s := p.m.e.sched; s != nil {
 		yield, ok := mod.ExportedGlobal(instrument.YieldName).(api.MutableGlobal)
 		if !ok {
@@ -208,15 +217,25 @@ func (p *Pool) instantiate(ctx context.Context, st *callState, mem *limitedMemor
 	return mod, it, nil
 }
 
-// sleeper is the guest sleep (poll_oneoff) of an instance whose deadline
-// the scheduler's probes enforce (see interrupter.arm): a guest that loops
-// on short sleeps runs little code, so its probes come seconds apart (at
-// 1 ms a sleep, 18 s past a 200 ms deadline); after every sleep the call's
-// deadline and context are checked as a probe checks them. task is set
-// before any guest code runs.
-type sleeper struct{ task *task }
+// sleeper is the guest sleep (poll_oneoff) of an instrumented instance.
+// A guest that loops on short sleeps runs little code between them: its
+// probes come seconds apart (at 1 ms a sleep, 18 s past a 200 ms
+// deadline), so with the scheduler (task) the call's deadline and context
+// are checked after every sleep as a probe checks them; and a short loop
+// checks its fuel only once per instrument.Budget bytes of its code, dozens
+// of sleeps (over half a second of 10 ms sleeps past a deadline or a
+// cancellation), so once the interrupt flag is set the guest sleeps no
+// more and gets to that check at once. it and task are set before any
+// guest code runs.
+type sleeper struct {
+	it   *interrupter
+	task *task
+}
 
 func (s *sleeper) sleep(ns int64) {
+	if s.it != nil && s.it.stopping() {
+		return
+	}
 	cappedSleep(ns)
 	if t := s.task; t != nil && t.ctx != nil && t.expired(time.Now()) {
 		t.it.interrupt()

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -68,20 +69,26 @@ func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limit
 	tests := []struct {
 		name, path, input string
 		timeout           time.Duration
+		late              time.Duration // how late the stop may be; 0 for a second
 	}{
-		{"wat loop", watGuest, "l", 200 * time.Millisecond},
-		{"wat output loop", watGuest, "f", 200 * time.Millisecond}, // a loop around an import call
+		{"wat loop", watGuest, "l", 200 * time.Millisecond, 0},
+		{"wat output loop", watGuest, "f", 200 * time.Millisecond, 0}, // a loop around an import call
 		// No loop: stopped at function entry (a shallow recursion: a
 		// deep one runs out of its stack budget within milliseconds).
-		{"wat recursion", watGuest, "R", 200 * time.Millisecond},
+		{"wat recursion", watGuest, "R", 200 * time.Millisecond, 0},
 		// Little code between sleeps: the probes alone would come seconds
 		// late.
-		{"wat sleep loop", watGuest, "z", 200 * time.Millisecond},
-		{"go for", goPlugin, `{"method":"spin"}`, 200 * time.Millisecond},
-		{"go sleep", goPlugin, `{"method":"sleep"}`, 200 * time.Millisecond},
+		{"wat sleep loop", watGuest, "z", 200 * time.Millisecond, 0},
+		// The longest sleeps the host allows (10 ms each): a short loop
+		// checks its fuel once per instrument.Budget bytes of its code
+		// (a few dozen sleeps here, over half a second) unless the guest
+		// sleeps no more once it is to stop.
+		{"wat long sleep loop", watGuest, "Z", 200 * time.Millisecond, 300 * time.Millisecond},
+		{"go for", goPlugin, `{"method":"spin"}`, 200 * time.Millisecond, 0},
+		{"go sleep", goPlugin, `{"method":"sleep"}`, 200 * time.Millisecond, 0},
 	}
 	for _, tt := range tests {
-		timeout := tt.timeout
+		timeout, late := tt.timeout, cmp.Or(tt.late, time.Second)
 		t.Run(tt.name+"/deadline", func(t *testing.T) {
 			// The caller's deadline, so that checkReusable has time to
 			// instantiate (slow under the race detector).
@@ -92,7 +99,7 @@ func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limit
 			_, _, err := p.Call(ctx, []byte(tt.input), nil)
 			took := time.Since(start)
 			callErr(t, err, KindDeadline)
-			if took < timeout || took > timeout+time.Second {
+			if took < timeout || took > timeout+late {
 				t.Errorf("stopped after %v, want about %v", took, timeout)
 			}
 			t.Logf("stopped after %v", took)
@@ -106,7 +113,7 @@ func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limit
 			start := time.Now()
 			_, _, err := p.Call(ctx, []byte(tt.input), nil)
 			callErr(t, err, KindCanceled)
-			if took := time.Since(start); took > after+time.Second {
+			if took := time.Since(start); took > after+late {
 				t.Errorf("stopped after %v", took)
 			}
 			checkReusable(t, p, tt.path)

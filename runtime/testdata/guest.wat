@@ -11,6 +11,7 @@
 ;;   F  fuzz driver: byte[1] picks an import, 4 i32 args follow (LE, unaligned);
 ;;      output = the import's i32 result (LE)
 ;;   z  sleep forever, 1 ms at a time (poll_oneoff in a loop)
+;;   Z  sleep forever, an hour at a time (the host caps each sleep)
 (module
   (import "wasmcp" "input_len" (func $input_len (result i32)))
   (import "wasmcp" "input_read" (func $input_read (param i32 i32) (result i32)))
@@ -66,12 +67,13 @@
             (return (i32.load8_u (i32.const 1025)))))
     (if (i32.eq (local.get $op) (i32.const 108)) ;; l
       (then (loop $l (br $l))))
-    (if (i32.eq (local.get $op) (i32.const 122)) ;; z: one relative clock subscription at 0, event at 64
+    (if (i32.or (i32.eq (local.get $op) (i32.const 122)) (i32.eq (local.get $op) (i32.const 90))) ;; z, Z: one relative clock subscription at 0, event at 64
       (then
         (i64.store (i32.const 0) (i64.const 0))         ;; userdata
         (i32.store8 (i32.const 8) (i32.const 0))        ;; tag: clock
         (i32.store (i32.const 16) (i32.const 1))        ;; clock id: monotonic
-        (i64.store (i32.const 24) (i64.const 1000000))  ;; timeout: 1 ms
+        (i64.store (i32.const 24)                       ;; timeout: 1 h (Z), 1 ms (z)
+          (select (i64.const 3600000000000) (i64.const 1000000) (i32.eq (local.get $op) (i32.const 90))))
         (i64.store (i32.const 32) (i64.const 0))        ;; precision
         (i32.store16 (i32.const 40) (i32.const 0))      ;; flags: relative
         (loop $l
