@@ -23,6 +23,7 @@ type deadlineCtx struct {
 	mu       sync.Mutex
 	derived  atomic.Pointer[derivedCtx] // set once by Done
 	released atomic.Bool                // the call is over (release)
+	expired  atomic.Bool                // Err answered DeadlineExceeded by the clock
 }
 
 type derivedCtx struct {
@@ -55,8 +56,14 @@ func (c *deadlineCtx) Err() error { return c.errAt(time.Time{}) }
 // asked for, it is the derived context's error; past the deadline by the
 // clock, it waits for that context's timer to catch up (it is due, and
 // may lag by a moment), so that a call stopped at its deadline by the
-// probes (task.expired reads the clock) is never seen as running.
+// probes (task.expired reads the clock) is never seen as running. Once
+// it has answered DeadlineExceeded by the clock it always does, as a
+// context's Err must, though the parent be cancelled or the call released
+// afterwards (and the context derived then be context.Canceled).
 func (c *deadlineCtx) errAt(now time.Time) error {
+	if c.expired.Load() {
+		return context.DeadlineExceeded
+	}
 	if dc := c.derived.Load(); dc != nil {
 		if err := dc.ctx.Err(); err != nil {
 			return err
@@ -80,6 +87,7 @@ func (c *deadlineCtx) errAt(now time.Time) error {
 		now = time.Now()
 	}
 	if !now.Before(c.d) {
+		c.expired.Store(true)
 		return context.DeadlineExceeded
 	}
 	return nil
@@ -113,10 +121,10 @@ func (c *deadlineCtx) ctx() context.Context {
 
 // release ends the call's context, as the CancelFunc of
 // context.WithDeadline does: it is done from now on (context.Canceled
-// unless the parent is done; unlike a cancelled context.WithDeadline it
-// does not remember whether the deadline passed first, which nothing
-// asks once the call is over), and the derived context's timer, if any,
-// is stopped.
+// unless the parent is done or Err has answered DeadlineExceeded; unlike
+// a cancelled context.WithDeadline it does not remember a deadline that
+// passed unseen, which nothing asks once the call is over), and the
+// derived context's timer, if any, is stopped.
 func (c *deadlineCtx) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

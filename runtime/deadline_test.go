@@ -85,6 +85,51 @@ func TestDeadlineCtx(t *testing.T) {
 	}
 }
 
+// TestDeadlineCtxErrSticks: once Err has answered, it answers the same
+// (as the context.Context contract has it): a deadline seen to have passed
+// stays DeadlineExceeded when the parent is cancelled afterwards or the
+// call is released, whether Done is asked for before, between or never.
+func TestDeadlineCtxErrSticks(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		doneBefore bool // ask for Done before the deadline
+		doneAfter  bool // ask for Done after the parent is cancelled
+		release    bool // release instead of cancelling the parent
+	}{
+		{name: "cancelled"},
+		{name: "cancelled, Done asked before", doneBefore: true},
+		{name: "cancelled, Done asked after", doneAfter: true},
+		{name: "released", release: true},
+		{name: "released, Done asked after", release: true, doneAfter: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			d := time.Now().Add(time.Millisecond)
+			c := withCallDeadline(parent, d)
+			defer c.release()
+			if tc.doneBefore {
+				_ = c.Done()
+			}
+			time.Sleep(time.Until(d))
+			if err := c.Err(); err != context.DeadlineExceeded {
+				t.Fatalf("Err() past the deadline = %v", err)
+			}
+			if tc.release {
+				c.release()
+			} else {
+				cancel()
+			}
+			if tc.doneAfter {
+				<-c.Done()
+			}
+			if err := c.Err(); err != context.DeadlineExceeded {
+				t.Errorf("Err() = %v after DeadlineExceeded, want DeadlineExceeded again", err)
+			}
+		})
+	}
+}
+
 // TestDeadlineCtxParentDeadline checks that an earlier deadline of the
 // parent is the call's.
 func TestDeadlineCtxParentDeadline(t *testing.T) {
