@@ -140,3 +140,24 @@ func TestObserverToolError(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverToolErrorOfTaskResult: tasks/result answers a task's tool
+// result as the tools/call would have, and the Observer is told it is a
+// tool error when it is (task_ask fails without elicitation).
+func TestObserverToolErrorOfTaskResult(t *testing.T) {
+	obs := &toolErrors{}
+	c := startStdio(t, &mcptest.Options{Tasks: true}, &mcp.Options{Observer: obs})
+	c.initialize("2025-11-25", nil)
+	res, _ := c.rpc("call", "tools/call", map[string]any{"name": "task_ask", "task": map[string]any{}})
+	id, _ := field(t, res.Result, "task", "taskId").(string)
+	res, _ = c.rpc("result", "tasks/result", map[string]any{"taskId": id})
+	if field(t, res.Result, "isError") != true {
+		t.Fatalf("tasks/result: %s", res.raw)
+	}
+	obs.mu.Lock()
+	got := obs.got[len(obs.got)-1]
+	obs.mu.Unlock()
+	if !got {
+		t.Error("tasks/result of a tool error: ToolError false")
+	}
+}

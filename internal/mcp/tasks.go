@@ -851,6 +851,10 @@ func (te *taskEngine) result(cl *call, principal, id string) ([]byte, error) {
 		if t.Status.Terminal() {
 			switch {
 			case len(t.Result) > 0:
+				// The tools/call's result: the Observer is told whether
+				// it is a tool error, as conform tells it of a tools/call.
+				v, ok := jsonscan.Member(t.Result, "isError")
+				cl.ri.ToolError = ok && string(v) == "true"
 				return withRelatedTask(t.Result, id), nil
 			case len(t.Error) > 0:
 				var e jsonrpc.Error
