@@ -279,6 +279,15 @@ func newHostileServer(t *testing.T, e *hostileEnv, toml string) (*Server, error)
 	return buildServer(t, toml, ".", Options{Version: "test", Logger: log, HTTP: e.policy(), KVQuota: hostileKVQuota})
 }
 
+// guestCPU is the guest time every plugin of srv has run.
+func guestCPU(srv *Server) time.Duration {
+	var d time.Duration
+	for _, p := range srv.Registry().Plugins() {
+		d += p.Stats().GuestCPU
+	}
+	return d
+}
+
 func heapInuse() uint64 {
 	goruntime.GC()
 	var ms goruntime.MemStats
@@ -293,6 +302,7 @@ type hostileWant struct {
 	contains []string // in the error message or the result text (case-insensitive)
 	absent   []string // nowhere in the answer
 	timeout  bool     // -32001 within the plugin's deadline plus slack
+	idle     bool     // the guest ran under a tenth of the call's time (it slept, not spun)
 }
 
 // hostileCase is one call to a hostile plugin.
@@ -330,7 +340,7 @@ func hostileCases(e *hostileEnv) []hostileCase {
 		// Runaway calls: stopped at the deadline.
 		{name: "infinite loop", params: tool("runaway_spin", nil), want: hostileWant{timeout: true}},
 		{name: "loop calling the host", params: tool("runaway_host_spin", nil), want: hostileWant{timeout: true}},
-		{name: "one-hour sleep", params: tool("runaway_sleep", nil), want: hostileWant{timeout: true}},
+		{name: "one-hour sleep", params: tool("runaway_sleep", nil), want: hostileWant{timeout: true, idle: true}},
 
 		// Traps of every kind.
 		{name: "trap unreachable", params: tool("traps_unreachable", nil), want: crashed("unreachable")},
@@ -571,12 +581,16 @@ func TestHostilePlugins(t *testing.T) {
 			stopNotes := collectNotes(c)
 			logged := e.logBytes.Load()
 			mem := startMemWatch()
+			cpu := guestCPU(srv)
 			start := time.Now()
 			r := c.call(method, tc.params)
 			elapsed := time.Since(start)
 			peak := mem.stop().peakHeap
 			got := stopNotes()
 			checkHostileAnswer(t, method, r, tc.want, elapsed)
+			if ran := guestCPU(srv) - cpu; tc.want.idle && ran > elapsed/10 {
+				t.Errorf("the guest ran %v of the call's %v: it should have slept", ran, elapsed)
+			}
 			if tc.check != nil {
 				tc.check(t, r, got)
 			}

@@ -1,9 +1,12 @@
 ;; runaway.wat: calls that never end on their own.
 ;;
-;;   spin        s  a tight loop with no calls
-;;   host_spin   h  a loop that calls the log import with an empty message
-;;   sleep       z  poll_oneoff for one hour (the host caps each sleep)
-;;   alive       a  answers "alive"
+;; Each tool is told apart by the first two letters of its name ($tool),
+;; since spin and sleep share the first:
+;;
+;;   spin        sp  a tight loop with no calls
+;;   host_spin   ho  a loop that calls the log import with an empty message
+;;   sleep       sl  poll_oneoff for one hour, in a loop (the host caps each sleep)
+;;   alive       al  answers "alive"
 (module
   (import "wasmcp" "input_read" (func $input_read (param i32 i32) (result i32)))
   (import "wasmcp" "output_write" (func $output_write (param i32 i32)))
@@ -27,13 +30,15 @@
   (func $out (param $p i32)
     (call $output_write (local.get $p) (call $strlen (local.get $p))))
 
+  ;; $tool returns the first two bytes of the tool name (little-endian),
+  ;; found after "name":" in the input, or 0.
   (func $tool (param $n i32) (result i32)
     (local $i i32)
     (block $none
       (loop $l
-        (br_if $none (i32.gt_u (i32.add (local.get $i) (i32.const 9)) (local.get $n)))
+        (br_if $none (i32.gt_u (i32.add (local.get $i) (i32.const 10)) (local.get $n)))
         (if (i64.eq (i64.load (i32.add (i32.const 65536) (local.get $i))) (i64.const 0x223A22656D616E22))
-          (then (return (i32.load8_u (i32.add (i32.const 65544) (local.get $i))))))
+          (then (return (i32.load16_u (i32.add (i32.const 65544) (local.get $i))))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $l)))
     (i32.const 0))
@@ -44,11 +49,11 @@
     (if (i32.eq (i32.load8_u (i32.const 65547)) (i32.const 119))
       (then (call $out (i32.const 0)) (return (i32.const 0))))
     (local.set $t (call $tool (local.get $n)))
-    (if (i32.eq (local.get $t) (i32.const 115)) ;; s
+    (if (i32.eq (local.get $t) (i32.const 0x7073)) ;; sp
       (then (loop $l (br $l))))
-    (if (i32.eq (local.get $t) (i32.const 104)) ;; h
+    (if (i32.eq (local.get $t) (i32.const 0x6f68)) ;; ho
       (then (loop $l (call $log (i32.const 0) (i32.const 0) (i32.const 0)) (br $l))))
-    (if (i32.eq (local.get $t) (i32.const 122)) ;; z: one clock subscription at 8192, event at 8256
+    (if (i32.eq (local.get $t) (i32.const 0x6c73)) ;; sl: one clock subscription at 8192, event at 8256
       (then
         (i64.store (i32.const 8192) (i64.const 0))             ;; userdata
         (i32.store8 (i32.const 8200) (i32.const 0))            ;; tag: clock
@@ -56,6 +61,8 @@
         (i64.store (i32.const 8216) (i64.const 3600000000000)) ;; timeout: 1 h
         (i64.store (i32.const 8224) (i64.const 0))             ;; precision
         (i32.store16 (i32.const 8232) (i32.const 0))           ;; flags: relative
-        (drop (call $poll_oneoff (i32.const 8192) (i32.const 8256) (i32.const 1) (i32.const 8320)))))
+        (loop $l ;; again and again, as the host cuts each sleep short
+          (drop (call $poll_oneoff (i32.const 8192) (i32.const 8256) (i32.const 1) (i32.const 8320)))
+          (br $l))))
     (call $out (i32.const 4096))
     (i32.const 0)))
