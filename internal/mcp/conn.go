@@ -155,7 +155,7 @@ func (c *conn) newLegacyCall(m *jsonrpc.Message, mi *metaInfo, out sink) *call {
 	cl.req.ClientInfo = info
 	cl.req.ClientCapabilities = caps
 	cl.req.ProgressToken = mi.progressToken
-	cl.req.meta, cl.req.metaRead = mi.meta, true
+	cl.req.setMeta(mi.meta)
 	cl.req.SessionID = c.id
 	return cl
 }

@@ -68,7 +68,7 @@ func (s *Server) newModernCall(parent context.Context, m *jsonrpc.Message, mi *m
 	cl.req.ClientInfo = mi.clientInfo
 	cl.req.ClientCapabilities = mi.caps
 	cl.req.ProgressToken = mi.progressToken
-	cl.req.meta, cl.req.metaRead = mi.meta, true
+	cl.req.setMeta(mi.meta)
 	if mi.hasLogLevel {
 		cl.minLog = logLevelIndex(mi.logLevel)
 	}

@@ -59,11 +59,6 @@ type RequestInfo struct {
 	// with isError true (the engine read it: the Observer need not scan
 	// the result again).
 	ToolError bool
-	// Meta is the request's params._meta object as the engine read it
-	// (nil when absent or not an object) when MetaRead; without MetaRead
-	// (a request refused before its _meta was read) it is not known.
-	Meta     json.RawMessage
-	MetaRead bool
 }
 
 // HeaderRequest is the request the headers of an HTTP POST announce, as
@@ -86,8 +81,7 @@ func (s *Server) observeStart(cl *call) *RequestInfo {
 	if o == nil {
 		return nil
 	}
-	cl.ri = RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: startTime(),
-		Meta: cl.req.meta, MetaRead: cl.req.metaRead}
+	cl.ri = RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: startTime()}
 	ri := &cl.ri
 	if cl.header != nil {
 		ri.Transport = "tcp"

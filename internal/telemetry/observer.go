@@ -396,8 +396,10 @@ func (st *reqState) requestAttrs(l *attrList) {
 // else from the HTTP header (zero when neither has a valid one); the
 // baggage that came with it goes to st.
 func (t *Telemetry) extract(st *reqState, ri *mcp.RequestInfo) spanContext {
-	meta, ok := ri.Meta, ri.Meta != nil
-	if !ri.MetaRead {
+	meta, ok := ri.Request.Meta()
+	if ok {
+		ok = meta != nil
+	} else {
 		meta, ok = member(ri.Request.Params, "_meta")
 	}
 	if ok && jsonscan.Kind(meta) == 'o' {
