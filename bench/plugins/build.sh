@@ -5,16 +5,28 @@
 #   cspin/cspin.wasm    C runaway loop, for the deadline check
 #   goecho/goecho.wasm  Go echo  (GOOS=wasip1 -buildmode=c-shared, sdk/go)
 #
+#   bench/plugins/build.sh           build in place
+#   bench/plugins/build.sh --check   build into a temp dir and fail if a
+#                                    committed .wasm differs
+#
 # Debian packages for C: clang lld wasi-libc libclang-rt-14-dev-wasm32.
 set -euo pipefail
 # shellcheck source=../../scripts/wasmbuild.sh
 . "$(dirname "$0")/../../scripts/wasmbuild.sh"
 cd "$here"
 
-for name in cecho cspin; do
-	wasm_c "$name/$name.wasm" "$root/sdk/c" "" "$name"/*.c
-	echo "built $name/$name.wasm ($(stat -c %s "$name/$name.wasm") bytes)"
-done
+wasm_setup 12 "$@"
 
-(cd goecho && wasm_go goecho.wasm . "${GOFLAGS:-}")
-echo "built goecho/goecho.wasm ($(stat -c %s goecho/goecho.wasm) bytes)"
+# build_one SRC OUT builds the plugin whose source is in directory SRC into OUT.
+build_one() {
+	case "$1" in
+	goecho) (cd goecho && wasm_go "$2" . "${GOFLAGS:-}") ;;
+	*) wasm_c "$2" "$root/sdk/c" "" "$1"/*.c ;;
+	esac
+}
+
+fail=0
+for name in cecho cspin goecho; do
+	wasm_one "$here/$name/$name.wasm" "$name" bench/plugins/build.sh
+done
+exit $fail
