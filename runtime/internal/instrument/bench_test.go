@@ -1,11 +1,14 @@
 package instrument
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkInstrument is the rewriting cost Compile adds (before wazero
@@ -86,4 +89,47 @@ func BenchmarkBulk(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkPeriod measures how long the slowest code the fuel counts
+// (dependent loads that miss the caches and the TLB, 3 bytes each; see
+// chase.wat) runs between two exits to Go: the longest a stop-the-world
+// phase of the garbage collector waits for a guest, and the granularity of
+// the scheduler's probes (deadline, yields, slice). It reports the time
+// per period of Refill bytes and per byte of code.
+func BenchmarkPeriod(b *testing.B) {
+	inst, _, err := Instrument(read(b, "chase.wasm"), Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mod := instantiate(b, newRuntime(b), inst)
+	_, fuel := globals(b, mod)
+	const line = 64 // bytes between pointers: every load a new cache line
+	mem := make([]byte, mod.Memory().Size())
+	perm := rand.Perm(len(mem) / line)
+	for i, from := range perm {
+		binary.LittleEndian.PutUint32(mem[from*line:], uint32(perm[(i+1)%len(perm)]*line))
+	}
+	mod.Memory().Write(0, mem)
+	charge := func(n uint64) int64 { // the fuel n iterations take
+		fuel.Set(Refill)
+		if got := run(mod, call{fn: "chase", args: []uint64{0, n}}); got.err != "" {
+			b.Fatal(got.err)
+		}
+		return Refill - int64(int32(fuel.Get()))
+	}
+	perIter := charge(2) - charge(1)
+	const n = 100
+	p := uint64(0) // each call goes on along the cycle: no line is read twice soon
+	start := time.Now()
+	for b.Loop() {
+		got := run(mod, call{fn: "chase", args: []uint64{p, n}})
+		if got.err != "" {
+			b.Fatal(got.err)
+		}
+		p = got.results[0]
+	}
+	perByte := float64(time.Since(start).Nanoseconds()) / float64(b.N*n) / float64(perIter)
+	b.ReportMetric(perByte, "ns/byte")
+	b.ReportMetric(perByte*Refill/1e6, "ms/period")
 }
