@@ -36,7 +36,7 @@ const wazeroModule = "github.com/tetratelabs/wazero"
 //
 // Compile instruments each module (package runtime/internal/instrument): a
 // check at every function entry and loop header that charges a fuel
-// counter by code size, exits to Go every 256 KiB of code run (so that the
+// counter by code size, exits to Go every 64 KiB of code run (so that the
 // goroutine can be preempted, e.g. for garbage collection) and then traps
 // if the instance's flag is set. With the guest-CPU scheduler
 // (Config.BackgroundCPUs) every exit is a probe, which sets the flag once

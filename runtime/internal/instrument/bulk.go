@@ -26,11 +26,11 @@ package instrument
 // of fuel, 8,192 periods without an exit (TestBulkAfterCut). The shifts
 // were measured (see BenchmarkBulk): MemoryShift makes Refill fuel about
 // 2 MiB of memory work, a few hundred microseconds at most; TableShift
-// makes it 1 Mi table entries (table.fill: about 150 µs).
+// makes it 256 Ki table entries.
 const (
 	// MemoryShift: one unit of fuel pays for 2^MemoryShift bytes of
 	// memory.init, memory.copy or memory.fill.
-	MemoryShift = 3
+	MemoryShift = 5
 	// TableShift: one unit of fuel pays for 2^TableShift entries of
 	// table.init, table.copy, table.grow or table.fill.
 	TableShift = 2

@@ -159,13 +159,15 @@ const (
 	// stores before each call: 16 MiB of estimated frames (see stack.go).
 	Stack = 16 << 20
 	// Refill is the fuel of one period between exits to Go, in bytes of
-	// original code. Each exit costs about 0.1 µs; at 64 KiB a C echo
-	// call made 7 or 8 of them, 5% of the server's CPU per call. An
-	// exit is a point where the Go runtime can preempt the goroutine (a
-	// stop-the-world phase waits for it) and the scheduler's probe: 256
-	// KiB of code run in a few microseconds, rarely more than a
-	// millisecond.
-	Refill = 1 << 18
+	// original code. An exit is where the Go runtime can preempt the
+	// goroutine (a stop-the-world phase waits for it) and the scheduler's
+	// probe, which also delivers the deadline. Typical code runs 64 KiB
+	// in tens of microseconds, but code whose every load misses the
+	// caches and the TLB takes about 3.5 ms (BenchmarkPeriod: 53 ns per
+	// byte). 256 KiB saved about 0.1 µs per exit, 2 or 3% of a C echo
+	// call, and made that worst case 14 ms, and a GC's wait for such a
+	// guest 63 ms at the median instead of 21: not kept.
+	Refill = 1 << 16
 	// MaxNameSection bounds the name section kept: a larger one is
 	// dropped (it only names functions in stack traces, and wazero
 	// decodes every entry, tens of bytes of heap each).

@@ -46,7 +46,7 @@ package instrument
 // StackPerFuel is how many estimated bytes of frame a recursive
 // function's entry charges as one byte of fuel (see above): the
 // overshoot past the budget stays under Refill*StackPerFuel (4 MiB).
-const StackPerFuel = 16
+const StackPerFuel = 64
 
 // StackFrame is the estimated size in bytes of a frame of a function
 // with the given number of parameters and locals: wazero keeps locals in
