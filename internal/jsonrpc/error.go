@@ -32,6 +32,19 @@ const (
 	CodeURLElicitationRequired = -32042
 )
 
+// Defined reports whether code is one of the codes above, the ones the
+// protocol defines. Other codes are a handler's own (a plugin may answer
+// any code), so a label set by code must map them to one value.
+func Defined(code int) bool {
+	switch code {
+	case CodeParseError, CodeInvalidRequest, CodeMethodNotFound, CodeInvalidParams, CodeInternalError,
+		CodeRequestTimeout, CodeResourceNotFound, CodeHeaderMismatch, CodeMissingClientCapability,
+		CodeUnsupportedVersion, CodeURLElicitationRequired:
+		return true
+	}
+	return false
+}
+
 // Error is a JSON-RPC error object. It implements error so handlers can
 // return it; any other error is answered as CodeInternalError.
 type Error struct {

@@ -502,6 +502,9 @@ func errorType(err error, toolErr bool, outcome string) string {
 	if err != nil {
 		var je *jsonrpc.Error
 		if errors.As(err, &je) {
+			if !jsonrpc.Defined(je.Code) {
+				return "_OTHER" // a plugin's own code: one series, however many codes it makes up
+			}
 			return strconv.Itoa(je.Code)
 		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
