@@ -233,12 +233,12 @@ func (st *reqState) endSpan(el time.Duration, errType string, l *attrList) {
 // RequestAnswered implements mcp.Observer: the SERVER span and the
 // operation duration of a request answered without running (initialize,
 // refusals before dispatch); error.type is "busy" for the limiter's busy
-// answers, else the JSON-RPC error code.
+// answers, else errorType's for the JSON-RPC error.
 func (t *Telemetry) RequestAnswered(ri *mcp.RequestInfo, err *jsonrpc.Error) {
 	errType, code := "", ""
 	if err != nil {
 		code = strconv.Itoa(err.Code)
-		errType = code
+		errType = errorType(err, false, "")
 		if v, ok := jsonscan.Member(err.Data, "busy"); ok && string(v) == "true" {
 			errType = OutcomeBusy
 		}
