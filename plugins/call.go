@@ -33,7 +33,8 @@ type Request struct {
 	// input_required members).
 	Params json.RawMessage
 	// Parsed is Params as the engine parsed them (tools/call,
-	// prompts/get, resources/read, completion/complete).
+	// prompts/get, resources/read, completion/complete); a Request
+	// without them is refused with a *ParamsError.
 	Parsed *mcpreq.Params
 	// Restricted means the caller is subject to plugin scopes (an
 	// authenticated HTTP caller): plugins with Spec.Scopes are visible to
@@ -43,6 +44,15 @@ type Request struct {
 	Restricted bool
 	// Caller carries notifications and client requests; nil drops them.
 	Caller Caller
+}
+
+// parsed returns req.Parsed, or a *ParamsError when the caller did not
+// set it (the engine always does; a library caller may not).
+func (req *Request) parsed() (*mcpreq.Params, error) {
+	if req.Parsed == nil {
+		return nil, &ParamsError{Msg: "plugins: request without parsed params"}
+	}
+	return req.Parsed, nil
 }
 
 // envContext is the "context" member of the request envelope (ABI §3),
@@ -122,7 +132,10 @@ func isNull(raw json.RawMessage) bool {
 // inputSchema (*ArgumentsError) and structuredContent against its
 // outputSchema (*OutputError).
 func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p := req.Parsed
+	p, err := req.parsed()
+	if err != nil {
+		return nil, err
+	}
 	t := r.cat.Load().tools[p.Name]
 	if t == nil || !req.mayUse(t.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTool, p.Name)
@@ -149,7 +162,10 @@ func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage,
 // GetPrompt runs prompts/get; missing required arguments are a
 // *ParamsError.
 func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p := req.Parsed
+	p, err := req.parsed()
+	if err != nil {
+		return nil, err
+	}
 	e := r.cat.Load().prompts[p.Name]
 	if e == nil || !req.mayUse(e.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Name)
@@ -168,7 +184,10 @@ func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage
 // static resource, else the first matching template): *NotFoundError if
 // none does.
 func (r *Registry) ReadResource(ctx context.Context, req *Request) (json.RawMessage, error) {
-	p := req.Parsed
+	p, err := req.parsed()
+	if err != nil {
+		return nil, err
+	}
 	pl, ok := r.cat.Load().findResource(p.URI, req)
 	if !ok {
 		return nil, &NotFoundError{URI: p.URI}
@@ -184,7 +203,11 @@ var emptyCompletion = json.RawMessage(`{"completion":{"values":[],"hasMore":fals
 // Complete runs completion/complete on the plugin that owns the referenced
 // prompt or resource template.
 func (r *Registry) Complete(ctx context.Context, req *Request) (json.RawMessage, error) {
-	ref := req.Parsed.Ref
+	p, err := req.parsed()
+	if err != nil {
+		return nil, err
+	}
+	ref := p.Ref
 	if ref.Type == "" {
 		return nil, &ParamsError{Msg: "completion/complete needs a ref"}
 	}
