@@ -189,6 +189,18 @@ char *wasmcp_strndup(const char *s, size_t n) {
 	return p;
 }
 
+/* Resizes p, the arena's most recent allocation, to n bytes (the parser's
+ * node array, which grows while nothing else is allocated). */
+static void *wasmcp__arena_resize(void *p, size_t n) {
+	wasmcp__block *b = (wasmcp__block *)p - 1;
+	if (b != wasmcp__arena || n > SIZE_MAX - sizeof(wasmcp__block) - 16) return NULL;
+	wasmcp__block *nb = (wasmcp__block *)realloc(b, sizeof(wasmcp__block) + n + 1);
+	if (!nb) return NULL;
+	nb->size = n;
+	wasmcp__arena = nb;
+	return (void *)(nb + 1);
+}
+
 void wasmcp_arena_reset(void) {
 	while (wasmcp__arena) {
 		wasmcp__block *next = wasmcp__arena->next;
@@ -201,19 +213,25 @@ void wasmcp_arena_reset(void) {
 
 const wasmcp_json wasmcp_json_missing = {NULL, -1};
 
+/* One pass builds the nodes: every node starts at a byte of its own, so a
+ * document of len bytes has at most len of them, and the array grows by
+ * doubling up to that. On exhaustion oom is set, nothing more is stored and
+ * the parse fails. */
 typedef struct {
 	const char *s;
 	size_t len, pos;
-	wasmcp_json_node *nodes; /* NULL in the counting pass */
-	uint32_t n;
+	wasmcp_json_node *nodes;
+	uint32_t n, cap;
+	int oom;
 } wasmcp__parser;
 
+/* The loops below keep the position in a local: through p, each step
+ * would load and store it (a char may alias it). */
 static void wasmcp__ws(wasmcp__parser *p) {
-	while (p->pos < p->len) {
-		char c = p->s[p->pos];
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-		p->pos++;
-	}
+	const char *s = p->s;
+	size_t i = p->pos, len = p->len;
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+	p->pos = i;
 }
 
 static int wasmcp__hex(char c) {
@@ -225,29 +243,31 @@ static int wasmcp__hex(char c) {
 
 /* Validates a string starting at the opening quote; UTF-8 is checked. */
 static int wasmcp__skip_string(wasmcp__parser *p) {
+	const unsigned char *s = (const unsigned char *)p->s;
+	size_t len = p->len;
 	p->pos++; /* opening quote */
-	while (p->pos < p->len) {
-		unsigned char c = (unsigned char)p->s[p->pos];
+	while (p->pos < len) {
+		size_t i = p->pos;
+		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') i++;
+		p->pos = i;
+		if (i >= len) break;
+		unsigned char c = s[i];
 		if (c == '"') {
 			p->pos++;
 			return 0;
 		}
 		if (c < 0x20) return -1;
 		if (c == '\\') {
-			if (++p->pos >= p->len) return -1;
-			char e = p->s[p->pos];
+			if (++p->pos >= len) return -1;
+			char e = (char)s[p->pos];
 			if (e == 'u') {
-				if (p->pos + 4 >= p->len) return -1;
+				if (p->pos + 4 >= len) return -1;
 				for (int k = 1; k <= 4; k++)
-					if (wasmcp__hex(p->s[p->pos + k]) < 0) return -1;
+					if (wasmcp__hex((char)s[p->pos + k]) < 0) return -1;
 				p->pos += 5;
 				continue;
 			}
 			if (!strchr("\"\\/bfnrt", e) || e == 0) return -1;
-			p->pos++;
-			continue;
-		}
-		if (c < 0x80) {
 			p->pos++;
 			continue;
 		}
@@ -299,7 +319,20 @@ static int wasmcp__value(wasmcp__parser *p, int depth);
 
 static uint32_t wasmcp__node(wasmcp__parser *p, uint8_t type) {
 	uint32_t k = p->n++;
-	if (p->nodes) {
+	if (k == p->cap && !p->oom) {
+		/* k < len: the node starts at a byte before the end. */
+		size_t cap = (size_t)p->cap * 2;
+		if (cap > p->len) cap = p->len;
+		void *grown = cap <= SIZE_MAX / sizeof(wasmcp_json_node)
+			? wasmcp__arena_resize(p->nodes, cap * sizeof(wasmcp_json_node)) : NULL;
+		if (grown) {
+			p->nodes = (wasmcp_json_node *)grown;
+			p->cap = (uint32_t)cap;
+		} else {
+			p->oom = 1;
+		}
+	}
+	if (!p->oom) {
 		p->nodes[k].type = type;
 		p->nodes[k].start = (uint32_t)p->pos;
 		p->nodes[k].count = 0;
@@ -309,7 +342,7 @@ static uint32_t wasmcp__node(wasmcp__parser *p, uint8_t type) {
 }
 
 static void wasmcp__close(wasmcp__parser *p, uint32_t k, uint32_t count) {
-	if (p->nodes) {
+	if (!p->oom) {
 		p->nodes[k].end = (uint32_t)p->pos;
 		p->nodes[k].skip = p->n - k;
 		p->nodes[k].count = count;
@@ -394,20 +427,23 @@ static int wasmcp__value(wasmcp__parser *p, int depth) {
 int wasmcp_json_parse(const char *src, size_t len, wasmcp_json_doc *doc) {
 	memset(doc, 0, sizeof *doc);
 	if (!src || len > UINT32_MAX - 1) return -1;
-	wasmcp__parser p = {src, len, 0, NULL, 0};
-	if (wasmcp__value(&p, 0)) return -1;
+	/* A guess of one node per 8 bytes, doubled as needed. */
+	uint32_t cap = (uint32_t)(len / 8 + 8 < len ? len / 8 + 8 : len);
+	wasmcp_json_node *nodes = (wasmcp_json_node *)wasmcp_alloc((size_t)cap * sizeof(wasmcp_json_node));
+	if (!nodes) return -1;
+	wasmcp__parser p = {src, len, 0, nodes, 0, cap, 0};
+	if (wasmcp__value(&p, 0) || p.oom) return -1;
 	wasmcp__ws(&p);
 	if (p.pos != len) return -1;
-	uint32_t n = p.n;
-	if ((size_t)n > SIZE_MAX / sizeof(wasmcp_json_node)) return -1;
-	wasmcp_json_node *nodes = (wasmcp_json_node *)wasmcp_alloc(n * sizeof(wasmcp_json_node));
-	if (!nodes) return -1;
-	wasmcp__parser q = {src, len, 0, nodes, 0};
-	if (wasmcp__value(&q, 0) || q.n != n) return -1;
+	if (p.cap - p.n > 1024) {
+		/* Give back what a doubling left unused (shrinking never moves). */
+		void *shrunk = wasmcp__arena_resize(p.nodes, (size_t)p.n * sizeof(wasmcp_json_node));
+		if (shrunk) p.nodes = (wasmcp_json_node *)shrunk;
+	}
 	doc->src = src;
 	doc->len = len;
-	doc->nodes = nodes;
-	doc->n = n;
+	doc->nodes = p.nodes;
+	doc->n = p.n;
 	return 0;
 }
 

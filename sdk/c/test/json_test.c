@@ -99,6 +99,36 @@ int main(void) {
 	CHECK(wasmcp_json_is_missing(wasmcp_json_at(wasmcp_json_get(r, "a"), 2)), "index out of range");
 	wasmcp_arena_reset();
 
+	/* the node array grows in one pass (from len/8 + 8 nodes up to one per
+	 * byte) and shrinks after a large overshoot; earlier documents and
+	 * arena allocations stay valid around it */
+	static const size_t sizes[] = {1, 2, 7, 8, 9, 10, 30, 64, 255, 1000, 5000, 70000};
+	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+		size_t k = sizes[t];
+		wasmcp_json_doc first;
+		CHECK(wasmcp_json_parse(src, strlen(src), &first) == 0, "parse before growth");
+		char *keep = wasmcp_strndup("kept", 4);
+		/* k elements alternate 7 and [] : 2 to 3 bytes a node */
+		wasmcp_buf b = {0};
+		wasmcp_w_arr(&b);
+		for (size_t j = 0; j < k; j++) {
+			if (j % 2) wasmcp_w_raw(&b, "[]", 2);
+			else wasmcp_w_int(&b, 7);
+		}
+		wasmcp_w_end_arr(&b);
+		wasmcp_json_doc big;
+		CHECK(!b.oom && wasmcp_json_parse(b.p, b.len, &big) == 0, "array of %zu", k);
+		wasmcp_json arr = wasmcp_json_root(&big);
+		CHECK(big.n == k + 1 && wasmcp_json_len(arr) == k, "array of %zu: %u nodes", k, big.n);
+		CHECK(wasmcp_json_int(wasmcp_json_at(arr, k - 1 - (k - 1) % 2), &iv) == 0 && iv == 7, "array of %zu: last 7", k);
+		CHECK(k < 2 || wasmcp_json_type(wasmcp_json_at(arr, 1)) == WASMCP_JSON_ARRAY, "array of %zu: []", k);
+		CHECK(strcmp(keep, "kept") == 0, "arena allocation before the parse");
+		CHECK(wasmcp_json_eq(wasmcp_json_get(wasmcp_json_at(wasmcp_json_get(wasmcp_json_root(&first), "a"), 1), "k"), "v"),
+		      "document before the parse");
+		wasmcp_buf_free(&b);
+		wasmcp_arena_reset();
+	}
+
 	/* writer: every byte string comes back as valid JSON */
 	for (int round = 0; round < 2000; round++) {
 		char raw[64];
