@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -61,7 +63,9 @@ func TestBatching(t *testing.T) {
 		for range n {
 			var s span
 			tr.startRoot(&s, &spanContext{}, "x", kindServer, time.Now())
-			tr.finish(&s, time.Now(), nil)
+			s.end = time.Now().UnixNano()
+			w := writeSpan(nil, &s)
+			tr.queue(w.end(), 1)
 		}
 	}
 	waitFor := func(want int) {
@@ -126,8 +130,7 @@ func TestSpanValuesCleaned(t *testing.T) {
 			s.sampled = true
 			newIDs(&s.spanContext, nil)
 			s.name, s.target = "tools/call", c.in
-			attrs := []kv{{key: "gen_ai.tool.name", str: c.in, typ: 's'}, {key: "x", str: c.in, typ: 's'}}
-			spans := appendFramed(nil, &s, attrs)
+			spans := framed(nil, &s, "gen_ai.tool.name", c.in, "x", c.in)
 			body := append(appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans)), spans...)
 			var req collectortrace.ExportTraceServiceRequest
 			if err := proto.Unmarshal(body, &req); err != nil {
@@ -147,9 +150,10 @@ func TestSpanValuesCleaned(t *testing.T) {
 	}
 }
 
-// TestAppendFramed: a span framed in place is the ScopeSpans.spans field
-// protowire writes, whatever its length takes (one, two or three bytes).
-func TestAppendFramed(t *testing.T) {
+// TestSpanFrame: a span framed in place is one ScopeSpans.spans field
+// after what its buffer held, whatever its length takes (one, two or
+// three bytes), and decodes with its attributes.
+func TestSpanFrame(t *testing.T) {
 	var s span
 	newIDs(&s.spanContext, nil)
 	s.name = "x"
@@ -158,23 +162,38 @@ func TestAppendFramed(t *testing.T) {
 		big  int // attributes of 1000 bytes before the one that varies
 	}{{"short", 0}, {"long", 16}} {
 		t.Run(c.name, func(t *testing.T) {
-			attrs := make([]kv, c.big+1)
-			for i := range c.big {
-				attrs[i] = kv{key: "k", str: strings.Repeat("v", 1000), typ: 's'}
+			var kvs []string
+			for range c.big {
+				kvs = append(kvs, "k", strings.Repeat("v", 1000))
 			}
 			sizes := map[int]bool{}
 			for n := range 1000 {
-				attrs[c.big] = kv{key: "k", str: strings.Repeat("w", n), typ: 's'}
-				msg := appendSpan(nil, &s, attrs)
-				want := protowire.AppendBytes(protowire.AppendTag([]byte("prefix"), 2, protowire.BytesType), msg)
-				if got := appendFramed([]byte("prefix"), &s, attrs); string(got) != string(want) {
-					t.Fatalf("span of %d bytes framed as %x..., want %x...", len(msg), got[:12], want[:12])
+				b := framed([]byte("prefix"), &s, append(kvs, "k", strings.Repeat("w", n))...)
+				rest, ok := bytes.CutPrefix(b, []byte("prefix"))
+				num, typ, tn := protowire.ConsumeTag(rest)
+				msg, mn := protowire.ConsumeBytes(rest[max(tn, 0):])
+				var got tracepb.Span
+				switch {
+				case !ok || num != 2 || typ != protowire.BytesType || mn < 0 || tn+mn != len(rest):
+					t.Fatalf("span of %d bytes framed as %x...", len(rest), rest[:12])
+				case proto.Unmarshal(msg, &got) != nil || len(got.Attributes) != c.big+1 || len(got.Attributes[c.big].Value.GetStringValue()) != n:
+					t.Fatalf("span of %d bytes does not decode with its %d attributes", len(msg), c.big+1)
 				}
-				sizes[protowire.SizeVarint(uint64(len(msg)))] = true
+				sizes[mn-len(msg)] = true
 			}
 			if len(sizes) != 2 {
 				t.Errorf("length sizes %v: the spans did not cross a boundary", sizes)
 			}
 		})
 	}
+}
+
+// framed appends s with the string attributes kvs (key, value pairs) to
+// b as a ScopeSpans.spans field.
+func framed(b []byte, s *span, kvs ...string) []byte {
+	w := writeSpan(&b, s)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		w.str(kvs[i], kvs[i+1])
+	}
+	return *w.end()
 }

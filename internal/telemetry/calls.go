@@ -65,17 +65,17 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 	}
 	sp := st.sp
 	cs := span{spanContext: sp.callContext(), parentID: sp.req.spanID, kind: kindInternal, name: "plugin", target: st.plugin,
-		start: st.unix(ci.start)}
-	var l attrList
-	l.str("wasmcp.plugin.name", st.plugin)
-	l.float("wasmcp.queue.wait_seconds", wait.Seconds())
-	l.float("wasmcp.run.seconds", run.Seconds())
-	l.int("wasmcp.host_calls", int64(st.hostCalls))
+		start: st.unix(ci.start), end: st.unix(el)}
+	w := writeSpan(sp.ended, &cs)
+	w.str("wasmcp.plugin.name", st.plugin)
+	w.float("wasmcp.queue.wait_seconds", wait.Seconds())
+	w.float("wasmcp.run.seconds", run.Seconds())
+	w.int("wasmcp.host_calls", int64(st.hostCalls))
 	if err != nil {
 		kind := kindOf(err)
-		cs.fail(&l, kind, kind)
+		w.fail(kind, kind)
 	}
-	sp.ended = encode(sp.ended, &cs, st.unix(el), l.list())
+	sp.ended = w.end()
 	sp.nEnded++
 	sp.call.on = false
 }
@@ -123,12 +123,13 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 	}
 	res, errno := c.h.Call(ctx, method, params)
 	if sp.sampled {
-		var l attrList
+		sp.end = st.now().UnixNano()
+		w := writeSpan(nil, &sp)
 		if errno < 0 {
 			name := errnoName(errno)
-			sp.fail(&l, name, name)
+			w.fail(name, name)
 		}
-		st.t.tr.finish(&sp, st.now(), l.list())
+		st.t.tr.queue(w.end(), 1)
 	}
 	st.hostCalls++
 	if method == abi.HostHTTPFetch {
@@ -310,28 +311,29 @@ func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	var sp span
 	parent := st.sp.callContext()
 	tt.t.tr.startChild(&sp, &parent, req.Method, kindClient, st.now())
-	u := *req.URL
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	var l attrList
-	l.str("http.request.method", req.Method)
-	l.str("url.full", u.String())
-	l.str("server.address", req.URL.Hostname())
-	if p := req.URL.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err == nil {
-			l.int("server.port", int64(n))
-		}
-	}
 	inject(out.Header, &sp.spanContext, st.baggage)
 	resp, err := tt.rt.RoundTrip(out)
+	sp.end = st.now().UnixNano()
+	w := writeSpan(nil, &sp)
+	u := *req.URL
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	w.str("http.request.method", req.Method)
+	w.str("url.full", u.String())
+	w.str("server.address", req.URL.Hostname())
+	if p := req.URL.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err == nil {
+			w.int("server.port", int64(n))
+		}
+	}
 	if err != nil {
-		sp.fail(&l, "_OTHER", "request failed")
-		tt.t.tr.finish(&sp, st.now(), l.list())
+		w.fail("_OTHER", "request failed")
+		tt.t.tr.queue(w.end(), 1)
 		return nil, err
 	}
-	l.int("http.response.status_code", int64(resp.StatusCode))
+	w.int("http.response.status_code", int64(resp.StatusCode))
 	if resp.StatusCode >= 400 {
-		sp.fail(&l, strconv.Itoa(resp.StatusCode), "")
+		w.fail(strconv.Itoa(resp.StatusCode), "")
 	}
-	tt.t.tr.finish(&sp, st.now(), l.list())
+	tt.t.tr.queue(w.end(), 1)
 	return resp, nil
 }

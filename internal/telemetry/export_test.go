@@ -95,7 +95,7 @@ func TestHTTPExporter(t *testing.T) {
 			var s span
 			newIDs(&s.spanContext, nil)
 			s.name = "x"
-			spans := appendFramed(appendFramed(nil, &s, nil), &s, nil)
+			spans := framed(framed(nil, &s), &s)
 			head := appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans))
 			for range 3 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -210,23 +210,31 @@ func (st *reqState) start() {
 }
 
 // endSpan ends the request's span el after its start, with the
-// request's attributes, error.type and an error status when errType is
-// set, and those of l; it is queued for export with the spans of the
-// plugin calls that ended before it.
-func (st *reqState) endSpan(el time.Duration, errType string, l *attrList) {
+// request's attributes, rpc.response.status_code code when set,
+// http.response.status_code when the request has a status, and
+// error.type and an error status when errType is set; it is queued for
+// export with the spans of the plugin calls that ended before it.
+func (st *reqState) endSpan(el time.Duration, errType, code string) {
 	st.readTarget()
 	name := st.ri.Request.Method
 	if name == "" {
 		name = "mcp" // a batch refused whole, a request refused unread
 	}
 	s := st.sp.req.span(name, st.target, st.ri.Start.UnixNano())
-	st.requestAttrs(l)
-	if errType != "" {
-		s.fail(l, errType, errType)
-	}
+	s.end = st.unix(el)
 	sp := st.sp
-	sp.ended = encode(sp.ended, &s, st.unix(el), l.list())
-	st.t.tr.queue(sp.ended, sp.nEnded+1)
+	w := writeSpan(sp.ended, &s)
+	st.requestAttrs(&w)
+	if code != "" {
+		w.str("rpc.response.status_code", code)
+	}
+	if st.ri.Status != 0 {
+		w.int("http.response.status_code", int64(st.ri.Status))
+	}
+	if errType != "" {
+		w.fail(errType, errType)
+	}
+	st.t.tr.queue(w.end(), sp.nEnded+1)
 	sp.ended, sp.nEnded = nil, 0
 }
 
@@ -258,14 +266,7 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 		st.st.t, st.st.ri, st.st.sp = t, ri, &st.sp
 		st.st.start()
 		if st.sp.req.sampled {
-			var l attrList
-			if code != "" {
-				l.str("rpc.response.status_code", code)
-			}
-			if ri.Status != 0 {
-				l.int("http.response.status_code", int64(ri.Status))
-			}
-			st.st.endSpan(el, errType, &l)
+			st.st.endSpan(el, errType, code)
 		}
 	}
 	if t.metrics != nil {
@@ -348,46 +349,46 @@ var (
 	attrExecuteTool = encodedAttr("gen_ai.operation.name", "execute_tool")
 )
 
-// requestAttrs adds the semconv attributes of the request's span to l.
-func (st *reqState) requestAttrs(l *attrList) {
+// requestAttrs adds the semconv attributes of the request's span to w.
+func (st *reqState) requestAttrs(w *spanWriter) {
 	ri, r := st.ri, st.ri.Request
 	switch r.Method {
 	case "":
 	case "tools/call":
-		l.encoded(attrToolsCall)
+		w.encoded(attrToolsCall)
 	default:
-		l.str("mcp.method.name", r.Method)
+		w.str("mcp.method.name", r.Method)
 	}
 	if ri.ID != "" {
-		l.str("jsonrpc.request.id", ri.ID)
+		w.str("jsonrpc.request.id", ri.ID)
 	}
 	switch ri.Transport {
 	case "pipe":
-		l.encoded(attrPipe)
+		w.encoded(attrPipe)
 	case "tcp":
-		l.encoded(attrTCP)
+		w.encoded(attrTCP)
 	default:
-		l.str("network.transport", ri.Transport)
+		w.str("network.transport", ri.Transport)
 	}
 	if r.ProtocolVersion != "" {
-		l.str("mcp.protocol.version", r.ProtocolVersion)
+		w.str("mcp.protocol.version", r.ProtocolVersion)
 	}
 	if !r.Stateless && r.SessionID != "" {
-		l.str("mcp.session.id", r.SessionID)
+		w.str("mcp.session.id", r.SessionID)
 	}
 	switch r.Method {
 	case "tools/call":
 		if st.target != "" {
-			l.str("gen_ai.tool.name", st.target)
+			w.str("gen_ai.tool.name", st.target)
 		}
-		l.encoded(attrExecuteTool)
+		w.encoded(attrExecuteTool)
 	case "prompts/get":
 		if st.target != "" {
-			l.str("gen_ai.prompt.name", st.target)
+			w.str("gen_ai.prompt.name", st.target)
 		}
 	}
 	if st.uri != "" {
-		l.str("mcp.resource.uri", st.uri)
+		w.str("mcp.resource.uri", st.uri)
 	}
 }
 
@@ -452,13 +453,13 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	}
 	errType := errorType(err, toolErr, outcome)
 	if st.sampled() {
-		var l attrList
+		code := ""
 		if err != nil {
 			if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
-				l.str("rpc.response.status_code", strconv.Itoa(je.Code))
+				code = strconv.Itoa(je.Code)
 			}
 		}
-		st.endSpan(dur, errType, &l)
+		st.endSpan(dur, errType, code)
 	}
 	if m := t.metrics; m != nil {
 		if st.plugin != "" {

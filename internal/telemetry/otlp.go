@@ -16,6 +16,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -28,11 +29,33 @@ import (
 )
 
 // The OTLP protobuf encoding of spans (opentelemetry/proto/trace/v1),
-// written by hand: a span is encoded once, straight from its fields.
+// written by hand: a span is encoded once, when it ends, straight into
+// its batch: first its own fields (spanWriter.begin), then each attribute
+// and its status as the caller adds them (protobuf fields may come in any
+// order), then its frame's length (spanWriter.end).
 
-// appendSpan appends the Span message of s with attrs (without its field
-// tag).
-func appendSpan(b []byte, s *span, attrs []kv) []byte {
+// spanWriter encodes one span as a ScopeSpans.spans field at the end of
+// its buffer.
+type spanWriter struct {
+	bp *[]byte // the buffer, from scratch
+	b  []byte
+	at int // where the span's field starts
+}
+
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// writeSpan starts encoding s, ended already, at the end of *bp; a nil
+// bp gets a scratch buffer. Two bytes are kept for the frame's length,
+// which most spans need (end moves the span when it needs another
+// count).
+func writeSpan(bp *[]byte, s *span) spanWriter {
+	if bp == nil {
+		bp = scratch.Get().(*[]byte)
+		*bp = (*bp)[:0]
+	}
+	b := *bp
+	at := len(b)
+	b = append(b, 2<<3|byte(protowire.BytesType), 0, 0)
 	b = append(append(b, 1<<3|byte(protowire.BytesType), 16), s.traceID[:]...)
 	b = append(append(b, 2<<3|byte(protowire.BytesType), 8), s.spanID[:]...)
 	if s.traceState != "" { // validated: ASCII, at most 32 members
@@ -53,23 +76,6 @@ func appendSpan(b []byte, s *span, attrs []kv) []byte {
 	b = append(b, 6<<3|byte(protowire.VarintType), s.kind) // a kind is below 128
 	b = binary.LittleEndian.AppendUint64(append(b, 7<<3|byte(protowire.Fixed64Type)), uint64(s.start))
 	b = binary.LittleEndian.AppendUint64(append(b, 8<<3|byte(protowire.Fixed64Type)), uint64(s.end))
-	for i := range attrs {
-		b = appendKV(b, 9, &attrs[i])
-	}
-	if s.failed {
-		b = protowire.AppendTag(b, 15, protowire.BytesType)
-		n := 2 // the code field
-		if s.errMsg != "" {
-			n += 1 + protowire.SizeBytes(len(s.errMsg))
-		}
-		b = protowire.AppendVarint(b, uint64(n))
-		if s.errMsg != "" {
-			b = protowire.AppendTag(b, 2, protowire.BytesType)
-			b = protowire.AppendString(b, s.errMsg)
-		}
-		b = protowire.AppendTag(b, 3, protowire.VarintType)
-		b = protowire.AppendVarint(b, 2) // STATUS_CODE_ERROR
-	}
 	// flags: the W3C trace flags, and whether the parent is remote.
 	flags := uint32(0x100)
 	if s.sampled {
@@ -79,7 +85,56 @@ func appendSpan(b []byte, s *span, attrs []kv) []byte {
 		flags |= 0x200
 	}
 	b = append(b, 16<<3|byte(protowire.Fixed32Type)|0x80, 1) // field 16: a two-byte tag
-	return binary.LittleEndian.AppendUint32(b, flags)
+	b = binary.LittleEndian.AppendUint32(b, flags)
+	return spanWriter{bp: bp, b: b, at: at}
+}
+
+// str adds the string attribute key = v.
+func (w *spanWriter) str(key, v string) { w.b = appendStrKV(w.b, 9, key, v) }
+
+// int adds the int attribute key = v.
+func (w *spanWriter) int(key string, v int64) { w.b = appendIntKV(w.b, 9, key, uint64(v), 3) }
+
+// float adds the double attribute key = v.
+func (w *spanWriter) float(key string, v float64) { w.b = appendFloatKV(w.b, 9, key, v) }
+
+// encoded adds an attribute encodedAttr encoded.
+func (w *spanWriter) encoded(enc string) { w.b = append(w.b, enc...) }
+
+// fail adds error.type and the error status, described by msg ("" for
+// none).
+func (w *spanWriter) fail(errType, msg string) {
+	w.str("error.type", errType)
+	b := protowire.AppendTag(w.b, 15, protowire.BytesType)
+	n := 2 // the code field
+	if msg != "" {
+		n += 1 + protowire.SizeBytes(len(msg))
+	}
+	b = protowire.AppendVarint(b, uint64(n))
+	if msg != "" {
+		b = protowire.AppendTag(b, 2, protowire.BytesType)
+		b = protowire.AppendString(b, msg)
+	}
+	b = protowire.AppendTag(b, 3, protowire.VarintType)
+	w.b = protowire.AppendVarint(b, 2) // STATUS_CODE_ERROR
+}
+
+// end writes the span's frame length and returns its buffer.
+func (w *spanWriter) end() *[]byte {
+	b, i := w.b, w.at
+	n := len(b) - i - 3
+	switch {
+	case n < 1<<7:
+		b[i+1] = byte(n)
+		b = append(b[:i+2], b[i+3:]...)
+	case n < 1<<14:
+		b[i+1], b[i+2] = byte(n)|0x80, byte(n>>7)
+	default:
+		msg := append([]byte(nil), b[i+3:]...)
+		b = append(protowire.AppendVarint(b[:i+1], uint64(n)), msg...)
+	}
+	*w.bp = b
+	return w.bp
 }
 
 // maxValueLen bounds a span name's parts and a string attribute, in
@@ -114,79 +169,66 @@ func clean(s string) string {
 
 // encodedAttr is the span attribute (a Span.attributes field) key = v,
 // encoded.
-func encodedAttr(key, v string) string {
-	return string(appendKV(nil, 9, &kv{key: key, str: v, typ: 's'}))
-}
+func encodedAttr(key, v string) string { return string(appendStrKV(nil, 9, key, v)) }
 
-// appendKV appends a KeyValue as field num (below 16; 9 for an encoded
-// one).
-func appendKV(b []byte, num protowire.Number, a *kv) []byte {
-	var vlen int
-	str := a.str
-	switch a.typ {
-	case 'e':
-		return append(b, str...)
-	case 's':
-		str = clean(str)
-		if n := len(a.key) + len(str); n < 120 { // every length fits a byte
-			b = append(b, byte(num)<<3|byte(protowire.BytesType), byte(n+6), 1<<3|byte(protowire.BytesType), byte(len(a.key)))
-			b = append(b, a.key...)
-			b = append(b, 2<<3|byte(protowire.BytesType), byte(len(str)+2), 1<<3|byte(protowire.BytesType), byte(len(str)))
-			return append(b, str...)
-		}
-		vlen = 1 + protowire.SizeBytes(len(str))
-	case 'f':
-		if len(a.key) < 100 { // every length fits a byte
-			b = append(b, byte(num)<<3|byte(protowire.BytesType), byte(len(a.key)+13), 1<<3|byte(protowire.BytesType), byte(len(a.key)))
-			b = append(append(b, a.key...), 2<<3|byte(protowire.BytesType), 9, 4<<3|byte(protowire.Fixed64Type))
-			return binary.LittleEndian.AppendUint64(b, a.num)
-		}
-		vlen = 1 + 8
-	case 'i':
-		vlen = 1 + protowire.SizeVarint(a.num)
-	case 'b':
-		vlen = 2
+// appendKVHead appends the head of a KeyValue as field num (below 16):
+// its tag and length, its key, and the tag and length of its AnyValue,
+// whose field of vlen bytes follows.
+func appendKVHead(b []byte, num protowire.Number, key string, vlen int) []byte {
+	if n := len(key) + vlen; n < 124 { // every length fits a byte
+		b = append(b, byte(num)<<3|byte(protowire.BytesType), byte(n+4), 1<<3|byte(protowire.BytesType), byte(len(key)))
+		return append(append(b, key...), 2<<3|byte(protowire.BytesType), byte(vlen))
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(a.key))+1+protowire.SizeBytes(vlen)))
+	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(key))+1+protowire.SizeBytes(vlen)))
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendString(b, a.key)
+	b = protowire.AppendString(b, key)
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(vlen))
-	switch a.typ {
-	case 's':
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		return protowire.AppendString(b, str)
-	case 'i':
-		b = protowire.AppendTag(b, 3, protowire.VarintType)
-		return protowire.AppendVarint(b, a.num)
-	case 'b':
-		b = protowire.AppendTag(b, 2, protowire.VarintType)
-		return protowire.AppendVarint(b, a.num)
-	}
-	b = protowire.AppendTag(b, 4, protowire.Fixed64Type)
-	return protowire.AppendFixed64(b, a.num)
+	return protowire.AppendVarint(b, uint64(vlen))
+}
+
+// appendStrKV appends the KeyValue key = v (a string, cleaned) as field
+// num.
+func appendStrKV(b []byte, num protowire.Number, key, v string) []byte {
+	v = clean(v)
+	b = appendKVHead(b, num, key, 1+protowire.SizeBytes(len(v)))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	return protowire.AppendString(b, v)
+}
+
+// appendIntKV appends the KeyValue key = v as field num, v an int
+// (AnyValue field 3) or a bool (field 2).
+func appendIntKV(b []byte, num protowire.Number, key string, v uint64, field protowire.Number) []byte {
+	b = appendKVHead(b, num, key, 1+protowire.SizeVarint(v))
+	b = protowire.AppendTag(b, field, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
+}
+
+// appendFloatKV appends the KeyValue key = v (a double) as field num.
+func appendFloatKV(b []byte, num protowire.Number, key string, v float64) []byte {
+	b = append(appendKVHead(b, num, key, 9), 4<<3|byte(protowire.Fixed64Type))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 }
 
 // encodeResource is the Resource message of attrs.
 func encodeResource(attrs []attribute.KeyValue) []byte {
 	var b []byte
 	for _, a := range attrs {
-		v := kv{key: string(a.Key)}
+		k := string(a.Key)
 		switch a.Value.Type() {
 		case attribute.BOOL:
-			v.typ = 'b'
+			v := uint64(0)
 			if a.Value.AsBool() {
-				v.num = 1
+				v = 1
 			}
+			b = appendIntKV(b, 1, k, v, 2)
 		case attribute.INT64:
-			v.typ, v.num = 'i', uint64(a.Value.AsInt64())
+			b = appendIntKV(b, 1, k, uint64(a.Value.AsInt64()), 3)
 		case attribute.FLOAT64:
-			v.typ, v.num = 'f', math.Float64bits(a.Value.AsFloat64())
+			b = appendFloatKV(b, 1, k, a.Value.AsFloat64())
 		default:
-			v.typ, v.str = 's', a.Value.Emit()
+			b = appendStrKV(b, 1, k, a.Value.Emit())
 		}
-		b = appendKV(b, 1, &v)
 	}
 	return b
 }

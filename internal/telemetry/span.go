@@ -3,12 +3,9 @@ package telemetry
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // wasmcp records its spans itself instead of through the OpenTelemetry
@@ -26,15 +23,6 @@ const (
 	kindClient   = 3
 )
 
-// kv is one attribute: a string, an int64 or a float64, or a span
-// attribute encoded already (encodedAttr).
-type kv struct {
-	key string
-	str string
-	num uint64 // int64 or float64 bits
-	typ byte   // 's', 'i', 'f', or 'e' (encoded: str)
-}
-
 // spanContext identifies a span and what its children inherit.
 type spanContext struct {
 	traceID    [16]byte
@@ -46,63 +34,17 @@ type spanContext struct {
 func (sc *spanContext) valid() bool { return sc.traceID != [16]byte{} && sc.spanID != [8]byte{} }
 
 // span is one span in flight. The zero span is not started. Its
-// attributes are not kept: they are built on the stack when it ends
-// (finish's attrs), so that a request's state stays small.
+// attributes and status are not kept: they are encoded after it when it
+// ends (spanWriter), so that a request's state stays small.
 type span struct {
 	spanContext
 	parentID [8]byte
 	remote   bool // the parent came from the request
 	kind     byte
-	failed   bool
 	name     string
 	target   string // the name is name + " " + target when set
 
 	start, end int64 // Unix nanoseconds
-	errMsg     string
-}
-
-// attrList is a list of attributes on the stack, for finish.
-type attrList struct {
-	n int
-	a [12]kv
-}
-
-func (l *attrList) str(key, v string) {
-	if l.n < len(l.a) {
-		l.a[l.n] = kv{key: key, str: v, typ: 's'}
-		l.n++
-	}
-}
-
-func (l *attrList) int(key string, v int64) {
-	if l.n < len(l.a) {
-		l.a[l.n] = kv{key: key, num: uint64(v), typ: 'i'}
-		l.n++
-	}
-}
-
-func (l *attrList) float(key string, v float64) {
-	if l.n < len(l.a) {
-		l.a[l.n] = kv{key: key, num: math.Float64bits(v), typ: 'f'}
-		l.n++
-	}
-}
-
-// encoded adds an attribute encodedAttr encoded.
-func (l *attrList) encoded(enc string) {
-	if l.n < len(l.a) {
-		l.a[l.n] = kv{str: enc, typ: 'e'}
-		l.n++
-	}
-}
-
-func (l *attrList) list() []kv { return l.a[:l.n] }
-
-// fail sets the error status of s, described by msg ("" for none), and
-// adds error.type to l.
-func (s *span) fail(l *attrList, errType, msg string) {
-	s.failed, s.errMsg = true, msg
-	l.str("error.type", errType)
 }
 
 // sampler decides whether a new root or child span is recorded.
@@ -221,42 +163,7 @@ const (
 	maxQueueBytes = 16 << 20
 )
 
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// encode appends s, ended at end (Unix nanoseconds) with attrs, to the
-// scratch buffer *bp as a ScopeSpans.spans field; a nil bp gets one.
-func encode(bp *[]byte, s *span, end int64, attrs []kv) *[]byte {
-	if bp == nil {
-		bp = scratch.Get().(*[]byte)
-		*bp = (*bp)[:0]
-	}
-	s.end = end
-	*bp = appendFramed(*bp, s, attrs)
-	return bp
-}
-
-// appendFramed appends s with attrs as a ScopeSpans.spans field: its tag,
-// its length and the Span message, encoded in place (two bytes are kept
-// for the length, which most spans need, and moved when it needs another
-// count).
-func appendFramed(b []byte, s *span, attrs []kv) []byte {
-	i := len(b)
-	b = append(b, 2<<3|byte(protowire.BytesType), 0, 0)
-	b = appendSpan(b, s, attrs)
-	n := len(b) - i - 3
-	switch {
-	case n < 1<<7:
-		b[i+1] = byte(n)
-		return append(b[:i+2], b[i+3:]...)
-	case n < 1<<14:
-		b[i+1], b[i+2] = byte(n)|0x80, byte(n>>7)
-		return b
-	}
-	msg := append([]byte(nil), b[i+3:]...)
-	return append(protowire.AppendVarint(b[:i+1], uint64(n)), msg...)
-}
-
-// queue queues the n spans in *bp (encode's) for export and puts the
+// queue queues the n spans in *bp (spanWriter.end's) for export and puts the
 // buffer back; they are dropped when the queue is full or closed.
 func (tr *tracer) queue(bp *[]byte, n int) {
 	b := *bp
@@ -277,13 +184,6 @@ func (tr *tracer) queue(bp *[]byte, n int) {
 		case tr.kick <- struct{}{}:
 		default:
 		}
-	}
-}
-
-// finish ends s at end with attrs and queues it for export (if sampled).
-func (tr *tracer) finish(s *span, end time.Time, attrs []kv) {
-	if s.sampled {
-		tr.queue(encode(nil, s, end.UnixNano(), attrs), 1)
 	}
 }
 
