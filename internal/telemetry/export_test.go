@@ -20,15 +20,17 @@ import (
 
 // TestHTTPExporter: the OTLP/HTTP exporter's own client posts each batch
 // whole and keeps its connection alive, dials again when the receiver
-// closes it (after a response; while idle, at once), retries a 503, reports a
-// refusal with the receiver's message, and speaks TLS with the
-// OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
+// closes it (after a response; while idle, before the next post), does
+// not post a batch twice when the receiver hangs up after reading it,
+// retries a 503, reports a refusal with the receiver's message, and
+// speaks TLS with the OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
 func TestHTTPExporter(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		tls       bool
 		close     bool // the receiver answers Connection: close
 		idleClose bool // the receiver closes idle connections between posts
+		hangUp    bool // the receiver reads the second post and closes the connection unanswered
 		statuses  []int
 		wantConns int
 		wantPosts int
@@ -37,11 +39,15 @@ func TestHTTPExporter(t *testing.T) {
 		{name: "kept alive", wantConns: 1, wantPosts: 3},
 		{name: "closed after each response", close: true, wantConns: 3, wantPosts: 3},
 		{name: "closed while idle", idleClose: true, wantConns: 3, wantPosts: 3},
+		{name: "hung up after reading", hangUp: true, wantConns: 2, wantPosts: 3},
 		{name: "503 retried", statuses: []int{503, 200, 503, 200, 503, 200}, wantConns: 1, wantPosts: 6},
 		{name: "400 refused", statuses: []int{400, 400, 400}, wantConns: 1, wantPosts: 3, wantErr: 400},
 		{name: "TLS", tls: true, wantConns: 1, wantPosts: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.idleClose && !peekable {
+				t.Skip("this platform's exporter finds a stale connection only when a post fails")
+			}
 			for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
 				"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"} {
 				t.Setenv(k, "")
@@ -60,7 +66,14 @@ func TestHTTPExporter(t *testing.T) {
 					status = c.statuses[posts]
 				}
 				posts++
+				hangUp := c.hangUp && posts == 2
 				mu.Unlock()
+				if hangUp {
+					if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
 				if c.close {
 					w.Header().Set("Connection", "close")
 				}
@@ -97,10 +110,10 @@ func TestHTTPExporter(t *testing.T) {
 			s.name = "x"
 			spans := framed(framed(nil, &s), &s)
 			head := appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans))
-			for range 3 {
+			for i := range 3 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				var err error
-				if c.idleClose { // one post, the stale connection redialled at once
+				if c.idleClose || c.hangUp { // one post: the stale connection redialled, the post not resent
 					err = e.conn.post(ctx, [][]byte{head, spans})
 				} else {
 					err = e.export(ctx, head, spans)
@@ -108,6 +121,10 @@ func TestHTTPExporter(t *testing.T) {
 				cancel()
 				var ee *exportError
 				switch {
+				case c.hangUp && i == 1:
+					if err == nil {
+						t.Error("post hung up on: no error")
+					}
 				case c.wantErr == 0 && err != nil:
 					t.Errorf("export: %v", err)
 				case c.wantErr != 0 && (!errors.As(err, &ee) || ee.status != c.wantErr || ee.body != "no thanks\n"):
@@ -115,6 +132,9 @@ func TestHTTPExporter(t *testing.T) {
 				}
 				if c.idleClose {
 					srv.CloseClientConnections()
+					for deadline := time.Now().Add(10 * time.Second); !peerClosed(e.conn.raw, true) && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond) // the receiver's close reaches this end
+					}
 				}
 			}
 			mu.Lock()

@@ -29,6 +29,7 @@ type postConn struct {
 	timeout time.Duration
 
 	c    net.Conn // nil until dialled, and after an error
+	raw  net.Conn // the TCP connection of c
 	br   *bufio.Reader
 	hbuf []byte
 	bufs net.Buffers
@@ -79,12 +80,18 @@ func validHeader(k, v string) bool {
 
 // post posts body (its parts in order) and reads the response: nil for
 // a 2xx status, else an *exportError or the network's error. A kept-alive
-// connection the receiver closed meanwhile is redialled once.
+// connection the receiver closed while it was idle is redialled before
+// the post (peerClosed), or after it if the request could not be written;
+// a request written whole is not sent again here, since the receiver may
+// have taken it (the export's retries are the OTLP retry policy's).
 func (p *postConn) post(ctx context.Context, body [][]byte) error {
+	if p.c != nil && peerClosed(p.raw, p.tls == nil) {
+		p.close()
+	}
 	reused := p.c != nil
-	err := p.roundTrip(ctx, body)
-	if reused && stale(err) && ctx.Err() == nil {
-		err = p.roundTrip(ctx, body)
+	written, err := p.roundTrip(ctx, body)
+	if reused && !written && stale(err) && ctx.Err() == nil {
+		_, err = p.roundTrip(ctx, body)
 	}
 	return err
 }
@@ -96,10 +103,12 @@ func stale(err error) bool {
 		errors.Is(err, syscall.EPIPE)
 }
 
-func (p *postConn) roundTrip(ctx context.Context, body [][]byte) error {
+// roundTrip posts body over the connection, dialled first if need be;
+// written reports whether the request was written whole.
+func (p *postConn) roundTrip(ctx context.Context, body [][]byte) (written bool, err error) {
 	if p.c == nil {
 		if err := p.dial(ctx); err != nil {
-			return fmt.Errorf("OTLP export: %w", err)
+			return false, fmt.Errorf("OTLP export: %w", err)
 		}
 	}
 	c := p.c
@@ -119,18 +128,18 @@ func (p *postConn) roundTrip(ctx context.Context, body [][]byte) error {
 	bufs := p.bufs // WriteTo consumes its receiver
 	if _, err := bufs.WriteTo(c); err != nil {
 		p.close()
-		return fmt.Errorf("OTLP export: %w", err)
+		return false, fmt.Errorf("OTLP export: %w", err)
 	}
 	resp, err := http.ReadResponse(p.br, nil)
 	if err != nil {
 		p.close()
-		return fmt.Errorf("OTLP export: %w", err)
+		return true, fmt.Errorf("OTLP export: %w", err)
 	}
 	err = readExportResponse(resp)
 	if resp.Close || resp.ContentLength < 0 && resp.TransferEncoding == nil || p.br.Buffered() > 0 {
 		p.close() // not reusable: closed by the receiver, its end unknown, or bytes after the response
 	}
-	return err
+	return true, err
 }
 
 func (p *postConn) dial(ctx context.Context) error {
@@ -139,6 +148,7 @@ func (p *postConn) dial(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.raw = c
 	if p.tls != nil {
 		tc := tls.Client(c, p.tls)
 		hctx, cancel := context.WithTimeout(ctx, p.timeout)
