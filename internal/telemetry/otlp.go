@@ -191,6 +191,12 @@ func appendKVHead(b []byte, num protowire.Number, key string, vlen int) []byte {
 // num.
 func appendStrKV(b []byte, num protowire.Number, key, v string) []byte {
 	v = clean(v)
+	if n := len(key) + len(v); n < 120 { // every length fits a byte
+		b = append(b, byte(num)<<3|byte(protowire.BytesType), byte(n+6), 1<<3|byte(protowire.BytesType), byte(len(key)))
+		b = append(b, key...)
+		b = append(b, 2<<3|byte(protowire.BytesType), byte(len(v)+2), 1<<3|byte(protowire.BytesType), byte(len(v)))
+		return append(b, v...)
+	}
 	b = appendKVHead(b, num, key, 1+protowire.SizeBytes(len(v)))
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	return protowire.AppendString(b, v)
