@@ -131,6 +131,7 @@ func TestLayering(t *testing.T) {
 		"github.com/prometheus":                    {mod + "/internal/telemetry"},
 		"github.com/redis/go-redis":                {mod + "/internal/cluster"},
 		"google.golang.org/protobuf":               {mod + "/internal/telemetry"},
+		"golang.org/x/net":                         {mod + "/internal/telemetry"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")

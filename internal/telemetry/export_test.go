@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -141,6 +142,77 @@ func TestHTTPExporter(t *testing.T) {
 			defer mu.Unlock()
 			if posts != c.wantPosts || conns != c.wantConns {
 				t.Errorf("%d posts over %d connections, want %d over %d", posts, conns, c.wantPosts, c.wantConns)
+			}
+		})
+	}
+}
+
+// TestHTTPExporterProxy: the proxy variables are read when the exporter
+// is made: with HTTP_PROXY set it posts through the proxy (net/http's
+// client), each batch whole with its headers, and NO_PROXY sends it
+// direct again.
+func TestHTTPExporterProxy(t *testing.T) {
+	var mu sync.Mutex
+	var got []string // what the proxy was asked
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req collectortrace.ExportTraceServiceRequest
+		n := -1
+		if proto.Unmarshal(body, &req) == nil && len(req.ResourceSpans) == 1 {
+			n = len(req.ResourceSpans[0].ScopeSpans[0].Spans)
+		}
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%s %s %s %d spans", r.Method, r.URL, r.Header.Get("Content-Type"), n))
+		mu.Unlock()
+	}))
+	defer proxy.Close()
+	const endpoint = "http://otlp.invalid:4318/v1/traces" // not loopback, which is never proxied
+	for _, c := range []struct {
+		name, noProxy string
+		proxied       bool
+	}{
+		{"proxied", "", true},
+		{"NO_PROXY", "otlp.invalid", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"http_proxy", "https_proxy", "HTTPS_PROXY", "no_proxy", "REQUEST_METHOD",
+				"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"} {
+				t.Setenv(k, "")
+			}
+			t.Setenv("HTTP_PROXY", proxy.URL)
+			t.Setenv("NO_PROXY", c.noProxy)
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			e, err := newHTTPExporter(&Config{TracesEndpoint: endpoint})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.shutdown(context.Background())
+			if (e.proxied != nil) != c.proxied {
+				t.Fatalf("proxied %v, want %v", e.proxied != nil, c.proxied)
+			}
+			if !c.proxied {
+				return // the direct client dials otlp.invalid itself: TestHTTPExporter
+			}
+			var s span
+			newIDs(&s.spanContext, nil)
+			s.name = "x"
+			spans := framed(framed(nil, &s), &s)
+			head := appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans))
+			for range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := e.export(ctx, head, spans)
+				cancel()
+				if err != nil {
+					t.Fatalf("export: %v", err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			want := "POST " + endpoint + " application/x-protobuf 2 spans"
+			if len(got) != 2 || got[0] != want || got[1] != want {
+				t.Errorf("the proxy got %q, want %q twice", got, want)
 			}
 		})
 	}

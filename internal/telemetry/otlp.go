@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"golang.org/x/net/http/httpproxy"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -339,8 +340,12 @@ func newHTTPExporter(c *Config) (*httpExporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if proxy, err := http.ProxyFromEnvironment(&http.Request{URL: pu}); err != nil || proxy != nil {
+	// The proxy variables as they are now (http.ProxyFromEnvironment reads
+	// them once per process).
+	proxyFor := httpproxy.FromEnvironment().ProxyFunc()
+	if proxy, err := proxyFor(pu); err != nil || proxy != nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = func(r *http.Request) (*url.URL, error) { return proxyFor(r.URL) }
 		if tc != nil {
 			tr.TLSClientConfig = tc
 		}
