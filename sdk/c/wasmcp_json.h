@@ -164,14 +164,34 @@ unsigned char *wasmcp_base64_decode(const char *s, size_t n, size_t *out_len);
 
 /* ---- arena ---- */
 
+/* Allocations are carved from a static buffer while it has room (most
+ * calls then allocate nothing from malloc, whose every call costs the
+ * instrumented guest its whole body in fuel); a larger one, or one that
+ * does not fit, gets a block of its own from malloc. The reset frees the
+ * blocks and empties the buffer. Every allocation gets a byte more than
+ * asked (room for a NUL) and is 8-aligned. */
+#define WASMCP__BUMP 8192
+
 typedef struct wasmcp__block {
 	struct wasmcp__block *next;
 	size_t size;
 } wasmcp__block;
 
-static wasmcp__block *wasmcp__arena;
+static wasmcp__block *wasmcp__arena; /* the malloc'd blocks, newest first */
+static union {
+	uint64_t align;
+	unsigned char b[WASMCP__BUMP];
+} wasmcp__bump;
+static size_t wasmcp__bumped; /* bytes of wasmcp__bump in use */
+static void *wasmcp__last;    /* the newest allocation, for wasmcp__arena_resize */
 
-void *wasmcp_alloc(size_t n) {
+static int wasmcp__in_bump(const void *p) {
+	const unsigned char *c = (const unsigned char *)p;
+	return c >= wasmcp__bump.b && c < wasmcp__bump.b + WASMCP__BUMP;
+}
+
+/* A block of its own for n bytes (plus the NUL's). */
+static void *wasmcp__block_alloc(size_t n) {
 	if (n > SIZE_MAX - sizeof(wasmcp__block) - 16) return NULL;
 	wasmcp__block *b = (wasmcp__block *)malloc(sizeof(wasmcp__block) + n + 1);
 	if (!b) return NULL;
@@ -179,6 +199,19 @@ void *wasmcp_alloc(size_t n) {
 	b->size = n;
 	wasmcp__arena = b;
 	return (void *)(b + 1);
+}
+
+void *wasmcp_alloc(size_t n) {
+	size_t at = (wasmcp__bumped + 7) & ~(size_t)7;
+	void *p;
+	if (at <= WASMCP__BUMP && n < WASMCP__BUMP - at) {
+		p = wasmcp__bump.b + at;
+		wasmcp__bumped = at + n + 1;
+	} else if (!(p = wasmcp__block_alloc(n))) {
+		return NULL;
+	}
+	wasmcp__last = p;
+	return p;
 }
 
 char *wasmcp_strndup(const char *s, size_t n) {
@@ -189,15 +222,31 @@ char *wasmcp_strndup(const char *s, size_t n) {
 	return p;
 }
 
-/* Resizes p, the arena's most recent allocation, to n bytes (the parser's
- * node array, which grows while nothing else is allocated). */
-static void *wasmcp__arena_resize(void *p, size_t n) {
+/* Resizes p, the arena's newest allocation, from old to n bytes (the
+ * parser's node array, which grows while nothing else is allocated):
+ * in place in the buffer if it fits, else into a block of its own. */
+static void *wasmcp__arena_resize(void *p, size_t old, size_t n) {
+	if (p != wasmcp__last || n > SIZE_MAX - sizeof(wasmcp__block) - 16) return NULL;
+	if (wasmcp__in_bump(p)) {
+		size_t at = (size_t)((unsigned char *)p - wasmcp__bump.b);
+		if (n < WASMCP__BUMP - at) {
+			wasmcp__bumped = at + n + 1;
+			return p;
+		}
+		void *q = wasmcp__block_alloc(n);
+		if (!q) return NULL;
+		memcpy(q, p, old < n ? old : n);
+		wasmcp__bumped = at; /* p is given back */
+		wasmcp__last = q;
+		return q;
+	}
 	wasmcp__block *b = (wasmcp__block *)p - 1;
-	if (b != wasmcp__arena || n > SIZE_MAX - sizeof(wasmcp__block) - 16) return NULL;
+	if (b != wasmcp__arena) return NULL;
 	wasmcp__block *nb = (wasmcp__block *)realloc(b, sizeof(wasmcp__block) + n + 1);
 	if (!nb) return NULL;
 	nb->size = n;
 	wasmcp__arena = nb;
+	wasmcp__last = nb + 1;
 	return (void *)(nb + 1);
 }
 
@@ -207,6 +256,8 @@ void wasmcp_arena_reset(void) {
 		free(wasmcp__arena);
 		wasmcp__arena = next;
 	}
+	wasmcp__bumped = 0;
+	wasmcp__last = NULL;
 }
 
 /* ---- reader ---- */
@@ -241,6 +292,19 @@ static int wasmcp__hex(char c) {
 	return -1;
 }
 
+/* 1 for the bytes a JSON string holds as they are: ASCII from 0x20 up but
+ * '"' and '\\' (the reader's and the writer's fast paths). */
+static const unsigned char wasmcp__plain[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
 /* Validates a string starting at the opening quote; UTF-8 is checked. */
 static int wasmcp__skip_string(wasmcp__parser *p) {
 	const unsigned char *s = (const unsigned char *)p->s;
@@ -248,7 +312,7 @@ static int wasmcp__skip_string(wasmcp__parser *p) {
 	p->pos++; /* opening quote */
 	while (p->pos < len) {
 		size_t i = p->pos;
-		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') i++;
+		while (i < len && wasmcp__plain[s[i]]) i++;
 		p->pos = i;
 		if (i >= len) break;
 		unsigned char c = s[i];
@@ -324,7 +388,7 @@ static uint32_t wasmcp__node(wasmcp__parser *p, uint8_t type) {
 		size_t cap = (size_t)p->cap * 2;
 		if (cap > p->len) cap = p->len;
 		void *grown = cap <= SIZE_MAX / sizeof(wasmcp_json_node)
-			? wasmcp__arena_resize(p->nodes, cap * sizeof(wasmcp_json_node)) : NULL;
+			? wasmcp__arena_resize(p->nodes, (size_t)p->cap * sizeof(wasmcp_json_node), cap * sizeof(wasmcp_json_node)) : NULL;
 		if (grown) {
 			p->nodes = (wasmcp_json_node *)grown;
 			p->cap = (uint32_t)cap;
@@ -436,8 +500,8 @@ int wasmcp_json_parse(const char *src, size_t len, wasmcp_json_doc *doc) {
 	wasmcp__ws(&p);
 	if (p.pos != len) return -1;
 	if (p.cap - p.n > 1024) {
-		/* Give back what a doubling left unused (shrinking never moves). */
-		void *shrunk = wasmcp__arena_resize(p.nodes, (size_t)p.n * sizeof(wasmcp_json_node));
+		/* Give back what a doubling left unused. */
+		void *shrunk = wasmcp__arena_resize(p.nodes, (size_t)p.cap * sizeof(wasmcp_json_node), (size_t)p.n * sizeof(wasmcp_json_node));
 		if (shrunk) p.nodes = (wasmcp_json_node *)shrunk;
 	}
 	doc->src = src;
@@ -559,22 +623,31 @@ const char *wasmcp_json_str(wasmcp_json v, size_t *len) {
 	return out;
 }
 
-int wasmcp_json_eq(wasmcp_json v, const char *str) {
+/* wasmcp_json_eq with strlen(str) known. Decoding escapes only shortens a
+ * string, so a raw text shorter than str never matches, and one of the
+ * same length only when it is str byte for byte and has no escape. */
+static int wasmcp__eqn(wasmcp_json v, const char *str, size_t len) {
 	const wasmcp_json_node *n = wasmcp__n(v);
-	if (!n || n->type != WASMCP_JSON_STRING || !str) return 0;
+	if (!n || n->type != WASMCP_JSON_STRING) return 0;
 	const char *s = v.doc->src + n->start + 1;
 	size_t raw = n->end - n->start - 2;
-	if (!memchr(s, '\\', raw)) return strlen(str) == raw && memcmp(s, str, raw) == 0;
-	size_t len;
-	const char *d = wasmcp_json_str(v, &len);
-	return d && strlen(str) == len && memcmp(d, str, len) == 0;
+	if (raw < len) return 0;
+	if (raw == len) return memcmp(s, str, len) == 0 && !memchr(s, '\\', raw);
+	if (!memchr(s, '\\', raw)) return 0;
+	size_t dn;
+	const char *d = wasmcp_json_str(v, &dn);
+	return d && dn == len && memcmp(d, str, len) == 0;
 }
+
+int wasmcp_json_eq(wasmcp_json v, const char *str) { return str && wasmcp__eqn(v, str, strlen(str)); }
 
 wasmcp_json wasmcp_json_get(wasmcp_json obj, const char *key) {
 	wasmcp_json k, val, found = wasmcp_json_missing;
+	if (!key) return found;
+	size_t len = strlen(key);
 	uint32_t it = 0;
 	while (wasmcp_json_next(obj, &it, &k, &val))
-		if (wasmcp_json_eq(k, key)) found = val;
+		if (wasmcp__eqn(k, key, len)) found = val;
 	return found;
 }
 
@@ -703,6 +776,7 @@ static void wasmcp__quoted(wasmcp_buf *b, const char *s, size_t n) {
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
+		if (wasmcp__plain[c]) continue;
 		if (c >= 0x80) {
 			size_t k = wasmcp__utf8_seq(s, n, i);
 			if (k) { i += k - 1; continue; }
@@ -711,7 +785,6 @@ static void wasmcp__quoted(wasmcp_buf *b, const char *s, size_t n) {
 			wasmcp_buf_put(b, "\\ufffd", 6);
 			continue;
 		}
-		if (c >= 0x20 && c != '"' && c != '\\') continue;
 		wasmcp_buf_put(b, s + run, i - run);
 		run = i + 1;
 		char esc[6] = {'\\', 0, 0, 0, 0, 0};

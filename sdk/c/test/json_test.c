@@ -99,6 +99,22 @@ int main(void) {
 	CHECK(wasmcp_json_is_missing(wasmcp_json_at(wasmcp_json_get(r, "a"), 2)), "index out of range");
 	wasmcp_arena_reset();
 
+	/* wasmcp_json_eq compares the decoded string: an escape shortens it, so
+	 * a raw text of the key's length with a backslash never matches */
+	static const struct {
+		const char *json, *key;
+		int want;
+	} eqs[] = {
+		{"\"ab\"", "ab", 1}, {"\"ab\"", "a", 0}, {"\"ab\"", "abc", 0}, {"\"\"", "", 1},
+		{"\"a\\u0062\"", "ab", 1}, {"\"a\\nb\"", "a\nb", 1}, {"\"a\\nb\"", "a\\nb", 0},
+		{"\"a\\\\b\"", "a\\b", 1}, {"\"a\\\\b\"", "a\\\\b", 0}, {"\"\\u00e9\"", "\xc3\xa9", 1}, {"1", "1", 0},
+	};
+	for (size_t i = 0; i < sizeof eqs / sizeof *eqs; i++) {
+		CHECK(wasmcp_json_parse(eqs[i].json, strlen(eqs[i].json), &d) == 0, "parse %s", eqs[i].json);
+		CHECK(wasmcp_json_eq(wasmcp_json_root(&d), eqs[i].key) == eqs[i].want, "eq(%s, \"%s\") != %d", eqs[i].json, eqs[i].key, eqs[i].want);
+		wasmcp_arena_reset();
+	}
+
 	/* the node array grows in one pass (from len/8 + 8 nodes up to one per
 	 * byte) and shrinks after a large overshoot; earlier documents and
 	 * arena allocations stay valid around it */
