@@ -379,6 +379,15 @@ int wasmcp_arg_bool(wasmcp_json args, const char *key, int *out) {
 
 /* ---- results ---- */
 
+/* wasmcp_w_key for quoted, a key already quoted and followed by its ':'
+ * (n bytes); WASMCP__KEY takes a literal key with nothing to escape. */
+static void wasmcp__w_keyq(wasmcp_buf *b, const char *quoted, size_t n) {
+	wasmcp__sep(b);
+	wasmcp_buf_put(b, quoted, n);
+	b->after_key = 1;
+}
+#define WASMCP__KEY(b, lit) wasmcp__w_keyq((b), "\"" lit "\":", sizeof lit + 2)
+
 static void wasmcp__item_sep(wasmcp_ctx *ctx) {
 	if (ctx->n_items++) wasmcp_buf_put(&ctx->items, ",", 1);
 }
@@ -424,7 +433,7 @@ static wasmcp_buf *wasmcp__content(wasmcp_ctx *ctx, const char *role, const char
 		wasmcp_w_key(b, "content");
 		wasmcp_w_obj(b);
 	}
-	wasmcp_w_key(b, "type");
+	WASMCP__KEY(b, "type");
 	wasmcp_w_str(b, type);
 	return b;
 }
@@ -436,7 +445,7 @@ static void wasmcp__content_end(wasmcp_buf *b, const char *role) {
 
 static void wasmcp__text_item(wasmcp_ctx *ctx, const char *role, const char *text, size_t len) {
 	wasmcp_buf *b = wasmcp__content(ctx, role, "text");
-	wasmcp_w_key(b, "text");
+	WASMCP__KEY(b, "text");
 	wasmcp_w_strn(b, text, len);
 	wasmcp__content_end(b, role);
 }
@@ -1056,7 +1065,7 @@ static uint32_t wasmcp__finish(wasmcp_ctx *ctx, wasmcp_buf *o) {
 	case WASMCP__TOOL:
 		if (ctx->has_structured && ctx->n_items == 0 && ctx->structured.len)
 			wasmcp__text_item(ctx, NULL, ctx->structured.p, ctx->structured.len);
-		wasmcp_w_key(o, "content");
+		WASMCP__KEY(o, "content");
 		break;
 	case WASMCP__RESOURCE: wasmcp_w_key(o, "contents"); break;
 	case WASMCP__PROMPT:
@@ -1103,10 +1112,10 @@ static uint32_t wasmcp__dispatch(wasmcp_ctx *ctx, wasmcp_buf *o) {
 	}
 	if (strcmp(m, "tools/call") == 0) {
 		ctx->kind = WASMCP__TOOL;
-		wasmcp_json name = wasmcp_json_get(ctx->params, "name");
+		wasmcp_json name = WASMCP__GET(ctx->params, "name");
 		for (size_t i = 0; i < p->n_tools; i++) {
 			if (wasmcp_json_eq(name, p->tools[i].name)) {
-				p->tools[i].fn(ctx, wasmcp_json_get(ctx->params, "arguments"));
+				p->tools[i].fn(ctx, WASMCP__GET(ctx->params, "arguments"));
 				return wasmcp__finish(ctx, o);
 			}
 		}
@@ -1198,9 +1207,9 @@ uint32_t wasmcp_run(const wasmcp_plugin *p) {
 		status = WASMCP_STATUS_ERROR;
 	} else {
 		wasmcp_json root = wasmcp_json_root(&ctx->env);
-		ctx->method = wasmcp_json_str(wasmcp_json_get(root, "method"), NULL);
-		ctx->params = wasmcp_json_get(root, "params");
-		ctx->context = wasmcp_json_get(root, "context");
+		ctx->method = wasmcp_json_str(WASMCP__GET(root, "method"), NULL);
+		ctx->params = WASMCP__GET(root, "params");
+		ctx->context = WASMCP__GET(root, "context");
 		if (!ctx->method) {
 			wasmcp__write_rpc_error(&o, -32600, "invalid request envelope", NULL);
 			status = WASMCP_STATUS_ERROR;

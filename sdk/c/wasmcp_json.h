@@ -305,11 +305,12 @@ static const unsigned char wasmcp__plain[256] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/* Validates a string starting at the opening quote; UTF-8 is checked. */
-static int wasmcp__skip_string(wasmcp__parser *p) {
+/* The rest of a string from its first byte that is not plain: out of line,
+ * so that the loop over a plain string stays small (the instrumentation
+ * charges a loop its whole body on every iteration). */
+__attribute__((noinline)) static int wasmcp__string_rest(wasmcp__parser *p) {
 	const unsigned char *s = (const unsigned char *)p->s;
 	size_t len = p->len;
-	p->pos++; /* opening quote */
 	while (p->pos < len) {
 		size_t i = p->pos;
 		while (i < len && wasmcp__plain[s[i]]) i++;
@@ -354,6 +355,19 @@ static int wasmcp__skip_string(wasmcp__parser *p) {
 		p->pos += (size_t)n + 1;
 	}
 	return -1;
+}
+
+/* Validates a string starting at the opening quote; UTF-8 is checked. */
+static int wasmcp__skip_string(wasmcp__parser *p) {
+	const unsigned char *s = (const unsigned char *)p->s;
+	size_t i = p->pos + 1, len = p->len;
+	while (i < len && wasmcp__plain[s[i]]) i++;
+	p->pos = i;
+	if (i < len && s[i] == '"') {
+		p->pos++;
+		return 0;
+	}
+	return wasmcp__string_rest(p);
 }
 
 static int wasmcp__skip_number(wasmcp__parser *p) {
@@ -641,14 +655,18 @@ static int wasmcp__eqn(wasmcp_json v, const char *str, size_t len) {
 
 int wasmcp_json_eq(wasmcp_json v, const char *str) { return str && wasmcp__eqn(v, str, strlen(str)); }
 
-wasmcp_json wasmcp_json_get(wasmcp_json obj, const char *key) {
+/* wasmcp_json_get with strlen(key) known; WASMCP__GET takes a literal. */
+static wasmcp_json wasmcp__getn(wasmcp_json obj, const char *key, size_t len) {
 	wasmcp_json k, val, found = wasmcp_json_missing;
-	if (!key) return found;
-	size_t len = strlen(key);
 	uint32_t it = 0;
 	while (wasmcp_json_next(obj, &it, &k, &val))
 		if (wasmcp__eqn(k, key, len)) found = val;
 	return found;
+}
+#define WASMCP__GET(obj, lit) wasmcp__getn((obj), lit, sizeof lit - 1)
+
+wasmcp_json wasmcp_json_get(wasmcp_json obj, const char *key) {
+	return key ? wasmcp__getn(obj, key, strlen(key)) : wasmcp_json_missing;
 }
 
 int wasmcp_json_num(wasmcp_json v, double *out) {
@@ -708,7 +726,8 @@ void wasmcp_buf_put(wasmcp_buf *b, const void *s, size_t n) {
 		b->p = p;
 		b->cap = cap;
 	}
-	memcpy(b->p + b->len, s, n);
+	if (n == 1) b->p[b->len] = *(const char *)s; /* the writer's punctuation, without a call */
+	else memcpy(b->p + b->len, s, n);
 	b->len += n;
 }
 
@@ -770,11 +789,12 @@ int wasmcp_utf8_valid(const char *s, size_t n) {
 }
 
 /* Writes s as a JSON string; invalid UTF-8 bytes become U+FFFD. */
-static void wasmcp__quoted(wasmcp_buf *b, const char *s, size_t n) {
+/* wasmcp__quoted from s[i], the first byte that is not plain, on: out of
+ * line, as wasmcp__string_rest is. */
+__attribute__((noinline)) static void wasmcp__quoted_rest(wasmcp_buf *b, const char *s, size_t n, size_t i) {
 	static const char hex[] = "0123456789abcdef";
-	wasmcp_buf_put(b, "\"", 1);
 	size_t run = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (wasmcp__plain[c]) continue;
 		if (c >= 0x80) {
@@ -803,6 +823,15 @@ static void wasmcp__quoted(wasmcp_buf *b, const char *s, size_t n) {
 		wasmcp_buf_put(b, esc, en);
 	}
 	wasmcp_buf_put(b, s + run, n - run);
+}
+
+static void wasmcp__quoted(wasmcp_buf *b, const char *s, size_t n) {
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n && wasmcp__plain[u[i]]) i++;
+	wasmcp_buf_put(b, "\"", 1);
+	if (i == n) wasmcp_buf_put(b, s, n);
+	else wasmcp__quoted_rest(b, s, n, i);
 	wasmcp_buf_put(b, "\"", 1);
 }
 
