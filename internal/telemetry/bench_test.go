@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
@@ -88,4 +89,13 @@ func BenchmarkExport(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// TestStateSize: a request's state stays within the allocator's size
+// classes of 224 bytes, and of 320 with its spans (the next are 256 and
+// 352): each traced request allocates one.
+func TestStateSize(t *testing.T) {
+	if n, m := unsafe.Sizeof(reqState{}), unsafe.Sizeof(tracedState{}); n > 224 || m > 320 {
+		t.Errorf("reqState %d bytes, tracedState %d: want at most 224 and 320", n, m)
+	}
 }

@@ -45,8 +45,8 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	if st.sampled() { // the plugin span follows its request's
 		st.sp.call = callSpan{id: newSpanID(), on: true}
 	}
-	st.host = countingHost{h: host, st: st}
-	return ctx, &st.host
+	st.host = host
+	return ctx, (*callHost)(st)
 }
 
 // CallEnd implements plugins.CallHook.
@@ -102,17 +102,15 @@ func asRuntimeError(err error) (*runtime.Error, bool) {
 	return nil, false
 }
 
-// countingHost counts a call's host calls, its http/fetch traffic and
-// its capability denials (each audited).
-type countingHost struct {
-	h  runtime.Host
-	st *reqState
-}
+// callHost is the runtime.Host of a request's plugin call: st.host,
+// its host calls counted, its http/fetch traffic and its capability
+// denials (each audited).
+type callHost reqState
 
-func (c *countingHost) Log(ctx context.Context, level int32, msg []byte) { c.h.Log(ctx, level, msg) }
+func (c *callHost) Log(ctx context.Context, level int32, msg []byte) { c.host.Log(ctx, level, msg) }
 
-func (c *countingHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
-	st := c.st
+func (c *callHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
+	st := (*reqState)(c)
 	var sp span
 	switch method {
 	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
@@ -121,7 +119,7 @@ func (c *countingHost) Call(ctx context.Context, method string, params []byte) (
 			st.t.tr.startChild(&sp, &parent, method, kindInternal, st.now())
 		}
 	}
-	res, errno := c.h.Call(ctx, method, params)
+	res, errno := st.host.Call(ctx, method, params)
 	if sp.sampled {
 		sp.end = st.now().UnixNano()
 		w := writeSpan(nil, &sp)
@@ -179,7 +177,7 @@ func Denied(ctx context.Context, kind, detail string) {
 // record (the plugin, what it asked for, the caller) and the denials
 // counter.
 func (t *Telemetry) denied(st *reqState, kind, detail string) {
-	logDenial(t.log, st.plugin, kind, st.ri.Request, st.target+st.uri, detail)
+	logDenial(t.log, st.plugin, kind, st.ri.Request, st.target, detail)
 	if t.metrics != nil {
 		t.metrics.denial(st.plugin, kind)
 	}
@@ -263,24 +261,23 @@ func QueueHook(ctx context.Context, h runtime.QueueHook) runtime.QueueHook {
 	if st == nil {
 		return h
 	}
-	st.qhook = timedQueueHook{h: h, st: st}
-	return &st.qhook
+	st.queue = h
+	return (*queueHook)(st)
 }
 
-type timedQueueHook struct {
-	h  runtime.QueueHook
-	st *reqState
+// queueHook is the runtime.QueueHook of a request's plugin call:
+// st.queue, the wait timed.
+type queueHook reqState
+
+func (q *queueHook) Waiting() {
+	q.queued = true
+	q.waitStart = (*reqState)(q).elapsed()
+	q.queue.Waiting()
 }
 
-func (q *timedQueueHook) Waiting() {
-	q.st.queued = true
-	q.st.waitStart = q.st.elapsed()
-	q.h.Waiting()
-}
-
-func (q *timedQueueHook) Resume(ctx context.Context) error {
-	q.st.queueWait += q.st.elapsed() - q.st.waitStart
-	return q.h.Resume(ctx)
+func (q *queueHook) Resume(ctx context.Context) error {
+	q.queueWait += (*reqState)(q).elapsed() - q.waitStart
+	return q.queue.Resume(ctx)
 }
 
 // WrapTransport wraps rt (a plugin's http/fetch transport) with a CLIENT

@@ -12,6 +12,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // Outcomes of a plugin call, the values of the outcome label and, for
@@ -42,7 +43,8 @@ func (t *Telemetry) Observer() mcp.Observer {
 // provider gets. Its fields are written by the request's own goroutine
 // (the provider, the plugin call and its host calls run on it). Its
 // times are durations since ri.Start, and with its spans (tracedState)
-// it stays within 352 bytes (a size class of the allocator).
+// it stays within 320 bytes, a size class of the allocator (224 without
+// them: TestStateSize).
 type reqState struct {
 	// The request's context, its Value answering stateKey with the
 	// reqState itself (one allocation less than context.WithValue).
@@ -52,8 +54,7 @@ type reqState struct {
 	ri      *mcp.RequestInfo
 	sp      *reqSpans // nil without tracing
 	baggage string    // W3C baggage received, passed on to http/fetch
-	target  string    // tool or prompt name (see readTarget)
-	uri     string    // resources/read
+	target  string    // tool or prompt name, or resource URI (see readTarget)
 
 	plugin    string // the plugin that served it, once known
 	outcome   string
@@ -66,13 +67,13 @@ type reqState struct {
 	hostCalls int32
 	denials   int32
 	httpReqs  int32
-	read      bool // target and uri are known
+	read      bool // target is known
 	queued    bool
 
 	// Embedded so that a plugin call allocates none of them.
 	cur   callInfo
-	host  countingHost
-	qhook timedQueueHook
+	host  runtime.Host      // the plugin call's, which callHost wraps
+	queue runtime.QueueHook // the plugin call's, which queueHook wraps
 }
 
 // reqSpans are a traced request's spans, allocated with its reqState:
@@ -177,7 +178,7 @@ func (st *reqState) readTarget() {
 	case "tools/call", "prompts/get":
 		st.target = stringMember(r.Params, "name")
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		st.uri = stringMember(r.Params, "uri")
+		st.target = stringMember(r.Params, "uri")
 	}
 }
 
@@ -189,10 +190,8 @@ func (st *reqState) callTarget(target string) {
 	}
 	st.read = true
 	switch st.ri.Request.Method {
-	case "tools/call", "prompts/get":
+	case "tools/call", "prompts/get", "resources/read":
 		st.target = target
-	case "resources/read":
-		st.uri = target
 	default:
 		st.read = false
 	}
@@ -220,7 +219,13 @@ func (st *reqState) endSpan(el time.Duration, errType, code string) {
 	if name == "" {
 		name = "mcp" // a batch refused whole, a request refused unread
 	}
-	s := st.sp.req.span(name, st.target, st.ri.Start.UnixNano())
+	target := st.target
+	switch name {
+	case "tools/call", "prompts/get":
+	default:
+		target = "" // a resource URI is an attribute, not part of the name
+	}
+	s := st.sp.req.span(name, target, st.ri.Start.UnixNano())
 	s.end = st.unix(el)
 	sp := st.sp
 	w := writeSpan(sp.ended, &s)
@@ -386,9 +391,10 @@ func (st *reqState) requestAttrs(w *spanWriter) {
 		if st.target != "" {
 			w.str("gen_ai.prompt.name", st.target)
 		}
-	}
-	if st.uri != "" {
-		w.str("mcp.resource.uri", st.uri)
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		if st.target != "" {
+			w.str("mcp.resource.uri", st.target)
+		}
 	}
 }
 
@@ -470,7 +476,7 @@ func (t *Telemetry) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result 
 	}
 	if t.cfg.Audit && st.plugin != "" {
 		st.readTarget()
-		t.log.Info("call", "audit", "call", "plugin", st.plugin, "method", ri.Request.Method, "target", st.target+st.uri,
+		t.log.Info("call", "audit", "call", "plugin", st.plugin, "method", ri.Request.Method, "target", st.target,
 			"principal", principal(ri.Request), "outcome", outcome, "duration_ms", dur.Milliseconds())
 	}
 }

@@ -154,7 +154,8 @@ const (
 // its parent from params._meta.traceparent (stdio) or the HTTP
 // traceparent header; the plugin call is its child, an http/fetch a
 // CLIENT span below that whose traceparent reaches the web server, and
-// each kv operation a span below it; a
+// each kv operation a span below it; resources/read has the URI as
+// mcp.resource.uri, not in its name; a
 // timeout has error.type "timeout" and an error status; a 2026-07-28
 // request has no mcp.session.id; a request whose parent is not sampled
 // exports nothing; Close flushes everything, the metrics too (OTLP).
@@ -165,7 +166,7 @@ func TestTraces(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "wasmcp-test")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "10000") // only Close flushes
 	w := newWeb(t)
-	srv, _ := newServer(t, testConfig(w, ""))
+	srv, _ := newServer(t, testConfig(w, "")+"[[plugins]]\nname = \"rogue\"\npath = "+quote(hostile("rogue"))+"\n")
 	c := startStdio(t, srv)
 	c.initialize()
 	meta := map[string]any{"traceparent": "00-" + metaTrace + "-" + metaParent + "-01", "tracestate": "vendor=x"}
@@ -185,6 +186,7 @@ func TestTraces(t *testing.T) {
 	if got := text(t, c.call("tools/call", tool("fetch", map[string]any{"url": "http://public.test:" + w.port + "/x?q=secret"}, nil))); !strings.Contains(got, "status 200") {
 		t.Fatalf("fetch: %q", got)
 	}
+	c.call("resources/read", map[string]any{"uri": "rogue://mine"})
 	body := modernPost(t, serveHTTP(t, srv), "echo", map[string]any{"text": "y"}, map[string]string{"traceparent": "00-" + hdrTrace + "-" + hdrParent + "-01"})
 	if !strings.Contains(body, `"y"`) {
 		t.Fatalf("modern echo: %s", body)
@@ -296,6 +298,10 @@ func TestTraces(t *testing.T) {
 		if strings.Join(kv, ",") != "kv/get,kv/set" {
 			t.Errorf("counter: kv spans %q, want kv/get,kv/set", kv)
 		}
+	}
+	if reads := find(spans, "resources/read"); len(reads) != 1 || attrs(reads[0])["mcp.resource.uri"] != "rogue://mine" ||
+		attrs(reads[0])["mcp.method.name"] != "resources/read" || len(children(spans, reads[0])) != 1 {
+		t.Errorf("resources/read spans %v, want one with mcp.resource.uri rogue://mine and its plugin call", reads)
 	}
 	spins := find(spans, "tools/call spin")
 	if len(spins) != 1 {
