@@ -103,3 +103,42 @@ func TestExtismReloadAndCollisions(t *testing.T) {
 		t.Fatalf("tools with a prefix = %s", got)
 	}
 }
+
+// TestLoaded: Loaded is true for the list Plugins returns, and false for
+// another list or order, and for the list of before a reload.
+func TestLoaded(t *testing.T) {
+	ctx := context.Background()
+	reg := testRegistry(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.wasm"), filepath.Join(dir, "b.wasm")
+	copyFixture(t, "cplugin.wasm", a)
+	copyFixture(t, "cplugin.wasm", b)
+	if err := reg.Reload(ctx, []Spec{{Path: a}, {Path: b, Prefix: "b_"}}); err != nil {
+		t.Fatal(err)
+	}
+	ps := reg.Plugins()
+	if len(ps) != 2 {
+		t.Fatalf("%d plugins loaded, want 2", len(ps))
+	}
+	for _, tt := range []struct {
+		name string
+		ps   []*Plugin
+		want bool
+	}{
+		{"the list", ps, true},
+		{"a copy", append([]*Plugin(nil), ps...), true},
+		{"fewer", ps[:1], false},
+		{"another order", []*Plugin{ps[1], ps[0]}, false},
+		{"none", nil, false},
+	} {
+		if got := reg.Loaded(tt.ps); got != tt.want {
+			t.Errorf("%s: Loaded = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if err := reg.Reload(ctx, []Spec{{Path: a}}); err != nil {
+		t.Fatal(err)
+	}
+	if reg.Loaded(ps) || !reg.Loaded(reg.Plugins()) {
+		t.Errorf("after a reload: Loaded(old) = %v, Loaded(new) = %v", reg.Loaded(ps), reg.Loaded(reg.Plugins()))
+	}
+}

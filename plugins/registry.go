@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -399,6 +400,12 @@ func (r *Registry) specs() []Spec {
 // Plugins returns the loaded plugins in load order.
 func (r *Registry) Plugins() []*Plugin {
 	return append([]*Plugin(nil), r.cat.Load().plugins...)
+}
+
+// Loaded reports whether ps is what Plugins returns now, without its copy
+// (for callers that cache what they derive from the list).
+func (r *Registry) Loaded(ps []*Plugin) bool {
+	return slices.Equal(r.cat.Load().plugins, ps)
 }
 
 // Tools returns every tool as MCP JSON, in a stable order (whatever the

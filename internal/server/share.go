@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"slices"
 	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
@@ -32,27 +31,32 @@ type shareTemplate struct {
 // SlotShare implements mcp.SlotSharer: the name of the plugin the call
 // goes to, or "". The engine has parsed the params (Request.Parsed).
 func (p *provider) SlotShare(r *mcp.Request) string {
-	var key string
+	var kind byte
+	var name string
 	switch r.Method {
 	case "tools/call":
-		key = "t " + r.Parsed.Name
+		kind, name = 't', r.Parsed.Name
 	case "prompts/get":
-		key = "p " + r.Parsed.Name
+		kind, name = 'p', r.Parsed.Name
 	case "resources/read":
-		key = "r " + r.Parsed.URI
+		kind, name = 'r', r.Parsed.URI
 	case "completion/complete":
 		if r.Parsed.Ref.Type != "ref/prompt" {
 			return ""
 		}
-		key = "p " + r.Parsed.Ref.Name
+		kind, name = 'p', r.Parsed.Ref.Name
 	default:
 		return ""
 	}
 	ix := p.shareIndex()
-	if name, ok := ix.names[key]; ok || r.Method != "resources/read" {
-		return name
+	// The key ("t name" and so on) is built on the stack: a lookup by
+	// string(bytes) does not allocate.
+	var buf [64]byte
+	key := append(append(buf[:0], kind, ' '), name...)
+	if plugin, ok := ix.names[string(key)]; ok || kind != 'r' {
+		return plugin
 	}
-	uri := key[2:]
+	uri := name
 	for _, st := range ix.tmpls {
 		if _, ok := st.t.Match(uri); ok {
 			return st.plugin
@@ -73,10 +77,10 @@ func member(obj json.RawMessage, name string) string {
 // shareIndex returns the index of the plugins loaded now, built again
 // after a reload.
 func (p *provider) shareIndex() *shareIndex {
-	ps := p.reg.Plugins()
-	if ix := p.shares.Load(); ix != nil && slices.Equal(ix.plugins, ps) {
+	if ix := p.shares.Load(); ix != nil && p.reg.Loaded(ix.plugins) {
 		return ix
 	}
+	ps := p.reg.Plugins()
 	ix := &shareIndex{plugins: ps, names: map[string]string{}}
 	add := func(key, plugin string) {
 		if _, ok := ix.names[key]; !ok { // the first plugin wins, as in the catalog
