@@ -425,3 +425,44 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 var _ = errors.New
+
+// timesHost is a Host that records the CallTimes it is told.
+type timesHost struct {
+	fakeHost
+	times [][2]time.Time
+}
+
+func (h *timesHost) CallTimes(start, end time.Time) {
+	h.times = append(h.times, [2]time.Time{start, end})
+}
+
+// TestCallTimes: a CallTimer host learns its call's start and end once,
+// within the time Call took, whether the call succeeded, failed in the
+// guest, or was refused before it ran (its context done).
+func TestCallTimes(t *testing.T) {
+	p := newPool(t, watGuest, Limits{}, Sandbox{})
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		input string
+	}{
+		{"ok", context.Background(), "e hello"},
+		{"status 7", context.Background(), "s\x07"},
+		{"context done", done, "e hello"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := &timesHost{}
+			before := time.Now()
+			_, _, _ = p.Call(c.ctx, []byte(c.input), h)
+			after := time.Now()
+			if len(h.times) != 1 {
+				t.Fatalf("CallTimes called %d times, want once", len(h.times))
+			}
+			if start, end := h.times[0][0], h.times[0][1]; start.Before(before) || end.Before(start) || after.Before(end) {
+				t.Errorf("call times %v..%v, not within Call's %v..%v", start, end, before, after)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
+	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // discard is an exporter that sends nothing.
@@ -24,8 +25,10 @@ func (discard) shutdown(context.Context) error               { return nil }
 // BenchmarkObserve measures what telemetry adds to one tools/call of a
 // legacy stdio session: the request's state, its span and the plugin
 // call's, their encoding into the batch (exported to nowhere) and the
-// metrics. The server's share of docs/performance.md's "Cost of
-// telemetry" without the call itself or the export's network.
+// metrics. The plugin call's times are handed over as the runtime does
+// (CallTimes), without its clock reads, which are the runtime's own. The
+// server's share of docs/performance.md's "Cost of telemetry" without
+// the call itself or the export's network.
 func BenchmarkObserve(b *testing.B) {
 	for _, tc := range []struct {
 		name            string
@@ -49,7 +52,10 @@ func BenchmarkObserve(b *testing.B) {
 			for b.Loop() {
 				ri := &mcp.RequestInfo{Request: req, ID: "17", Transport: "pipe", Start: time.Now()}
 				ctx := t.RequestStart(context.Background(), ri)
-				cctx, _ := hook.CallStart(ctx, "echo", "tools/call", "echo", nil)
+				cctx, h := hook.CallStart(ctx, "echo", "tools/call", "echo", nil)
+				if ct, ok := h.(runtime.CallTimer); ok { // as the runtime does, with the times it read
+					ct.CallTimes(ri.Start, ri.Start)
+				}
 				hook.CallEnd(cctx, nil)
 				t.RequestEnd(ctx, ri, result, nil)
 			}

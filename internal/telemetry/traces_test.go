@@ -278,6 +278,10 @@ func TestTraces(t *testing.T) {
 			t.Errorf("%s: children %v, want the plugin call", ck.name, kids)
 		} else if _, ok := attrs(kids[0])["wasmcp.queue.wait_seconds"]; !ok {
 			t.Errorf("%s: plugin span without queue wait: %v", ck.name, attrs(kids[0]))
+		} else if k := kids[0]; k.StartTimeUnixNano < s.StartTimeUnixNano || k.EndTimeUnixNano <= k.StartTimeUnixNano ||
+			k.EndTimeUnixNano > s.EndTimeUnixNano {
+			t.Errorf("%s: plugin span %d..%d, not within its request's %d..%d", ck.name, k.StartTimeUnixNano, k.EndTimeUnixNano,
+				s.StartTimeUnixNano, s.EndTimeUnixNano)
 		}
 	}
 	if s := stdioEcho; attrs(s)["mcp.session.id"] == "" {
