@@ -250,6 +250,21 @@ static void *wasmcp__arena_resize(void *p, size_t old, size_t n) {
 	return (void *)(nb + 1);
 }
 
+/* Gives back p, the arena's newest allocation, whole: a block is freed, so
+ * that the allocator can merge its memory with what lies around it. */
+static void wasmcp__arena_pop(void *p) {
+	if (p != wasmcp__last) return;
+	wasmcp__last = NULL;
+	if (wasmcp__in_bump(p)) {
+		wasmcp__bumped = (size_t)((unsigned char *)p - wasmcp__bump.b);
+		return;
+	}
+	wasmcp__block *b = (wasmcp__block *)p - 1;
+	if (b != wasmcp__arena) return;
+	wasmcp__arena = b->next;
+	free(b);
+}
+
 void wasmcp_arena_reset(void) {
 	while (wasmcp__arena) {
 		wasmcp__block *next = wasmcp__arena->next;
@@ -264,10 +279,21 @@ void wasmcp_arena_reset(void) {
 
 const wasmcp_json wasmcp_json_missing = {NULL, -1};
 
+/* Documents up to this many bytes are parsed in one pass, into a node
+ * array that is guessed (a node per 8 bytes) and doubled as needed; larger
+ * ones are counted first and get an array of exactly their nodes. For a
+ * large document the guess can be far more than it needs (a long string is
+ * one node) and a doubling needs the old and the new array at once, so
+ * either could exhaust linear memory that the exact array fits in; and
+ * once an sbrk has failed, wasi-libc's malloc no longer grows its last
+ * free chunk, so the exact array might not fit afterwards either. */
+#define WASMCP__ONE_PASS (64u << 10)
+
 /* One pass builds the nodes: every node starts at a byte of its own, so a
  * document of len bytes has at most len of them, and the array grows by
- * doubling up to that. On exhaustion oom is set, nothing more is stored and
- * the parse fails. */
+ * doubling up to that. On exhaustion oom is set and nothing more is
+ * stored, but the pass goes on counting (wasmcp_json_parse then fills an
+ * array of the exact count). */
 typedef struct {
 	const char *s;
 	size_t len, pos;
@@ -505,15 +531,27 @@ static int wasmcp__value(wasmcp__parser *p, int depth) {
 int wasmcp_json_parse(const char *src, size_t len, wasmcp_json_doc *doc) {
 	memset(doc, 0, sizeof *doc);
 	if (!src || len > UINT32_MAX - 1) return -1;
-	/* A guess of one node per 8 bytes, doubled as needed. */
+	/* A guess of one node per 8 bytes, doubled as needed; a document over
+	 * WASMCP__ONE_PASS bytes is counted first instead (a pass with no
+	 * array) and gets an array of exactly its nodes, as does one whose
+	 * guess or doubling did not fit. */
 	uint32_t cap = (uint32_t)(len / 8 + 8 < len ? len / 8 + 8 : len);
-	wasmcp_json_node *nodes = (wasmcp_json_node *)wasmcp_alloc((size_t)cap * sizeof(wasmcp_json_node));
-	if (!nodes) return -1;
-	wasmcp__parser p = {src, len, 0, nodes, 0, cap, 0};
-	if (wasmcp__value(&p, 0) || p.oom) return -1;
+	wasmcp_json_node *nodes = len <= WASMCP__ONE_PASS
+		? (wasmcp_json_node *)wasmcp_alloc((size_t)cap * sizeof(wasmcp_json_node)) : NULL;
+	wasmcp__parser p = {src, len, 0, nodes, 0, nodes ? cap : 0, !nodes};
+	if (wasmcp__value(&p, 0)) return -1;
 	wasmcp__ws(&p);
 	if (p.pos != len) return -1;
-	if (p.cap - p.n > 1024) {
+	if (p.oom) {
+		/* The pass counted the nodes all the same. */
+		if (nodes) wasmcp__arena_pop(p.nodes);
+		if ((size_t)p.n > SIZE_MAX / sizeof(wasmcp_json_node)) return -1;
+		nodes = (wasmcp_json_node *)wasmcp_alloc((size_t)p.n * sizeof(wasmcp_json_node));
+		if (!nodes) return -1;
+		wasmcp__parser q = {src, len, 0, nodes, 0, p.n, 0};
+		if (wasmcp__value(&q, 0) || q.n != p.n) return -1;
+		p.nodes = nodes;
+	} else if (p.cap - p.n > 1024) {
 		/* Give back what a doubling left unused. */
 		void *shrunk = wasmcp__arena_resize(p.nodes, (size_t)p.cap * sizeof(wasmcp_json_node), (size_t)p.n * sizeof(wasmcp_json_node));
 		if (shrunk) p.nodes = (wasmcp_json_node *)shrunk;

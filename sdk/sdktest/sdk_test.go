@@ -380,3 +380,28 @@ func TestManyCalls(t *testing.T) {
 		}
 	})
 }
+
+// TestCLargeInput: the C SDK parses a request in the memory it has. Its
+// parser guesses the node array's size (one node per 8 bytes) to parse in
+// one pass; when the guess does not fit, it still parses, into an array of
+// exactly the nodes counted. A tool that ignores its arguments answers
+// for a string argument of most of the 4 MiB memory and for an array of
+// 150,000 numbers (20 bytes a node: 3 MiB of nodes). The Rust and
+// AssemblyScript fixtures need more memory for these.
+func TestCLargeInput(t *testing.T) {
+	p := newPool(t, fixtures["c"], runtime.Limits{Memory: 4 << 20, Instances: 1})
+	for _, tc := range []struct {
+		name string
+		arg  any
+	}{
+		{"3 MiB string", strings.Repeat("a", 3<<20)},
+		{"150000 numbers", json.RawMessage("[" + strings.Repeat("1,", 150000-1) + "1]")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, r := tool(t, p, nil, "rpc_error", obj{"x": tc.arg})
+			if status != 1 || r["message"] != "bad thing" {
+				t.Errorf("status %d, %v; want the tool's own error", status, r)
+			}
+		})
+	}
+}

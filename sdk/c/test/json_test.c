@@ -1,12 +1,40 @@
 /* Native tests of wasmcp_json.h (built by sdk/sdktest with ASan and UBSan):
  * conformance tables, accessors on missing values, writer round trips and a
  * deterministic mutation fuzz loop. Exit status 0 and "PASS" on success. */
-#define WASMCP_IMPLEMENTATION
-#include "../wasmcp_json.h"
-
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Every allocation, the SDK's and the test's, is counted against budget
+ * (no limit but while a test sets one), so that the SDK's out-of-memory
+ * paths run here under ASan: a guest's linear memory is bounded. */
+static size_t budget = (size_t)-1, live;
+typedef union {
+	size_t n;
+	max_align_t align;
+} budget_head;
+static void *budget_realloc(void *p, size_t n) {
+	size_t old = p ? ((budget_head *)p - 1)->n : 0;
+	if (n > budget || live - old > budget - n) return NULL;
+	budget_head *h = (budget_head *)realloc(p ? (budget_head *)p - 1 : NULL, sizeof *h + n);
+	if (!h) return NULL;
+	live = live - old + n;
+	h->n = n;
+	return h + 1;
+}
+static void *budget_malloc(size_t n) { return budget_realloc(NULL, n); }
+static void budget_free(void *p) {
+	if (!p) return;
+	live -= ((budget_head *)p - 1)->n;
+	free((budget_head *)p - 1);
+}
+#define malloc budget_malloc
+#define realloc budget_realloc
+#define free budget_free
+
+#define WASMCP_IMPLEMENTATION
+#include "../wasmcp_json.h"
 
 static int failures;
 #define CHECK(cond, ...)                                      \
@@ -143,6 +171,48 @@ int main(void) {
 		      "document before the parse");
 		wasmcp_buf_free(&b);
 		wasmcp_arena_reset();
+	}
+
+	/* a document parses in the memory its exact node array needs: a large
+	 * one is counted first, and a small one whose guess (a node per 8
+	 * bytes) or doubling does not fit is filled in again */
+	static const struct {
+		const char *head, *unit, *tail;
+		size_t units, nodes;
+	} fits[] = {
+		{"\"", "a", "\"", 1 << 20, 1},
+		{"[", "1,", "1]", 150000, 150002},
+		{"{\"k\":[", "{\"a\":[]},", "7]}", 30000, 90004},
+		{"\"", "a", "\"", 60000, 1},
+		{"[", "1,", "1]", 30000, 30002},
+	};
+	for (size_t t = 0; t < sizeof fits / sizeof *fits; t++) {
+		size_t hn = strlen(fits[t].head), un = strlen(fits[t].unit), tn = strlen(fits[t].tail);
+		size_t len = hn + un * fits[t].units + tn;
+		char *doc = malloc(len);
+		CHECK(doc != NULL, "document %zu", t);
+		if (!doc) continue;
+		memcpy(doc, fits[t].head, hn);
+		for (size_t j = 0; j < fits[t].units; j++) memcpy(doc + hn + j * un, fits[t].unit, un);
+		memcpy(doc + hn + un * fits[t].units, fits[t].tail, tn);
+		/* the nodes, a block header and the NUL byte the arena adds */
+		budget = live + fits[t].nodes * sizeof(wasmcp_json_node) + 64;
+		wasmcp_json_doc big;
+		int r = wasmcp_json_parse(doc, len, &big);
+		budget = (size_t)-1;
+		CHECK(r == 0 && big.n == fits[t].nodes, "document %zu in its budget: %d, %u nodes", t, r, big.n);
+		if (r == 0) {
+			const wasmcp_json_node *root = &big.nodes[0], *last = &big.nodes[big.n - 1];
+			CHECK(root->start == 0 && root->end == len && root->skip == big.n && last->end == len - tn + 1,
+			      "document %zu: the nodes span it", t);
+		}
+		wasmcp_arena_reset();
+		budget = live + fits[t].nodes * sizeof(wasmcp_json_node) / 2;
+		CHECK(fits[t].nodes * sizeof(wasmcp_json_node) <= WASMCP__BUMP || wasmcp_json_parse(doc, len, &big) != 0,
+		      "document %zu in half its budget", t);
+		budget = (size_t)-1;
+		wasmcp_arena_reset();
+		free(doc);
 	}
 
 	/* writer: every byte string comes back as valid JSON */
