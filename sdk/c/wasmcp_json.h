@@ -185,6 +185,30 @@ static union {
 static size_t wasmcp__bumped; /* bytes of wasmcp__bump in use */
 static void *wasmcp__last;    /* the newest allocation, for wasmcp__arena_resize */
 
+/* Under AddressSanitizer (the native tests) the buffer's bytes that no
+ * allocation holds are poisoned, as malloc's would be, so that an access
+ * past an allocation or after the reset is reported: WASMCP__BUMP_MARK(at,
+ * end) makes bytes [at, end) addressable and those from end on poisoned
+ * (the gaps that alignment leaves stay poisoned). Elsewhere it is nothing. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WASMCP__ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(WASMCP__ASAN)
+#define WASMCP__ASAN 1
+#endif
+#ifdef WASMCP__ASAN
+#include <sanitizer/asan_interface.h>
+#define WASMCP__BUMP_MARK(at, end)                                                       \
+	do {                                                                                 \
+		ASAN_UNPOISON_MEMORY_REGION(wasmcp__bump.b + (at), (end) - (at));                \
+		ASAN_POISON_MEMORY_REGION(wasmcp__bump.b + (end), WASMCP__BUMP - (size_t)(end)); \
+	} while (0)
+#else
+#define WASMCP__BUMP_MARK(at, end) ((void)0)
+#endif
+
 static int wasmcp__in_bump(const void *p) {
 	const unsigned char *c = (const unsigned char *)p;
 	return c >= wasmcp__bump.b && c < wasmcp__bump.b + WASMCP__BUMP;
@@ -207,6 +231,7 @@ void *wasmcp_alloc(size_t n) {
 	if (at <= WASMCP__BUMP && n < WASMCP__BUMP - at) {
 		p = wasmcp__bump.b + at;
 		wasmcp__bumped = at + n + 1;
+		WASMCP__BUMP_MARK(at, wasmcp__bumped);
 	} else if (!(p = wasmcp__block_alloc(n))) {
 		return NULL;
 	}
@@ -231,12 +256,14 @@ static void *wasmcp__arena_resize(void *p, size_t old, size_t n) {
 		size_t at = (size_t)((unsigned char *)p - wasmcp__bump.b);
 		if (n < WASMCP__BUMP - at) {
 			wasmcp__bumped = at + n + 1;
+			WASMCP__BUMP_MARK(at, wasmcp__bumped);
 			return p;
 		}
 		void *q = wasmcp__block_alloc(n);
 		if (!q) return NULL;
 		memcpy(q, p, old < n ? old : n);
 		wasmcp__bumped = at; /* p is given back */
+		WASMCP__BUMP_MARK(at, at);
 		wasmcp__last = q;
 		return q;
 	}
@@ -257,6 +284,7 @@ static void wasmcp__arena_pop(void *p) {
 	wasmcp__last = NULL;
 	if (wasmcp__in_bump(p)) {
 		wasmcp__bumped = (size_t)((unsigned char *)p - wasmcp__bump.b);
+		WASMCP__BUMP_MARK(wasmcp__bumped, wasmcp__bumped);
 		return;
 	}
 	wasmcp__block *b = (wasmcp__block *)p - 1;
@@ -273,6 +301,7 @@ void wasmcp_arena_reset(void) {
 	}
 	wasmcp__bumped = 0;
 	wasmcp__last = NULL;
+	WASMCP__BUMP_MARK(0, 0);
 }
 
 /* ---- reader ---- */

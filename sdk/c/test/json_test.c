@@ -173,6 +173,19 @@ int main(void) {
 		wasmcp_arena_reset();
 	}
 
+#ifdef WASMCP__ASAN
+	/* under ASan the arena's static buffer is poisoned but for what its
+	 * allocations hold (each gets a byte more, for a NUL), and all of it
+	 * after the reset */
+	wasmcp_arena_reset();
+	char *a5 = wasmcp_alloc(5), *a3 = wasmcp_alloc(3);
+	CHECK(a5 && a3 && !__asan_address_is_poisoned(a5 + 5) && __asan_address_is_poisoned(a5 + 6) &&
+	          __asan_address_is_poisoned(a3 - 1) && !__asan_address_is_poisoned(a3 + 3) && __asan_address_is_poisoned(a3 + 4),
+	      "the arena's buffer is poisoned between allocations");
+	wasmcp_arena_reset();
+	CHECK(__asan_address_is_poisoned(a5) && __asan_address_is_poisoned(a3), "the arena's buffer is poisoned after the reset");
+#endif
+
 	/* a document parses in the memory its exact node array needs: a large
 	 * one is counted first, and a small one whose guess (a node per 8
 	 * bytes) or doubling does not fit is filled in again */
