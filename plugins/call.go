@@ -71,15 +71,15 @@ type envContext struct {
 // well-formed: it goes to the client as is) and reads the members the host
 // acts on, without decoding the rest. Whether it has the members MCP
 // requires of the method's result is the protocol engine's to check.
-func readHead(out []byte) (*resultHead, error) {
+func readHead(out []byte) (resultHead, error) {
 	if !jsonscan.Valid(out) {
-		return nil, &BadResultError{Msg: "not valid JSON (or not valid UTF-8)"}
+		return resultHead{}, &BadResultError{Msg: "not valid JSON (or not valid UTF-8)"}
 	}
 	it, ok := jsonscan.NewObjectIter(out)
 	if !ok {
-		return nil, &BadResultError{Msg: "not a JSON object"}
+		return resultHead{}, &BadResultError{Msg: "not a JSON object"}
 	}
-	head := &resultHead{}
+	var head resultHead
 	var inputRequests []byte
 	for {
 		k, v, ok := it.Next()
@@ -103,9 +103,11 @@ func readHead(out []byte) (*resultHead, error) {
 		}
 	}
 	if head.ResultType == "input_required" && inputRequests != nil && jsonscan.Kind(inputRequests) != 'z' {
-		if err := json.Unmarshal(inputRequests, &head.InputRequests); err != nil {
-			return nil, &BadResultError{Msg: "invalid inputRequests: " + err.Error()}
+		var reqs map[string]inputRequest // a local, so that head stays off the heap
+		if err := json.Unmarshal(inputRequests, &reqs); err != nil {
+			return resultHead{}, &BadResultError{Msg: "invalid inputRequests: " + err.Error()}
 		}
+		head.InputRequests = reqs
 	}
 	return head, nil
 }
@@ -267,7 +269,7 @@ func rewriteParams(raw json.RawMessage, p *mcpreq.Params, rename bool, orig stri
 }
 
 // run calls a plugin and carries out the input_required flow of ABI §6.
-func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, req *Request, params json.RawMessage, p *mcpreq.Params) (json.RawMessage, *resultHead, error) {
+func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, req *Request, params json.RawMessage, p *mcpreq.Params) (json.RawMessage, resultHead, error) {
 	ec := envContext{
 		stateless:          req.Stateless,
 		ProtocolVersion:    req.ProtocolVersion,
@@ -279,7 +281,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 	if p.RequestState != nil {
 		inner, err := r.sealer.open(binding, *p.RequestState)
 		if err != nil {
-			return nil, nil, err
+			return nil, resultHead{}, err
 		}
 		ec.RequestState = &inner
 	}
@@ -306,33 +308,33 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			status, out, err = pl.callGuest(ctx, host, method, params, &ec, bufp)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("plugin %q: %w", pl.name, err)
+			return nil, resultHead{}, fmt.Errorf("plugin %q: %w", pl.name, err)
 		}
 		if status == abi.StatusError {
 			if !jsonscan.Valid(out) {
-				return nil, nil, &BadResultError{Msg: "status 1 with an error that is not valid JSON (or not valid UTF-8)"}
+				return nil, resultHead{}, &BadResultError{Msg: "status 1 with an error that is not valid JSON (or not valid UTF-8)"}
 			}
 			var pe PluginError
 			if json.Unmarshal(out, &pe) != nil || pe.Code == 0 {
-				return nil, nil, &BadResultError{Msg: "status 1 without a JSON-RPC error object"}
+				return nil, resultHead{}, &BadResultError{Msg: "status 1 without a JSON-RPC error object"}
 			}
-			return nil, nil, &pe
+			return nil, resultHead{}, &pe
 		}
 		head, err := readHead(out)
 		if err != nil {
-			return nil, nil, err
+			return nil, resultHead{}, err
 		}
 		if head.ResultType != "input_required" {
 			return out, head, nil
 		}
 		if len(head.InputRequests) == 0 && head.RequestState == nil {
-			return nil, nil, &BadResultError{Msg: "input_required without inputRequests or requestState"}
+			return nil, resultHead{}, &BadResultError{Msg: "input_required without inputRequests or requestState"}
 		}
 		if err := pl.mayRequest(head.InputRequests); err != nil {
-			return nil, nil, err
+			return nil, resultHead{}, err
 		}
 		if missing := missingCapabilities(req.ClientCapabilities, head.InputRequests); missing != nil {
-			return nil, nil, missing
+			return nil, resultHead{}, missing
 		}
 		if req.Stateless {
 			if head.RequestState != nil {
@@ -341,7 +343,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			return out, head, nil
 		}
 		if round >= r.opts.MaxInputRounds {
-			return nil, nil, &BadResultError{Msg: fmt.Sprintf("still asking for input after %d rounds", round)}
+			return nil, resultHead{}, &BadResultError{Msg: fmt.Sprintf("still asking for input after %d rounds", round)}
 		}
 		// A legacy client: perform the requests, then call again.
 		keys := make([]string, 0, len(head.InputRequests))
@@ -358,7 +360,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 			}
 			res, err := client.Request(ctx, ir.Method, params)
 			if err != nil {
-				return nil, nil, &ClientRequestError{Key: k, Method: ir.Method, Err: err}
+				return nil, resultHead{}, &ClientRequestError{Key: k, Method: ir.Method, Err: err}
 			}
 			responses[k] = res
 		}
