@@ -40,9 +40,11 @@ type inbound struct {
 	// version is the MCP-Protocol-Version header; "" when absent, and on
 	// transports without headers.
 	version string
-	// headers checks the 2026-07-28 HTTP headers of request m against
-	// its body; nil on transports without them (stdio, HTTP+SSE).
-	headers func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error
+	// headers checks the 2026-07-28 HTTP headers of the request against
+	// its body; zero on transports without them (stdio, HTTP+SSE). A
+	// concrete type, not a func value: a call through a func value would
+	// make every transport's message escape to the heap.
+	headers headerCheck
 	// draining: the transport takes no new requests.
 	draining bool
 	// header is the HTTP request's header (for the Observer); nil on
@@ -167,8 +169,8 @@ func (s *Server) admitOne(in *inbound, m *jsonrpc.Message, mi *metaInfo) (route,
 // the method (-32601, HTTP 404).
 func (s *Server) admitModern(m *jsonrpc.Message, mi *metaInfo, in *inbound) (route, *refusal) {
 	e := checkModernMeta(mi)
-	if e == nil && in.headers != nil {
-		e = in.headers(m, mi)
+	if e == nil && in.headers.h != nil {
+		e = in.headers.h.checkHeaders(in.headers.r, m, mi)
 	}
 	if e == nil {
 		e = checkModernVersion(mi)

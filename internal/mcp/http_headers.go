@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -64,6 +65,14 @@ func decodeHeaderValue(v string) (string, bool) {
 		return string(b), true
 	}
 	return v, plainASCII(v)
+}
+
+// headerCheck is what admission needs to check the 2026-07-28 headers of
+// an HTTP request (inbound.headers): h.checkHeaders(r, ...); h is nil on
+// transports without headers.
+type headerCheck struct {
+	h *httpHandler
+	r *http.Request
 }
 
 // checkHeaders validates the standard and custom headers of request m.
@@ -216,28 +225,35 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 	var mi metaInfo
 	scanMeta(m.Params, &mi)
 	id := identityFrom(r.Context())
-	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), Client: mcpreq.Client{ProtocolVersion: mi.version,
-		Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}}
-	e, err := s.toolEntry(r.Context(), req, tool)
+	e, err := s.toolEntry(r.Context(), mcpreq.Client{ProtocolVersion: mi.version, Stateless: true, ClientInfo: mi.clientInfo,
+		ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}, "", tool)
 	return e.headers, err
 }
 
 // toolTaskSupport returns the execution.taskSupport of tool as the caller
 // of cl sees the list ("" for none, or an unknown tool).
 func (s *Server) toolTaskSupport(cl *call, tool string) string {
-	r := &cl.req
-	req := &Request{Method: methodToolsList, Params: json.RawMessage("{}"), Client: r.Client, SessionID: r.SessionID}
-	e, err := s.toolEntry(cl.ctx, req, tool)
+	e, err := s.toolEntry(cl.ctx, cl.req.Client, cl.req.SessionID, tool)
 	if err != nil {
 		return ""
 	}
 	return e.taskSupport
 }
 
+// listRequests recycles the tools/list Requests that toolEntry makes of
+// its own, one per tools/call of some clients (the Provider keeps no
+// Request past its return).
+var listRequests = sync.Pool{New: func() any { return new(Request) }}
+
 // toolEntry returns what the index knows of tool, from the Provider's
-// tool list as req sees it.
-func (s *Server) toolEntry(ctx context.Context, req *Request, tool string) (toolEntry, error) {
+// tool list as a tools/list of client c in session sid ("" for none)
+// would see it.
+func (s *Server) toolEntry(ctx context.Context, c mcpreq.Client, sid, tool string) (toolEntry, error) {
+	req := listRequests.Get().(*Request)
+	*req = Request{Method: methodToolsList, Params: emptyObject, Client: c, SessionID: sid}
 	items, err := s.p.Tools(ctx, req)
+	*req = Request{}
+	listRequests.Put(req)
 	if err != nil {
 		return toolEntry{}, err
 	}

@@ -100,7 +100,7 @@ var (
 // to admission.
 func (h *httpHandler) inbound(r *http.Request, sid string, ss *httpSession) inbound {
 	in := inbound{unknownSession: sid != "" && ss == nil, version: r.Header.Get("Mcp-Protocol-Version"), draining: h.isDraining(),
-		header: r.Header, headers: func(m *jsonrpc.Message, mi *metaInfo) *jsonrpc.Error { return h.checkHeaders(r, m, mi) }}
+		header: r.Header, headers: headerCheck{h: h, r: r}}
 	if ss != nil {
 		in.c = ss.c
 	}

@@ -28,7 +28,10 @@ type Provider interface {
 	Features() Features
 
 	// Tools, Resources, ResourceTemplates and Prompts return every item in
-	// a stable order. The engine paginates.
+	// a stable order. The engine paginates. The engine also calls Tools
+	// with a tools/list Request of its own to read a tool's entry while it
+	// serves a tools/call; it reuses that Request afterwards, so Tools
+	// must not keep r once it has returned.
 	Tools(ctx context.Context, r *Request) ([]json.RawMessage, error)
 	Resources(ctx context.Context, r *Request) ([]json.RawMessage, error)
 	ResourceTemplates(ctx context.Context, r *Request) ([]json.RawMessage, error)
