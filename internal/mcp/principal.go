@@ -35,7 +35,7 @@ type principals struct {
 
 type principalShard struct {
 	mu      sync.Mutex
-	m       map[principalID]*principal
+	m       map[principalID]principal // by value: a principal's first call allocates nothing once the map has grown
 	sweepAt int
 }
 
@@ -87,17 +87,23 @@ func (p *principals) admit(key principalID, now time.Time) *refusal {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.m == nil {
-		sh.m = map[principalID]*principal{}
+		sh.m = map[principalID]principal{}
 	}
-	pr := sh.m[key]
-	if pr == nil {
+	pr, ok := sh.m[key]
+	if !ok {
 		if len(sh.m) >= max(sh.sweepAt, 256) {
 			p.sweepLocked(sh, now)
 			sh.sweepAt = min(2*len(sh.m), maxPrincipalsPerShard+1)
 		}
-		pr = &principal{tokens: p.burst, last: now}
-		sh.m[key] = pr
+		pr = principal{tokens: p.burst, last: now}
 	}
+	rf := p.take(&pr, now)
+	sh.m[key] = pr
+	return rf
+}
+
+// take takes a place for one more call of pr at now, or refuses it.
+func (p *principals) take(pr *principal, now time.Time) *refusal {
 	if pr.n >= p.max {
 		return &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout,
 			Message: "Too many calls from this client: " + strconv.FormatInt(pr.n, 10) + " are running or waiting, its share of the server; retry later",
@@ -123,14 +129,16 @@ func (p *principals) done(key principalID, now time.Time) {
 	sh := p.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	pr := sh.m[key]
-	if pr == nil {
+	pr, ok := sh.m[key]
+	if !ok {
 		return
 	}
 	pr.n--
-	if pr.n <= 0 && p.idle(pr, now) {
+	if pr.n <= 0 && p.idle(&pr, now) {
 		delete(sh.m, key)
+		return
 	}
+	sh.m[key] = pr
 }
 
 // idle reports whether a principal without calls has a full bucket (its
@@ -147,7 +155,7 @@ const maxPrincipalsPerShard = 1024
 
 func (p *principals) sweepLocked(sh *principalShard, now time.Time) {
 	for k, pr := range sh.m {
-		if pr.n <= 0 && p.idle(pr, now) {
+		if pr.n <= 0 && p.idle(&pr, now) {
 			delete(sh.m, k)
 		}
 	}
