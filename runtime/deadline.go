@@ -19,7 +19,8 @@ import (
 // Err reads the clock; afterwards it is the derived context's.
 type deadlineCtx struct {
 	parent   context.Context
-	d        time.Time // the earlier of the call's and the parent's deadline
+	d        time.Time  // the earlier of the call's and the parent's deadline
+	st       *callState // the guest call's state, set before it runs (stateOf); nil before
 	mu       sync.Mutex
 	derived  atomic.Pointer[derivedCtx] // set once by Done
 	released atomic.Bool                // the call is over (release)
@@ -93,8 +94,14 @@ func (c *deadlineCtx) errAt(now time.Time) error {
 	return nil
 }
 
-// Value defers to the parent.
-func (c *deadlineCtx) Value(key any) any { return c.parent.Value(key) }
+// Value returns the guest call's state for stateKey, once set, and
+// defers to the parent otherwise.
+func (c *deadlineCtx) Value(key any) any {
+	if _, ok := key.(stateKey); ok && c.st != nil {
+		return c.st
+	}
+	return c.parent.Value(key)
+}
 
 // AfterFunc arranges for f to run when c is done, as context.AfterFunc
 // does; the context package calls it for contexts derived from c instead

@@ -82,9 +82,12 @@ func (s *callState) end() {
 
 type stateKey struct{}
 
-// callCtx is the ctx of one guest call: the caller's ctx (with the call's
-// deadline) plus its state. It is allocated per call because wazero's
-// deadline watcher may still read it after the call returns.
+// callCtx is the ctx of a guest call that has no deadlineCtx of its own
+// (an instance's start functions): the caller's ctx plus the call's
+// state. A call to wasmcp_call runs under its deadlineCtx, which carries
+// its state itself (one allocation per call, not two); either is
+// allocated per call because wazero's deadline watcher may still read it
+// after the call returns.
 type callCtx struct {
 	context.Context
 	st *callState
@@ -107,7 +110,12 @@ func (c *callCtx) Value(k any) any {
 func (c *callCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.Context, f) }
 
 func stateOf(ctx context.Context) *callState {
-	if c, ok := ctx.(*callCtx); ok {
+	switch c := ctx.(type) {
+	case *deadlineCtx:
+		if c.st != nil {
+			return c.st
+		}
+	case *callCtx:
 		return c.st
 	}
 	st, _ := ctx.Value(stateKey{}).(*callState)

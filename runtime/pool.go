@@ -340,7 +340,8 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 		// hundred nanoseconds against milliseconds.
 		a = inst.it.arm(ctx, cctx, began)
 	}
-	err := inst.fn.CallWithStack(&callCtx{Context: cctx, st: &inst.st}, inst.stack)
+	cctx.st = &inst.st
+	err := inst.fn.CallWithStack(cctx, inst.stack)
 	if inst.it != nil {
 		end = inst.it.disarm(a)
 		err = inst.it.overflow(err)
