@@ -21,6 +21,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if *metrics != "" {
 		cfg.Telemetry.Metrics = *metrics
 	}
+	setHeapFloor()
 	log := newLogger(cfg.Server.LogLevel, cfg.Server.LogFormat)
 	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log, Progress: os.Stderr})
 	if err != nil {
