@@ -81,7 +81,18 @@ func New(opts Options) (*Host, error) {
 // progress and notify/* are no-ops, the client requests answer
 // abi.ErrUnsupported, and config/http/kv work as granted.
 func (h *Host) Bind(c Client) runtime.Host {
-	return &bound{h: h, c: c}
+	return h.BindAt(new(Binding), c)
+}
+
+// Binding is the storage of a bound Host (BindAt), for a caller that
+// allocates it with its own per-call state rather than apart.
+type Binding struct{ b bound }
+
+// BindAt is Bind with the bound Host kept in b, which serves one call at
+// a time.
+func (h *Host) BindAt(b *Binding, c Client) runtime.Host {
+	b.b = bound{h: h, c: c}
+	return &b.b
 }
 
 // bound is a Host bound to one call's Client. It is used by one guest call

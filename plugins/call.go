@@ -44,6 +44,8 @@ type Request struct {
 	Restricted bool
 	// Caller carries notifications and client requests; nil drops them.
 	Caller Caller
+	// Hook observes the request's plugin calls; nil for none.
+	Hook CallHook
 }
 
 // parsed returns req.Parsed, or a *ParamsError when the caller did not
@@ -289,7 +291,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 		ec.InputResponses = p.InputResponses
 	}
 	client := &callClient{reg: r, plugin: pl, req: req}
-	host := pl.host.Bind(client)
+	host := pl.host.BindAt(&client.binding, client)
 	bufp := envelopes.Get().(*[]byte)
 	defer func() {
 		if cap(*bufp) <= 64<<10 {
@@ -300,7 +302,7 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 		var status uint32
 		var out []byte
 		var err error
-		if hook := callHookFrom(ctx); hook != nil {
+		if hook := req.Hook; hook != nil {
 			cctx, h := hook.CallStart(ctx, pl.name, method, target, host)
 			status, out, err = pl.callGuest(cctx, h, method, params, &ec, bufp)
 			hook.CallEnd(cctx, err)
@@ -476,7 +478,8 @@ type callClient struct {
 	reg     *Registry
 	plugin  *Plugin
 	req     *Request
-	foreign atomic.Int32 // resource updates dropped (NotifyResourceUpdated)
+	foreign atomic.Int32    // resource updates dropped (NotifyResourceUpdated)
+	binding hostapi.Binding // the call's bound host, allocated with it
 }
 
 var _ hostapi.Client = (*callClient)(nil)

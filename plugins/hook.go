@@ -6,9 +6,10 @@ import (
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
-// CallHook observes the plugin calls made under a context carrying it
-// (WithCallHook): telemetry. Each round of the input_required flow is one
-// call. Its methods run on the goroutine of the call.
+// CallHook observes the plugin calls of a Request that carries it
+// (Request.Hook): telemetry, the audit of denials. Each round of the
+// input_required flow is one call. Its methods run on the goroutine of
+// the call.
 type CallHook interface {
 	// CallStart is called before plugin runs method (the ABI method) on
 	// target (the tool or prompt name, or the resource URI; empty for
@@ -19,17 +20,4 @@ type CallHook interface {
 	// CallStart returned and the runtime's error (a *runtime.Error), or
 	// nil.
 	CallEnd(ctx context.Context, err error)
-}
-
-type callHookKey struct{}
-
-// WithCallHook returns a copy of ctx carrying h for the plugin calls of
-// the Registry methods called with it.
-func WithCallHook(ctx context.Context, h CallHook) context.Context {
-	return context.WithValue(ctx, callHookKey{}, h)
-}
-
-func callHookFrom(ctx context.Context) CallHook {
-	h, _ := ctx.Value(callHookKey{}).(CallHook)
-	return h
 }

@@ -80,12 +80,14 @@ func (p *provider) Complete(ctx context.Context, r *mcp.Request) (json.RawMessag
 func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Context, *plugins.Request) (json.RawMessage, error)) (json.RawMessage, error) {
 	// The one translation: the engine's request, parsed, is the
 	// registry's (shared, not copied).
-	req := plugins.Request{Client: &r.Client, Params: r.Params, Parsed: &r.Parsed, Restricted: r.Principal != "", Caller: caller{r}}
+	pc := &pluginCall{req: plugins.Request{Client: &r.Client, Params: r.Params, Parsed: &r.Parsed, Restricted: r.Principal != "", Caller: caller{r}}}
+	req := &pc.req
 	if r.TaskID != "" {
 		ctx = runtime.WithCallTimeout(ctx, p.taskTimeout)
 	}
 	if p.tel != nil {
-		out, err := call(p.withTelemetry(ctx, slotHook{r}), &req)
+		req.Hook = p.tel.CallHook()
+		out, err := call(p.withTelemetry(ctx, slotHook{r}), req)
 		recordOutcome(ctx, err)
 		if err != nil {
 			out, err = mapError(ctx, p.log, r, err)
@@ -96,15 +98,23 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		return out, err
 	}
 	// Without telemetry, denials are still audited.
-	audit := telemetry.NewDenialAudit(p.log, r)
-	out, err := call(plugins.WithCallHook(runtime.WithQueueHook(ctx, slotHook{r}), audit), &req)
+	pc.audit = telemetry.DenialAuditOf(p.log, r)
+	req.Hook = &pc.audit
+	out, err := call(runtime.WithQueueHook(ctx, slotHook{r}), req)
 	if err != nil {
 		if inErr := (*plugins.InputRequestError)(nil); errors.As(err, &inErr) {
-			audit.Denied("input_request", inErr.Method)
+			pc.audit.Denied("input_request", inErr.Method)
 		}
 		return mapError(ctx, p.log, r, err)
 	}
 	return out, nil
+}
+
+// pluginCall is what a plugin call of the provider allocates, in one
+// piece: the registry's request and, without telemetry, its hook.
+type pluginCall struct {
+	req   plugins.Request
+	audit telemetry.DenialAudit
 }
 
 // slotHook lets a call give its server-wide run slot back while it waits

@@ -47,11 +47,10 @@ func (s *Server) pluginStats() []telemetry.PluginStats {
 	return out
 }
 
-// withTelemetry returns the context of a plugin call with the telemetry
-// hooks: the queue wait timed, the plugin call observed.
+// withTelemetry returns the context of a plugin call with the queue wait
+// timed (the request's Hook observes the plugin call).
 func (p *provider) withTelemetry(ctx context.Context, hook runtime.QueueHook) context.Context {
-	ctx = runtime.WithQueueHook(ctx, telemetry.QueueHook(ctx, hook))
-	return plugins.WithCallHook(ctx, p.tel.CallHook())
+	return runtime.WithQueueHook(ctx, telemetry.QueueHook(ctx, hook))
 }
 
 // recordOutcome tells the telemetry of ctx how the plugin call ended (see

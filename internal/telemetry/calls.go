@@ -231,9 +231,11 @@ type DenialAudit struct {
 	h      runtime.Host
 }
 
-// NewDenialAudit returns the DenialAudit of request r, writing to log.
-func NewDenialAudit(log *slog.Logger, r *mcp.Request) *DenialAudit {
-	return &DenialAudit{log: log, r: r}
+// DenialAuditOf returns the DenialAudit of request r, writing to log: a
+// value, for the caller to keep with the rest of the request's state and
+// use by pointer.
+func DenialAuditOf(log *slog.Logger, r *mcp.Request) DenialAudit {
+	return DenialAudit{log: log, r: r}
 }
 
 // CallStart implements plugins.CallHook: the call's host calls are

@@ -8,7 +8,7 @@
 //
 // The composition root builds a Telemetry with New and wires it:
 // Observer into the MCP engine (mcp.Options.Observer), CallHook into the
-// contexts of plugin calls (plugins.WithCallHook), WrapTransport into
+// requests of plugin calls (plugins.Request.Hook), WrapTransport into
 // http/fetch (hostapi.HTTPPolicy.WrapTransport), MetricsHandler on the
 // metrics listener; Shutdown flushes the spans. With everything off, New
 // returns nil and nothing is wired: the call path pays nothing.
