@@ -249,10 +249,10 @@ var listRequests = sync.Pool{New: func() any { return new(Request) }}
 // tool list as a tools/list of client c in session sid ("" for none)
 // would see it.
 func (s *Server) toolEntry(ctx context.Context, c mcpreq.Client, sid, tool string) (toolEntry, error) {
-	req := listRequests.Get().(*Request)
-	*req = Request{Method: methodToolsList, Params: emptyObject, Client: c, SessionID: sid}
+	req := listRequests.Get().(*Request) // only these four fields are ever set
+	req.Method, req.Params, req.Client, req.SessionID = methodToolsList, emptyObject, c, sid
 	items, err := s.p.Tools(ctx, req)
-	*req = Request{}
+	req.Client, req.SessionID = mcpreq.Client{}, ""
 	listRequests.Put(req)
 	if err != nil {
 		return toolEntry{}, err
