@@ -1,4 +1,14 @@
 package mcp
 
+import "time"
+
 // NewConstProvider returns the benchmark Provider to the external tests.
 func NewConstProvider() Provider { return constProvider{} }
+
+// SetInlineMax sets the longest average run time of the requests a stdio
+// reader runs inline until the test ends.
+func SetInlineMax(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := inlineMax
+	inlineMax = d
+	t.Cleanup(func() { inlineMax = old })
+}

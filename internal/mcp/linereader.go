@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -70,4 +71,15 @@ func trimEOL(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// lineBuffered reports whether a whole line is buffered: next returns it
+// without reading.
+func (lr *lineReader) lineBuffered() bool {
+	n := lr.br.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := lr.br.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
 }

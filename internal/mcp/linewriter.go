@@ -21,6 +21,7 @@ type lineWriter struct {
 	buf      []byte     // queued, not yet written
 	spare    []byte     // the other buffer, reused
 	flushing bool
+	held     bool // hold: writes wait for unhold (up to holdBytes)
 	err      error
 
 	// Notifications (notice): queued bytes ever, bytes ever handed to
@@ -44,7 +45,8 @@ func newLineWriter(w io.Writer, noticeMax int) *lineWriter {
 }
 
 // writeMsg queues msg plus a newline and makes sure it gets written. It
-// returns once msg is written or handed to the goroutine writing.
+// returns once msg is written or handed to the goroutine writing, or
+// queued behind a hold (which unhold writes).
 func (lw *lineWriter) writeMsg(msg []byte) error {
 	lw.mu.Lock()
 	for lw.flushing && lw.err == nil && len(lw.buf) > maxQueued {
@@ -56,12 +58,48 @@ func (lw *lineWriter) writeMsg(msg []byte) error {
 		return err
 	}
 	lw.appendLocked(msg)
-	if lw.flushing {
+	if lw.flushing || (lw.held && len(lw.buf) < holdBytes) {
 		lw.mu.Unlock()
 		return nil
 	}
 	lw.flushing = true
 	return lw.flushLocked()
+}
+
+// holdBytes bounds what hold keeps back: past it, output is written.
+const holdBytes = 32 << 10
+
+// hold makes messages wait in the queue until unhold, or until holdBytes
+// are queued (the stdio reader's holder).
+func (lw *lineWriter) hold() {
+	lw.mu.Lock()
+	lw.held = true
+	lw.mu.Unlock()
+}
+
+// unhold ends hold and writes what is queued (writeHeld).
+func (lw *lineWriter) unhold() {
+	lw.mu.Lock()
+	lw.held = false
+	lw.writeLocked()
+}
+
+// writeHeld writes what is queued, and keeps holding what comes after;
+// unless a write is in progress, which then writes it.
+func (lw *lineWriter) writeHeld() {
+	lw.mu.Lock()
+	lw.writeLocked()
+}
+
+// writeLocked writes what is queued unless a write is in progress; the
+// caller holds mu, which writeLocked releases.
+func (lw *lineWriter) writeLocked() {
+	if lw.flushing || len(lw.buf) == 0 {
+		lw.mu.Unlock()
+		return
+	}
+	lw.flushing = true
+	_ = lw.flushLocked()
 }
 
 func (lw *lineWriter) appendLocked(msg []byte) {

@@ -28,17 +28,20 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	lw := newLineWriter(w, s.opts.NotifyQueueBytes)
 	st := &stdioConn{srv: s, lw: lw, sink: lineSink{lw}, sem: make(chan struct{}, s.opts.MaxConcurrency),
-		jobs: make(chan stdioJob), quit: make(chan struct{})}
+		jobs: make(chan stdioJob), quit: make(chan struct{}),
+		lr: newLineReader(r, s.opts.MaxMessageBytes), readDone: make(chan error, 1)}
+	st.wake = make(chan struct{}, 1)
 	st.c = s.newConn(s.ctx, st.sink)
 	st.remote = "stdio " + st.c.id
 	stop := context.AfterFunc(ctx, st.c.cancel)
 	defer stop()
 
-	readDone := make(chan error, 1)
-	go func() { readDone <- st.readLoop(r) }()
+	st.workers.Add(1)
+	go st.watchdog()
+	go st.read()
 	var err error
 	select {
-	case err = <-readDone:
+	case err = <-st.readDone:
 		st.endOfInput()
 		st.drain(s.opts.DrainTimeout)
 	case <-s.drain:
@@ -77,6 +80,13 @@ type stdioConn struct {
 	gate    sync.Mutex  // orders wg.Add against stopping
 	stopped atomic.Bool // set (under gate) when ServeStdio stops reading
 
+	// The input, read by one goroutine at a time (read), and the
+	// result of the last reader.
+	lr       *lineReader
+	readDone chan error
+	// Requests the reader runs itself (stdio_inline.go).
+	inliner
+
 	// The request workers (stdio_workers.go).
 	jobs    chan stdioJob
 	idle    atomic.Int32 // workers committed to receive from jobs
@@ -105,12 +115,33 @@ func (st *stdioConn) begin() bool {
 func (st *stdioConn) acquire() { st.sem <- struct{}{} }
 func (st *stdioConn) release() { <-st.sem }
 
-func (st *stdioConn) readLoop(r io.Reader) error {
-	lr := newLineReader(r, st.srv.opts.MaxMessageBytes)
+// acquireOut takes a slot for the reader; the output the reader holds
+// (holder) is written before it waits for one.
+func (st *stdioConn) acquireOut() {
+	select {
+	case st.sem <- struct{}{}:
+	default:
+		st.lw.unhold()
+		st.sem <- struct{}{}
+	}
+}
+
+// read reads and handles the input until it ends, and then sends the
+// result to readDone; unless the watchdog takes the reader role over
+// from a request this goroutine runs inline, and another goroutine reads
+// from then on.
+func (st *stdioConn) read() {
+	if taken, err := st.readLoop(); !taken {
+		st.readDone <- err
+	}
+}
+
+func (st *stdioConn) readLoop() (taken bool, err error) {
+	var h holder
 	for {
-		line, err := lr.next()
+		line, err := st.lr.next()
 		if st.stopped.Load() {
-			return nil
+			return false, nil
 		}
 		if errors.Is(err, errLineTooLong) {
 			rf := badRequest(&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
@@ -118,14 +149,18 @@ func (st *stdioConn) readLoop(r io.Reader) error {
 			st.writeError(jsonrpc.ID{}, st.srv.refuseUnread(time.Now(), nil, rf).err)
 			continue
 		}
-		if len(trimSpaceBytes(line)) > 0 {
-			st.handleLine(line)
+		// Hold the output while more input is buffered (stdio_inline.go).
+		more := err == nil && st.lr.lineBuffered()
+		h.before(st, more)
+		if len(trimSpaceBytes(line)) > 0 && st.handleLine(line, err == nil) {
+			return true, nil
 		}
+		h.after(st, more)
 		if err != nil {
 			if err == io.EOF {
-				return nil
+				return false, nil
 			}
-			return err
+			return false, err
 		}
 	}
 }
@@ -174,23 +209,27 @@ func (st *stdioConn) writeError(id jsonrpc.ID, e *jsonrpc.Error) {
 	putBuf(b)
 }
 
-// handleLine handles one line; it is called by the reader only.
-func (st *stdioConn) handleLine(line []byte) {
+// handleLine handles one line; it is called by the reader only, which
+// may run the request inline (stdio_inline.go) when inline is set. It
+// reports whether the reader role was taken over meanwhile.
+func (st *stdioConn) handleLine(line []byte, inline bool) (taken bool) {
 	if jsonrpc.IsBatch(line) {
 		st.handleBatch(line)
-		return
+		return false
 	}
 	buf := getBuf()
 	*buf = append((*buf)[:0], line...)
-	if st.handleMessage(*buf, buf) {
-		return // buf now belongs to the request
+	kept, taken := st.handleMessage(*buf, buf, inline)
+	if !kept {
+		putBuf(buf)
 	}
-	putBuf(buf)
+	return taken
 }
 
 // handleMessage admits one message and starts, answers or delivers it; it
-// reports whether it kept buf (which holds body).
-func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
+// reports whether it kept buf (which holds body), and whether the reader
+// role was taken over from the request it ran inline.
+func (st *stdioConn) handleMessage(body []byte, buf *[]byte, inline bool) (kept, taken bool) {
 	var m jsonrpc.Message
 	var mi metaInfo
 	in := inbound{c: st.c, draining: st.srv.isDraining()}
@@ -203,16 +242,16 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
 	*out = resp
 	putBuf(out)
 	if settled {
-		return false
+		return false, false
 	}
 	cl := st.srv.routeCall(rt, st.c, &m, &mi, st.sink)
 	cl.remote = st.remote
 	cl.slots = st
-	st.acquire()
+	st.acquireOut()
 	if rf := st.srv.startCall(cl, st.c); rf != nil {
 		st.release()
 		st.writeError(m.ID, rf.err)
-		return false
+		return false, false
 	}
 	if !st.begin() {
 		st.srv.releaseCall(cl)
@@ -222,10 +261,17 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte) bool {
 		if !st.stopped.Load() {
 			st.writeError(m.ID, errShuttingDown)
 		}
-		return false
+		return false, false
 	}
-	st.dispatch(stdioJob{cl: cl, buf: buf})
-	return true
+	j := stdioJob{cl: cl, buf: buf}
+	if cl.req.Method != methodListen {
+		j.t = st.target(keyOf(&cl.req))
+		if inline && st.inline(j.t) {
+			return true, st.runInline(j)
+		}
+	}
+	st.dispatch(j)
+	return true, false
 }
 
 // handleBatch serves a 2025-03-26 batch. The responses go out as one
@@ -243,7 +289,7 @@ func (st *stdioConn) handleBatch(line []byte) {
 		st.writeBatch(immediate)
 		return
 	}
-	st.acquire()
+	st.acquireOut()
 	if !st.begin() {
 		st.release()
 		for _, cl := range calls {

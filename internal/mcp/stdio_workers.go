@@ -1,7 +1,11 @@
 package mcp
 
-// A stdio connection runs its requests on long-lived worker goroutines
-// rather than on a new goroutine each. A new goroutine starts with a small
+import "time"
+
+// A stdio connection runs the requests its reader does not run itself
+// (stdio_inline.go: the ones not expected to be quick, and the ones taken
+// over from the reader) on long-lived worker goroutines rather than on a
+// new goroutine each. A new goroutine starts with a small
 // stack, and a request's JSON decoding and validation recurse deep enough
 // to grow it by copying every time; a worker's stack stays grown from one
 // request to the next.
@@ -21,6 +25,7 @@ package mcp
 type stdioJob struct {
 	cl  *call
 	buf *[]byte
+	t   *target // its target, whose average it updates (stdio_inline.go); nil for none
 }
 
 // dispatch runs j on an idle worker, or on a new one if none is idle. The
@@ -76,10 +81,22 @@ func (st *stdioConn) park() bool {
 // run serves one request and writes its response; the worker gives the
 // request's slot back afterwards.
 func (st *stdioConn) run(j stdioJob) {
+	if j.t == nil {
+		st.serve(j.cl)
+	} else {
+		t0 := time.Now()
+		st.serve(j.cl)
+		j.t.ran(time.Since(t0))
+	}
+	putBuf(j.buf)
+}
+
+// serve serves cl and writes its response, leaving the buffer holding
+// its message to the caller.
+func (st *stdioConn) serve(cl *call) {
 	defer st.wg.Done()
-	cl := j.cl
 	out := getBuf()
-	resp, ok := st.srv.serveTracked(cl, st.c, j.buf, (*out)[:0])
+	resp, ok := st.srv.serveTracked(cl, st.c, nil, (*out)[:0])
 	if ok {
 		_ = st.lw.writeMsg(resp)
 	}

@@ -1,11 +1,17 @@
 package mcp_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"runtime/metrics"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
+	"github.com/wasmcp/wasmcp/internal/mcp/mcptest"
 )
 
 // TestStdioConcurrencyBound checks that a stdio connection runs at most
@@ -61,4 +67,120 @@ func goroutinesCreated() uint64 {
 	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// TestStdioInlineTakeover checks that a request the reader runs inline
+// cannot stop the connection: a slow call sent between two quick ones in
+// one write is taken over, both quick calls are answered while it runs
+// (the first one's answer, held while the reader had input buffered, is
+// written at the takeover), and its cancellation still reaches it.
+func TestStdioInlineTakeover(t *testing.T) {
+	c := startStdio(t, nil, nil)
+	started, stopped := make(chan string, 4), make(chan string, 4)
+	c.prov.Started, c.prov.Stopped = started, stopped
+	c.initialize("2025-11-25", nil)
+	echo := map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}
+	c.send(strings.Join([]string{
+		request(1, "tools/call", echo),
+		request(2, "tools/call", map[string]any{"name": "slow"}),
+		request(3, "tools/call", echo),
+	}, "\n"))
+	for _, id := range []int{1, 3} {
+		res, _ := c.await(id)
+		wantResult(t, res)
+	}
+	select {
+	case <-stopped:
+		t.Fatal("the slow call ended before it was cancelled")
+	default:
+	}
+	c.send(notification("notifications/cancelled", map[string]any{"requestId": 2}))
+	select {
+	case <-stopped:
+	case <-time.After(wait):
+		t.Fatal("the cancellation did not reach the slow call")
+	}
+	c.pingBarrier("barrier")
+	for _, m := range c.queue {
+		if string(m.ID) == "2" {
+			t.Fatalf("a cancelled call was answered: %s", m.raw)
+		}
+	}
+}
+
+// countingWriter counts the Write calls made on it.
+type countingWriter struct {
+	mu     sync.Mutex
+	writes int
+	buf    bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes++
+	return w.buf.Write(p)
+}
+
+// TestStdioInlineHoldsOutput checks that the answers to requests a client
+// sent together are written together: n quick calls read in one piece
+// take far fewer than n writes, and every one is answered once. A pause
+// of the test process can make the watchdog take a quick call over and
+// send the rest to workers, which answer after the reader stopped
+// holding, so the count is checked on the best of three runs.
+func TestStdioInlineHoldsOutput(t *testing.T) {
+	mcp.SetInlineMax(t, time.Second) // quick calls are slow under the race detector
+	const n = 32
+	var in strings.Builder
+	in.WriteString(request("init", "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}}) + "\n")
+	in.WriteString(notification("notifications/initialized", nil) + "\n")
+	for i := range n {
+		in.WriteString(request(i, "tools/call", map[string]any{"name": "echo"}) + "\n")
+	}
+	best := -1
+	for range 3 {
+		writes := serveCounted(t, in.String(), n+1)
+		if best < 0 || writes < best {
+			best = writes
+		}
+		if best <= (n+1)/2 {
+			return
+		}
+	}
+	t.Fatalf("%d writes for %d answers to requests read together, want at most %d", best, n+1, (n+1)/2)
+}
+
+// serveCounted serves input on a fresh server and returns how many writes
+// its output took, checking that it is want distinct results.
+func serveCounted(t *testing.T, input string, want int) int {
+	t.Helper()
+	p := mcptest.New(nil)
+	s := mcp.NewServer(p, nil)
+	defer s.Close()
+	p.SetServer(s)
+	var out countingWriter
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := s.ServeStdio(ctx, strings.NewReader(input), &out); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.buf.String()), "\n") {
+		var m msg
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("bad line %q: %v", line, err)
+		}
+		if m.Error != nil || m.Result == nil {
+			t.Fatalf("not a result: %s", line)
+		}
+		if seen[string(m.ID)] {
+			t.Fatalf("answered twice: %s", line)
+		}
+		seen[string(m.ID)] = true
+	}
+	if len(seen) != want {
+		t.Fatalf("%d answers, want %d", len(seen), want)
+	}
+	return out.writes
 }
