@@ -28,7 +28,24 @@ type queueHookKey struct{}
 // WithQueueHook returns a copy of ctx carrying h for the Pool.Calls made
 // under it.
 func WithQueueHook(ctx context.Context, h QueueHook) context.Context {
-	return context.WithValue(ctx, queueHookKey{}, h)
+	return &QueueHookContext{Context: ctx, Hook: h}
+}
+
+// QueueHookContext is a context carrying Hook for the Pool.Calls made
+// under it: what WithQueueHook returns, as a type that a caller can
+// allocate with its own per-call state rather than apart.
+type QueueHookContext struct {
+	context.Context
+	Hook QueueHook
+}
+
+// Value returns Hook for the QueueHook's key and defers to the parent
+// otherwise.
+func (c *QueueHookContext) Value(key any) any {
+	if _, ok := key.(queueHookKey); ok {
+		return c.Hook
+	}
+	return c.Context.Value(key)
 }
 
 func queueHookFrom(ctx context.Context) QueueHook {

@@ -87,7 +87,8 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 	}
 	if p.tel != nil {
 		req.Hook = p.tel.CallHook()
-		out, err := call(p.withTelemetry(ctx, slotHook{r}), req)
+		pc.ctx = runtime.QueueHookContext{Context: ctx, Hook: telemetry.QueueHook(ctx, slotHook{r})} // the queue wait timed
+		out, err := call(&pc.ctx, req)
 		recordOutcome(ctx, err)
 		if err != nil {
 			out, err = mapError(ctx, p.log, r, err)
@@ -100,7 +101,8 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 	// Without telemetry, denials are still audited.
 	pc.audit = telemetry.DenialAuditOf(p.log, r)
 	req.Hook = &pc.audit
-	out, err := call(runtime.WithQueueHook(ctx, slotHook{r}), req)
+	pc.ctx = runtime.QueueHookContext{Context: ctx, Hook: slotHook{r}}
+	out, err := call(&pc.ctx, req)
 	if err != nil {
 		if inErr := (*plugins.InputRequestError)(nil); errors.As(err, &inErr) {
 			pc.audit.Denied("input_request", inErr.Method)
@@ -111,8 +113,10 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 }
 
 // pluginCall is what a plugin call of the provider allocates, in one
-// piece: the registry's request and, without telemetry, its hook.
+// piece: its context (with the queue hook), the registry's request and,
+// without telemetry, its hook.
 type pluginCall struct {
+	ctx   runtime.QueueHookContext
 	req   plugins.Request
 	audit telemetry.DenialAudit
 }

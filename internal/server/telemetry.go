@@ -47,12 +47,6 @@ func (s *Server) pluginStats() []telemetry.PluginStats {
 	return out
 }
 
-// withTelemetry returns the context of a plugin call with the queue wait
-// timed (the request's Hook observes the plugin call).
-func (p *provider) withTelemetry(ctx context.Context, hook runtime.QueueHook) context.Context {
-	return runtime.WithQueueHook(ctx, telemetry.QueueHook(ctx, hook))
-}
-
 // recordOutcome tells the telemetry of ctx how the plugin call ended (see
 // mapError for the same classification as the client sees it).
 func recordOutcome(ctx context.Context, err error) {
