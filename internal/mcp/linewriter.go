@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -100,6 +101,31 @@ func (lw *lineWriter) writeLocked() {
 	}
 	lw.flushing = true
 	_ = lw.flushLocked()
+}
+
+// flush writes what is queued, held or not, and returns once it is
+// written, or writing failed, or ctx ended (then it gives up on a write
+// in progress).
+func (lw *lineWriter) flush(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	stop := context.AfterFunc(ctx, func() {
+		lw.mu.Lock()
+		lw.drained.Broadcast()
+		lw.mu.Unlock()
+	})
+	defer stop()
+	lw.mu.Lock()
+	lw.held = false
+	for lw.flushing && lw.err == nil && ctx.Err() == nil {
+		lw.drained.Wait()
+	}
+	if ctx.Err() != nil {
+		lw.mu.Unlock()
+		return
+	}
+	lw.writeLocked()
 }
 
 func (lw *lineWriter) appendLocked(msg []byte) {

@@ -14,24 +14,13 @@ import (
 
 func TestStdioShutdown(t *testing.T) {
 	t.Run("in flight finishes", func(t *testing.T) {
-		c := startStdio(t, nil, nil)
-		c.initialize("2025-11-25", map[string]any{"elicitation": map[string]any{}})
-		c.send(request("e", "tools/call", map[string]any{"name": "elicit"}))
-		req := c.next()
-		if req.Method != "elicitation/create" {
-			t.Fatalf("got %s", req.raw)
-		}
+		c, req := startElicit(t)
 		// A listen stream ends with its completion result.
 		c.send(request("l", "subscriptions/listen", withMeta(map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)))
 		if ack := c.next(); ack.Method != "notifications/subscriptions/acknowledged" {
 			t.Fatalf("got %s", ack.raw)
 		}
-		shut := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), wait)
-			defer cancel()
-			shut <- c.srv.Shutdown(ctx)
-		}()
+		shut := shutdownInBackground(c.srv)
 		if m, _ := c.await("l"); field(t, m.Result, "resultType") != "complete" {
 			t.Fatalf("listen at shutdown: %s", m.raw)
 		}
@@ -73,6 +62,32 @@ func TestStdioShutdown(t *testing.T) {
 		}
 		c.done <- nil
 	})
+}
+
+// startElicit starts a stdio server with a 2025-11-25 session and a call
+// of the elicit tool (request id "e"), and returns its question.
+func startElicit(t *testing.T) (*stdioClient, *msg) {
+	t.Helper()
+	c := startStdio(t, nil, nil)
+	c.initialize("2025-11-25", map[string]any{"elicitation": map[string]any{}})
+	c.send(request("e", "tools/call", map[string]any{"name": "elicit"}))
+	req := c.next()
+	if req.Method != "elicitation/create" {
+		t.Fatalf("got %s", req.raw)
+	}
+	return c, req
+}
+
+// shutdownInBackground starts s.Shutdown with a grace of wait and returns
+// where its result goes.
+func shutdownInBackground(s *mcp.Server) <-chan error {
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		shut <- s.Shutdown(ctx)
+	}()
+	return shut
 }
 
 func TestRunHTTPShutdown(t *testing.T) {

@@ -40,6 +40,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	go st.watchdog()
 	go st.read()
 	var err error
+	graceful := true // the answers due are written before ServeStdio returns
 	select {
 	case err = <-st.readDone:
 		st.endOfInput()
@@ -56,10 +57,19 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	case <-st.c.ctx.Done():
 		st.stop()
 		err = ctx.Err()
+		graceful = false
 	}
 	st.wg.Wait()
 	close(st.quit)
 	st.workers.Wait()
+	if graceful {
+		// What is queued goes out: the answers the reader held when it
+		// stopped (holder), and those queued behind a write in progress
+		// (Shutdown closes the connection as soon as its requests are
+		// done, maybe before their answers are written). Until ctx
+		// ends, as for a client that does not read.
+		lw.flush(ctx)
+	}
 	st.c.close()
 	lw.close()
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -131,38 +141,43 @@ func (st *stdioConn) acquireOut() {
 // from a request this goroutine runs inline, and another goroutine reads
 // from then on.
 func (st *stdioConn) read() {
-	if taken, err := st.readLoop(); !taken {
+	if taken, err := st.readLoop(); !taken && !st.ended() {
 		st.readDone <- err
 	}
 }
 
+// ended reports whether ServeStdio stopped reading or the connection
+// ended: the reader then reads no further (a request it ran inline may
+// have run past that), and ServeStdio does not wait for it.
+func (st *stdioConn) ended() bool { return st.stopped.Load() || st.c.ctx.Err() != nil }
+
 func (st *stdioConn) readLoop() (taken bool, err error) {
 	var h holder
-	for {
+	for !st.ended() {
 		line, err := st.lr.next()
-		if st.stopped.Load() {
-			return false, nil
+		if st.ended() {
+			break
 		}
-		if errors.Is(err, errLineTooLong) {
+		tooLong := errors.Is(err, errLineTooLong)
+		// Hold the output while more input is buffered (stdio_inline.go).
+		more := (err == nil || tooLong) && st.lr.lineBuffered()
+		h.before(st, more)
+		if tooLong {
 			rf := badRequest(&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 				Message: fmt.Sprintf("invalid request: message longer than %d bytes", st.srv.opts.MaxMessageBytes)})
 			st.writeError(jsonrpc.ID{}, st.srv.refuseUnread(time.Now(), nil, rf).err)
-			continue
-		}
-		// Hold the output while more input is buffered (stdio_inline.go).
-		more := err == nil && st.lr.lineBuffered()
-		h.before(st, more)
-		if len(trimSpaceBytes(line)) > 0 && st.handleLine(line, err == nil) {
+		} else if len(trimSpaceBytes(line)) > 0 && st.handleLine(line, err == nil) {
 			return true, nil
 		}
 		h.after(st, more)
-		if err != nil {
+		if err != nil && !tooLong {
 			if err == io.EOF {
 				return false, nil
 			}
 			return false, err
 		}
 	}
+	return false, nil
 }
 
 // endOfInput ends what cannot go on without input: listen streams end
