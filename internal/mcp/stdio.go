@@ -280,7 +280,7 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte, inline bool) (kept,
 	}
 	j := stdioJob{cl: cl, buf: buf}
 	if cl.req.Method != methodListen {
-		j.t = st.target(keyOf(&cl.req))
+		j.t = st.targetOf(&cl.req)
 		if inline && st.inline(j.t) {
 			return true, st.runInline(j)
 		}

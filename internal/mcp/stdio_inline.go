@@ -1,9 +1,10 @@
 package mcp
 
 import (
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // A stdio connection's reader runs a request itself ("inline") instead of
@@ -53,7 +54,9 @@ const (
 	forgetAfter = 10
 	// maxTargets bounds the targets a connection remembers (the names
 	// come from the client); the memory is cleared when it is full.
-	maxTargets = 256
+	// maxTargetKey bounds the length of a target it remembers apart.
+	maxTargets   = 256
+	maxTargetKey = 256
 )
 
 // The states of stdioConn.inl, in its low two bits; the rest counts
@@ -66,16 +69,30 @@ const (
 	inlMask    = 3
 )
 
-// inlineKey is the target of a request: its method and the tool or
-// prompt name or resource URI it names.
-type inlineKey struct{ method, name string }
-
-func keyOf(r *Request) inlineKey {
-	name := r.Parsed.Name
-	if name == "" {
-		name = r.Parsed.URI
+// targetName returns the part of a target that r's params name: the tool
+// or prompt name or resource URI, as its raw JSON string (escapes not
+// decoded; nil for none). The params are not parsed yet when the reader
+// looks (serve parses them): the first member of that name counts.
+func targetName(r *Request) []byte {
+	var key string
+	switch r.Method {
+	case methodToolsCall, methodPromptsGet:
+		key = "name"
+	case methodResRead:
+		key = "uri"
+	default:
+		return nil
 	}
-	return inlineKey{r.Method, name}
+	it, _ := jsonscan.NewObjectIter(r.Params)
+	for k, v, more := it.Next(); more; k, v, more = it.Next() {
+		if jsonscan.KeyIs(k, key) {
+			if len(v) >= 2 && v[0] == '"' {
+				return v[1 : len(v)-1]
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // target is what a connection knows of the requests to one target.
@@ -119,19 +136,29 @@ type inliner struct {
 	wake    chan struct{} // a token for a parked watchdog (capacity 1)
 
 	// The reader's: one goroutine at a time, handed on with the role.
-	targets map[inlineKey]*target
+	targets map[string]*target // by method, a zero byte, and targetName
+	long    target             // the record of the targets too long for targets
+	key     []byte             // targetOf's
 }
 
-// target returns the connection's record of k, making it if needed.
-func (st *stdioConn) target(k inlineKey) *target {
-	if t := st.targets[k]; t != nil {
+// targetOf returns the connection's record of r's target, making it if
+// needed. Targets longer than maxTargetKey share one record, so that the
+// names a client makes up cost at most maxTargets*maxTargetKey bytes.
+func (st *stdioConn) targetOf(r *Request) *target {
+	name := targetName(r)
+	if len(r.Method)+1+len(name) > maxTargetKey {
+		return &st.long
+	}
+	k := append(append(append(st.key[:0], r.Method...), 0), name...)
+	st.key = k
+	if t := st.targets[string(k)]; t != nil {
 		return t
 	}
 	if st.targets == nil || len(st.targets) >= maxTargets {
-		st.targets = map[inlineKey]*target{}
+		st.targets = map[string]*target{}
 	}
 	t := &target{}
-	st.targets[inlineKey{k.method, strings.Clone(k.name)}] = t
+	st.targets[string(k)] = t
 	return t
 }
 

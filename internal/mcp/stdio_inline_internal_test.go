@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,18 +82,57 @@ func repeat(d time.Duration, n int) []time.Duration {
 	return out
 }
 
-// TestTargetsBounded checks that a client naming ever new targets cannot
-// grow a connection's memory of them without bound.
+// TestTargetsBounded checks that a client naming ever new targets, or
+// long ones, cannot grow a connection's memory of them without bound.
 func TestTargetsBounded(t *testing.T) {
 	st := &stdioConn{}
+	long := strings.Repeat("x", 4*maxTargetKey)
 	for i := range 3 * maxTargets {
-		st.target(inlineKey{"tools/call", fmt.Sprint(i)})
+		st.targetOf(&Request{Method: "tools/call", Params: []byte(fmt.Sprintf(`{"name":"%d"}`, i))})
+		st.targetOf(&Request{Method: long + fmt.Sprint(i), Params: emptyObject})
+		st.targetOf(&Request{Method: "tools/call", Params: []byte(fmt.Sprintf(`{"name":"%s%d"}`, long, i))})
 	}
 	if n := len(st.targets); n > maxTargets {
 		t.Errorf("%d targets remembered, want at most %d", n, maxTargets)
 	}
-	k := inlineKey{"tools/call", "echo"}
-	if a, b := st.target(k), st.target(k); a != b {
-		t.Error("two records of one target")
+	size := 0
+	for k := range st.targets {
+		size += len(k)
+	}
+	if size > maxTargets*maxTargetKey {
+		t.Errorf("%d bytes of target names remembered, want at most %d", size, maxTargets*maxTargetKey)
+	}
+}
+
+// TestTargetOf checks which requests share a target: a request's
+// target is read from its params as the reader has them, before they
+// are parsed (Request.Parsed is still empty then).
+func TestTargetOf(t *testing.T) {
+	req := func(method, params string) *Request { return &Request{Method: method, Params: []byte(params)} }
+	for _, tc := range []struct {
+		name string
+		a, b *Request
+		same bool
+	}{
+		{"same tool", req("tools/call", `{"name":"echo","arguments":{"a":1}}`), req("tools/call", `{"arguments":{},"name":"echo"}`), true},
+		{"two tools", req("tools/call", `{"name":"echo"}`), req("tools/call", `{"name":"slow"}`), false},
+		{"two prompts", req("prompts/get", `{"name":"a"}`), req("prompts/get", `{"name":"b"}`), false},
+		{"two resources", req("resources/read", `{"uri":"test://a"}`), req("resources/read", `{"uri":"test://b"}`), false},
+		{"tool and prompt", req("tools/call", `{"name":"a"}`), req("prompts/get", `{"name":"a"}`), false},
+		{"a method", req("tools/list", `{"cursor":"1"}`), req("tools/list", `{}`), true},
+		{"two methods", req("tools/list", `{}`), req("prompts/list", `{}`), false},
+		{"params not an object", req("tools/call", `[{"name":"a"}]`), req("tools/call", `null`), true},
+		{"name not a string", req("tools/call", `{"name":1}`), req("tools/call", `{"name":{"a":"b"}}`), true},
+		{"the first name", req("tools/call", `{"name":"a","name":"b"}`), req("tools/call", `{"name":"a"}`), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &stdioConn{}
+			if same := st.targetOf(tc.a) == st.targetOf(tc.b); same != tc.same {
+				t.Errorf("same target = %v, want %v", same, tc.same)
+			}
+			if st.targetOf(tc.a) != st.targetOf(tc.a) {
+				t.Error("two records of one target")
+			}
+		})
 	}
 }
