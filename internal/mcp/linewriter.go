@@ -104,12 +104,9 @@ func (lw *lineWriter) writeLocked() {
 }
 
 // flush writes what is queued, held or not, and returns once it is
-// written, or writing failed, or ctx ended (then it gives up on a write
-// in progress).
+// written, or writing failed, or ctx ended: then a write in progress is
+// left to finish (or block) on its own.
 func (lw *lineWriter) flush(ctx context.Context) {
-	if ctx.Err() != nil {
-		return
-	}
 	stop := context.AfterFunc(ctx, func() {
 		lw.mu.Lock()
 		lw.drained.Broadcast()
@@ -118,14 +115,15 @@ func (lw *lineWriter) flush(ctx context.Context) {
 	defer stop()
 	lw.mu.Lock()
 	lw.held = false
-	for lw.flushing && lw.err == nil && ctx.Err() == nil {
+	if !lw.flushing && len(lw.buf) > 0 && lw.err == nil {
+		lw.flushing = true
+		go func() { _ = lw.flushLocked() }() // it releases mu
+		lw.mu.Lock()
+	}
+	for (lw.flushing || len(lw.buf) > 0) && lw.err == nil && ctx.Err() == nil {
 		lw.drained.Wait()
 	}
-	if ctx.Err() != nil {
-		lw.mu.Unlock()
-		return
-	}
-	lw.writeLocked()
+	lw.mu.Unlock()
 }
 
 func (lw *lineWriter) appendLocked(msg []byte) {

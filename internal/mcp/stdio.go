@@ -66,9 +66,14 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		// What is queued goes out: the answers the reader held when it
 		// stopped (holder), and those queued behind a write in progress
 		// (Shutdown closes the connection as soon as its requests are
-		// done, maybe before their answers are written). Until ctx
-		// ends, as for a client that does not read.
-		lw.flush(ctx)
+		// done, maybe before their answers are written). For at most
+		// DrainTimeout, as for a client that does not read.
+		fctx, cancel := ctx, context.CancelFunc(func() {})
+		if d := s.opts.DrainTimeout; d > 0 {
+			fctx, cancel = context.WithTimeout(ctx, d)
+		}
+		lw.flush(fctx)
+		cancel()
 	}
 	st.c.close()
 	lw.close()
