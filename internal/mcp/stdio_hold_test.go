@@ -34,13 +34,25 @@ func TestStdioHoldNotAcrossRead(t *testing.T) {
 			c := startStdio(t, nil, &mcp.Options{MaxMessageBytes: max})
 			c.initialize("2025-11-25", nil)
 			c.send(strings.Join(tc.lines, "\n")) // one write: read in one piece
+			want := map[string]int{}             // the answers due, in any order
 			for _, line := range tc.lines {
-				m := c.next()
 				if strings.HasPrefix(line, " ") {
-					wantError(t, m, jsonrpc.CodeInvalidRequest)
+					want["error"]++
+				} else {
+					want["result"]++
+				}
+			}
+			for range tc.lines {
+				m := c.next()
+				if m.Error != nil && m.Error.Code == jsonrpc.CodeInvalidRequest {
+					want["error"]--
 				} else {
 					wantResult(t, m)
+					want["result"]--
 				}
+			}
+			if want["error"] != 0 || want["result"] != 0 {
+				t.Errorf("answers short of due (negative: beyond): %v", want)
 			}
 		})
 	}
