@@ -286,7 +286,7 @@ func (st *stdioConn) handleMessage(body []byte, buf *[]byte, inline bool) (kept,
 	j := stdioJob{cl: cl, buf: buf}
 	if cl.req.Method != methodListen {
 		j.t = st.targetOf(&cl.req)
-		if inline && st.inline(j.t) {
+		if inline && j.t.inlineAt(unixNow) {
 			return true, st.runInline(j)
 		}
 	}

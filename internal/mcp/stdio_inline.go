@@ -112,10 +112,17 @@ func (t *target) ran(d time.Duration) {
 	t.avg.Store(a + (int64(d)-a)/8)
 }
 
-// inlineAt reports whether a request to t may run inline at now.
-func (t *target) inlineAt(now time.Time) bool {
-	return t.avg.Load() <= int64(inlineMax) && now.UnixNano() >= t.off.Load()
+// inlineAt reports whether a request to t may run inline at now (Unix
+// ns), which it reads only for a target that was ever struck.
+func (t *target) inlineAt(now func() int64) bool {
+	if t.avg.Load() > int64(inlineMax) {
+		return false
+	}
+	off := t.off.Load()
+	return off == 0 || now() >= off
 }
+
+func unixNow() int64 { return time.Now().UnixNano() }
 
 // strike sends t to workers for a while from now: the watchdog took one
 // of its runs over.
@@ -160,14 +167,6 @@ func (st *stdioConn) targetOf(r *Request) *target {
 	t := &target{}
 	st.targets[string(k)] = t
 	return t
-}
-
-// inline reports whether the reader may run a request to t inline now.
-func (st *stdioConn) inline(t *target) bool {
-	if t.off.Load() == 0 {
-		return t.avg.Load() <= int64(inlineMax)
-	}
-	return t.inlineAt(time.Now())
 }
 
 // runInline runs j on the reader; it reports whether the reader role was

@@ -28,10 +28,10 @@ func TestTargetStrikes(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			at := t0.Add(s.at)
 			tg.strike(at)
-			if tg.inlineAt(at.Add(s.want - time.Nanosecond)) {
+			if tg.inlineAt(at.Add(s.want - time.Nanosecond).UnixNano) {
 				t.Errorf("inline %v after strike %d, want off for %v", s.want-time.Nanosecond, i, s.want)
 			}
-			if !tg.inlineAt(at.Add(s.want)) {
+			if !tg.inlineAt(at.Add(s.want).UnixNano) {
 				t.Errorf("still off %v after strike %d", s.want, i)
 			}
 		})
@@ -40,7 +40,7 @@ func TestTargetStrikes(t *testing.T) {
 	for range 20 {
 		tg.strike(at)
 	}
-	if !tg.inlineAt(at.Add(slowForMax)) {
+	if !tg.inlineAt(at.Add(slowForMax).UnixNano) {
 		t.Errorf("off for more than slowForMax (%v)", slowForMax)
 	}
 }
@@ -67,7 +67,7 @@ func TestTargetAverage(t *testing.T) {
 			for _, d := range tc.runs {
 				tg.ran(d)
 			}
-			if got := tg.inlineAt(now); got != tc.inline {
+			if got := tg.inlineAt(now.UnixNano); got != tc.inline {
 				t.Errorf("inline = %v after %d runs (average %v), want %v", got, len(tc.runs), time.Duration(tg.avg.Load()), tc.inline)
 			}
 		})
