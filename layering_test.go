@@ -132,6 +132,7 @@ func TestLayering(t *testing.T) {
 		"github.com/redis/go-redis":                {mod + "/internal/cluster"},
 		"google.golang.org/protobuf":               {mod + "/internal/telemetry"},
 		"golang.org/x/net":                         {mod + "/internal/telemetry"},
+		"github.com/go-jose/go-jose":               {mod + "/internal/auth"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")

@@ -5,18 +5,18 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
 )
 
 // Bounds of a key set.
@@ -31,17 +31,16 @@ type keySource interface {
 	key(ctx context.Context, kid, alg string) (crypto.PublicKey, error)
 }
 
-// jwk is one key of a JSON Web Key Set (RFC 7517, 7518, 8037).
-type jwk struct {
+// jwkHead is what the key set's filter reads of a key before it is
+// parsed: keys of other types, curves or algorithms are skipped unparsed,
+// as RFC 7517 §5 asks, so that one key this server cannot use does not
+// make the whole set unusable.
+type jwkHead struct {
 	Kty string `json:"kty"`
 	Kid string `json:"kid"`
 	Alg string `json:"alg"`
 	Use string `json:"use"`
 	Crv string `json:"crv"`
-	N   string `json:"n"`
-	E   string `json:"e"`
-	X   string `json:"x"`
-	Y   string `json:"y"`
 }
 
 // keySet is a parsed JWKS: the usable signing keys.
@@ -77,10 +76,12 @@ func (ks *keySet) find(kid, alg string) (crypto.PublicKey, bool) {
 
 // parseKeySet decodes a JWKS document, keeping the keys usable for
 // signatures with RS256, ES256 or EdDSA. Keys of other types are skipped;
-// malformed keys of these types are errors.
+// malformed keys of these types are errors. go-jose parses each key (and
+// checks an EC point lies on its curve); the filter and the bounds on
+// RSA keys are ours.
 func parseKeySet(data []byte) (*keySet, error) {
 	var doc struct {
-		Keys []jwk `json:"keys"`
+		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("key set: %w", err)
@@ -92,67 +93,75 @@ func parseKeySet(data []byte) (*keySet, error) {
 		return nil, fmt.Errorf("key set: %d keys, more than %d", len(doc.Keys), maxJWKSKeys)
 	}
 	ks := &keySet{}
-	for i, k := range doc.Keys {
-		if k.Use != "" && k.Use != "sig" {
+	for i, raw := range doc.Keys {
+		var h jwkHead
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return nil, fmt.Errorf("key set: key %d: %w", i, err)
+		}
+		if h.Use != "" && h.Use != "sig" {
 			continue
 		}
-		pk, err := parseKey(&k)
+		alg := keyAlg(&h)
+		if alg == "" {
+			continue
+		}
+		pub, err := parseKey(raw, alg)
 		if err != nil {
-			return nil, fmt.Errorf("key set: key %d (kid %q): %w", i, k.Kid, err)
+			return nil, fmt.Errorf("key set: key %d (kid %q): %w", i, h.Kid, err)
 		}
-		if pk.pub == nil {
-			continue
-		}
-		ks.keys = append(ks.keys, pk)
+		ks.keys = append(ks.keys, parsedKey{kid: h.Kid, alg: alg, pub: pub})
 	}
 	return ks, nil
 }
 
-func parseKey(k *jwk) (parsedKey, error) {
-	pk := parsedKey{kid: k.Kid}
-	switch k.Kty {
-	case "RSA":
-		if k.Alg != "" && k.Alg != "RS256" {
-			return pk, nil
-		}
-		n, err1 := b64.DecodeString(k.N)
-		e, err2 := b64.DecodeString(k.E)
-		if err1 != nil || err2 != nil || len(e) == 0 || len(e) > 4 {
-			return pk, errors.New("malformed RSA key")
-		}
-		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
-		if pub.N.BitLen() < minRSABits {
-			return pk, fmt.Errorf("RSA key of %d bits; at least %d needed", pub.N.BitLen(), minRSABits)
-		}
-		if pub.E < 3 || pub.E%2 == 0 {
-			return pk, errors.New("bad RSA exponent")
-		}
-		pk.alg, pk.pub = "RS256", pub
-	case "EC":
-		if (k.Alg != "" && k.Alg != "ES256") || k.Crv != "P-256" {
-			return pk, nil
-		}
-		x, err1 := b64.DecodeString(k.X)
-		y, err2 := b64.DecodeString(k.Y)
-		if err1 != nil || err2 != nil || len(x) != 32 || len(y) != 32 {
-			return pk, errors.New("malformed P-256 key")
-		}
-		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return pk, fmt.Errorf("bad P-256 key: %w", err)
-		}
-		pk.alg, pk.pub = "ES256", pub
-	case "OKP":
-		if (k.Alg != "" && k.Alg != "EdDSA" && k.Alg != "Ed25519") || k.Crv != "Ed25519" {
-			return pk, nil
-		}
-		x, err := b64.DecodeString(k.X)
-		if err != nil || len(x) != ed25519.PublicKeySize {
-			return pk, errors.New("malformed Ed25519 key")
-		}
-		pk.alg, pk.pub = "EdDSA", ed25519.PublicKey(x)
+// keyAlg is the accepted algorithm a key is for, or "" for a key this
+// server does not use.
+func keyAlg(h *jwkHead) string {
+	switch {
+	case h.Kty == "RSA" && (h.Alg == "" || h.Alg == "RS256"):
+		return "RS256"
+	case h.Kty == "EC" && h.Crv == "P-256" && (h.Alg == "" || h.Alg == "ES256"):
+		return "ES256"
+	case h.Kty == "OKP" && h.Crv == "Ed25519" && (h.Alg == "" || h.Alg == "EdDSA" || h.Alg == "Ed25519"):
+		return "EdDSA"
 	}
-	return pk, nil
+	return ""
+}
+
+// parseKey parses one key of the set with go-jose and returns its public
+// half (a set that carries a private key by mistake still verifies with
+// it, and the private half is dropped).
+func parseKey(raw json.RawMessage, alg string) (crypto.PublicKey, error) {
+	var k jose.JSONWebKey
+	if err := k.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("malformed key: %w", err)
+	}
+	var pub crypto.PublicKey = k.Key
+	if priv, ok := k.Key.(crypto.Signer); ok {
+		pub = priv.Public()
+	}
+	switch p := pub.(type) {
+	case *rsa.PublicKey:
+		if alg != "RS256" {
+			break
+		}
+		if p.N.BitLen() < minRSABits {
+			return nil, fmt.Errorf("RSA key of %d bits; at least %d needed", p.N.BitLen(), minRSABits)
+		}
+		if p.E < 3 || p.E%2 == 0 {
+			return nil, errors.New("bad RSA exponent")
+		}
+		return p, nil
+	case *ecdsa.PublicKey:
+		if alg == "ES256" {
+			return p, nil
+		}
+	case ed25519.PublicKey:
+		if alg == "EdDSA" {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("not a %s key", alg)
 }
 
 // staticKeys is a key set read from a file.
