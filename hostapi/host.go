@@ -150,6 +150,26 @@ func (b *bound) Call(ctx context.Context, method string, params []byte) (result 
 	return nil, abi.ErrUnknown
 }
 
+var _ runtime.Granter = (*bound)(nil)
+
+// MayCall implements runtime.Granter: false for a method the plugin's
+// grants refuse whatever its params (http/fetch without an http rule,
+// kv/* without kv, config/get without config, a client request not
+// granted), so that the caller need not build their params.
+func (b *bound) MayCall(method string) bool {
+	switch method {
+	case abi.HostHTTPFetch:
+		return len(b.h.http.rules) > 0
+	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
+		return b.h.grants.KV && b.h.kv != nil
+	case abi.HostConfigGet:
+		return len(b.h.grants.Config) > 0
+	case abi.HostElicit, abi.HostSample, abi.HostRoots:
+		return b.h.grants.MayRequest(method) == nil
+	}
+	return true
+}
+
 // JSON-RPC-style codes of the error JSON that waits behind abi.ErrFailed.
 const (
 	codeInternal = -32603

@@ -454,6 +454,20 @@ func (xh *extismHost) Call(ctx context.Context, method string, params []byte) ([
 	return nil, abi.ErrUnknown
 }
 
+// MayCall implements runtime.Granter: the grants of the wasmcp/1 method
+// an extism:host/user function maps to, asked of the host it wraps.
+func (xh *extismHost) MayCall(method string) bool {
+	switch method {
+	case "create_elicitation":
+		method = abi.HostElicit
+	case "create_message":
+		method = abi.HostSample
+	case "list_roots":
+		method = abi.HostRoots
+	}
+	return runtime.MayCall(xh.Host, method)
+}
+
 // blocking performs (or replays) the call's next blocking client request.
 // On a 2026-07-28 request whose client declared the capability, a request
 // the connection cannot carry stops the guest (pending); a client without

@@ -119,6 +119,26 @@ type CallTimer interface {
 	CallTimes(start, end time.Time)
 }
 
+// Granter is implemented by a Host that can tell, before the params of
+// a host call are built, that the plugin's grants refuse method whatever
+// its params. The Extism kernel asks it first for each host function
+// that hands the host a guest block (http_request and the
+// extism:host/user functions), so that a refused call costs no copy of
+// the block: grants first, then the params cap, then the copy. A call
+// MayCall refuses is still made, with its params left out ("{}", or for
+// http/fetch the method and URL alone), for the Host to refuse and audit
+// as usual. A wrapping Host passes MayCall on to the Host it wraps.
+type Granter interface {
+	MayCall(method string) bool
+}
+
+// MayCall reports whether h may grant method: h's Granter answer, true
+// for a Host that is not a Granter.
+func MayCall(h Host, method string) bool {
+	g, ok := h.(Granter)
+	return !ok || g.MayCall(method)
+}
+
 // Host is the per-call host side of the wasmcp imports log and call. The
 // runtime does the memory plumbing (bounds checks, copies, result_read);
 // Host gives the meaning. Implementations must not block past ctx.

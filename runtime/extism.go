@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/denials"
 	"github.com/wasmcp/wasmcp/runtime/internal/extism"
 )
 
@@ -59,10 +60,15 @@ const extismLogLevel = 2
 const maxExtismError = 64 << 10
 
 var (
-	i64           = api.ValueTypeI64
-	errNoExtism   = errors.New("not an Extism plugin")
-	errHTTPDenied = errors.New("request not granted by the plugin's http grants")
+	i64             = api.ValueTypeI64
+	errNoExtism     = errors.New("not an Extism plugin")
+	errHTTPDenied   = errors.New("request not granted by the plugin's http grants")
+	errParamsTooBig = fmt.Errorf("over the %d MiB limit of a host call's params", maxCallParams>>20)
 )
+
+// cut is s as an error message names it: at most denials.MaxField bytes,
+// with a marker naming its length.
+func cut(s string) string { return denials.Field(s) }
 
 // extismFn is one host function: its signature and implementation.
 type extismFn struct {
@@ -411,6 +417,10 @@ type extismRequest struct {
 	Headers map[string]string `json:"headers"`
 }
 
+// extHTTPRequest checks in this order, so that a refused request costs
+// no copy of its body: the request JSON against the params cap, the
+// grants (Granter), the body against the params cap, then it builds the
+// params, the body base64-encoded once into the call's params buffer.
 func extHTTPRequest(ctx context.Context, m api.Module, s []uint64) {
 	st, k := allocKernel(ctx, m)
 	if k == nil {
@@ -418,39 +428,66 @@ func extHTTPRequest(ctx context.Context, m api.Module, s []uint64) {
 		return
 	}
 	st.ext.status, st.ext.headers = 0, nil
+	raw := k.Bytes(s[0])
+	if len(raw) > maxCallParams {
+		trap("http_request", fmt.Errorf("request JSON of %d bytes: %w", len(raw), errParamsTooBig))
+	}
 	var req extismRequest
-	if raw := k.Bytes(s[0]); raw == nil || json.Unmarshal(raw, &req) != nil || req.URL == "" {
+	if raw == nil || json.Unmarshal(raw, &req) != nil || req.URL == "" {
 		trap("http_request", errors.New("invalid request JSON"))
 	}
 	if req.Method == "" {
 		req.Method = "GET"
 	}
 	p := struct {
-		Method     string            `json:"method"`
-		URL        string            `json:"url"`
-		Headers    map[string]string `json:"headers,omitempty"`
-		BodyBase64 *string           `json:"body_base64,omitempty"`
+		Method  string            `json:"method"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers,omitempty"`
 	}{Method: strings.ToUpper(req.Method), URL: req.URL, Headers: req.Headers}
+	var body []byte
 	if s[1] != 0 {
-		body := k.Bytes(s[1])
-		if body == nil {
+		if body = k.Bytes(s[1]); body == nil {
 			trap("http_request", errors.New("invalid body handle"))
 		}
-		enc := base64.StdEncoding.EncodeToString(body)
-		p.BodyBase64 = &enc
 	}
-	res, errno := hostCall(ctx, st, abi.HostHTTPFetch, p)
+	var res []byte
+	var errno int32
+	switch {
+	case st.host == nil:
+		errno = abi.ErrDenied
+	case !MayCall(st.host, abi.HostHTTPFetch):
+		p.Headers = nil // refused whatever it holds: only what the audit names
+		res, errno = hostCall(ctx, st, abi.HostHTTPFetch, p)
+	default:
+		head, err := json.Marshal(p)
+		if err != nil {
+			trap("http_request", fmt.Errorf("invalid request: %w", err))
+		}
+		params := head
+		if body != nil {
+			const member = `,"body_base64":""`
+			n := len(head) + len(member) + base64.StdEncoding.EncodedLen(len(body))
+			if n > maxCallParams {
+				trap("http_request", fmt.Errorf("%s %s: body of %d bytes: %w", p.Method, cut(req.URL), len(body), errParamsTooBig))
+			}
+			params = append(append(st.params[:0], head[:len(head)-1]...), member[:len(member)-1]...)
+			params = base64.StdEncoding.AppendEncode(params, body)
+			params = append(params, `"}`...)
+			st.params = params
+		}
+		res, errno = st.host.Call(ctx, abi.HostHTTPFetch, params)
+	}
 	switch {
 	case errno == abi.ErrDenied:
-		trap("http_request", fmt.Errorf("%s %s: %w", p.Method, req.URL, errHTTPDenied))
+		trap("http_request", fmt.Errorf("%w: %s %s", errHTTPDenied, p.Method, cut(req.URL)))
 	case errno == abi.ErrFailed:
 		var e struct {
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(res, &e)
-		trap("http_request", fmt.Errorf("%s %s: %s", p.Method, req.URL, e.Message))
+		trap("http_request", fmt.Errorf("%s %s: %s", p.Method, cut(req.URL), e.Message))
 	case errno != 0:
-		trap("http_request", fmt.Errorf("%s %s: refused (errno %d)", p.Method, req.URL, errno))
+		trap("http_request", fmt.Errorf("%s %s: refused (errno %d)", p.Method, cut(req.URL), errno))
 	}
 	var r struct {
 		Status     int32             `json:"status"`
@@ -461,7 +498,7 @@ func extHTTPRequest(ctx context.Context, m api.Module, s []uint64) {
 	if err := json.Unmarshal(res, &r); err != nil {
 		trap("http_request", fmt.Errorf("bad response from the host: %w", err))
 	}
-	var body []byte
+	body = nil
 	switch {
 	case r.BodyBase64 != nil:
 		b, err := base64.StdEncoding.DecodeString(*r.BodyBase64)
@@ -509,16 +546,22 @@ func userFunc(name string, result bool) api.GoModuleFunc {
 		var res []byte
 		var errno int32 = abi.ErrDenied
 		if k != nil && st.host != nil {
+			// Grants first, then the cap, then the call, on the block
+			// itself (the arena never moves; the Host copies what it
+			// keeps).
 			params := []byte("{}")
-			if param {
-				params = k.Bytes(s[0])
-				if params == nil {
+			switch {
+			case !param || !MayCall(st.host, name):
+			case k.Length(s[0]) > maxCallParams:
+				errno, params = abi.ErrTooBig, nil
+			default:
+				if params = k.Bytes(s[0]); params == nil {
 					params = []byte("null")
 				}
-				params = append(st.params[:0], params...) // the arena may move
-				st.params = params
 			}
-			res, errno = st.host.Call(ctx, name, params)
+			if params != nil {
+				res, errno = st.host.Call(ctx, name, params)
+			}
 		}
 		if errno == abi.ErrCanceled {
 			trap(name, context.Canceled)

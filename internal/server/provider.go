@@ -21,6 +21,7 @@ type provider struct {
 	log    *slog.Logger
 	shares shareCache           // see share.go
 	tel    *telemetry.Telemetry // nil: telemetry off
+	denied *telemetry.DenialLog // the audit of denials without telemetry; nil writes none
 	// taskTimeout is the deadline of a call that runs as a task
 	// (Request.TaskID set), instead of the plugin's timeout.
 	taskTimeout time.Duration
@@ -99,7 +100,7 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		return out, err
 	}
 	// Without telemetry, denials are still audited.
-	pc.audit = telemetry.DenialAuditOf(p.log, r)
+	pc.audit = telemetry.DenialAuditOf(p.denied, r)
 	req.Hook = &pc.audit
 	pc.ctx = runtime.QueueHookContext{Context: ctx, Hook: slotHook{r}}
 	out, err := call(&pc.ctx, req)

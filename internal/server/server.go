@@ -81,6 +81,7 @@ type Server struct {
 	reg    *plugins.Registry
 	mcp    *mcp.Server
 	tel    *telemetry.Telemetry // nil: telemetry off
+	denied *telemetry.DenialLog // the audit of capability denials (tel's when it is on)
 	auth   *auth.Authenticator  // HTTP access control; nil when [auth] is off
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -146,6 +147,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, err
 	}
+	if s.denied = s.tel.DenialLog(); s.denied == nil {
+		s.denied = telemetry.NewDenialLog(log)
+	}
 	if s.tel.Tracing() {
 		opts.HTTP.WrapTransport = s.tel.WrapTransport
 	}
@@ -191,7 +195,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if taskTimeout <= 0 {
 		taskTimeout = defaultTaskTimeout
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, taskTimeout: taskTimeout}, &mcp.Options{
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout}, &mcp.Options{
 		Bus:                  bus,
 		Sessions:             sessions,
 		SessionKey:           sessionKey,
@@ -410,7 +414,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err := r.ParseParams(); err != nil {
 		return nil, err
 	}
-	res, err := (&provider{reg: s.reg, log: s.log}).CallTool(ctx, r)
+	res, err := (&provider{reg: s.reg, log: s.log, denied: s.denied}).CallTool(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +441,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.engine != nil {
 		errs = append(errs, s.engine.Close(ctx))
+	}
+	if s.denied != nil {
+		s.denied.Flush()
 	}
 	if s.tel != nil {
 		// Flush the spans, at most shutdownFlush.

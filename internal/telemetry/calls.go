@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -113,6 +112,9 @@ type callHost reqState
 
 func (c *callHost) Log(ctx context.Context, level int32, msg []byte) { c.host.Log(ctx, level, msg) }
 
+// MayCall implements runtime.Granter for the host it wraps.
+func (c *callHost) MayCall(method string) bool { return runtime.MayCall(c.host, method) }
+
 // CallTimes implements runtime.CallTimer: the plugin call's start and
 // end, from the clock readings the runtime takes anyway (two clock reads
 // fewer per call here).
@@ -189,22 +191,10 @@ func Denied(ctx context.Context, kind, detail string) {
 // record (the plugin, what it asked for, the caller) and the denials
 // counter.
 func (t *Telemetry) denied(st *reqState, kind, detail string) {
-	logDenial(t.log, st.plugin, kind, st.ri.Request, st.target, detail)
+	t.denials.write(st.plugin, kind, st.ri.Request, st.target, detail)
 	if t.metrics != nil {
 		t.metrics.denial(st.plugin, kind)
 	}
-}
-
-// logDenial writes the audit record of one capability denial: the
-// plugin, the capability (kind) and what it asked for (detail), the
-// request (method, target) and the caller.
-func logDenial(log *slog.Logger, plugin, kind string, r *mcp.Request, target, detail string) {
-	args := []any{"audit", "denial", "plugin", plugin, "capability", kind, "method", r.Method,
-		"target", target, "principal", principal(r)}
-	if detail != "" {
-		args = append(args, "detail", detail)
-	}
-	log.Warn("capability denied", args...)
 }
 
 // deniedDetail is what a denied host call asked for, for its record.
@@ -224,17 +214,17 @@ func deniedDetail(method string, params []byte) string {
 // plugins.CallHook; it serves one request, whose calls run one after
 // the other.
 type DenialAudit struct {
-	log    *slog.Logger
+	log    *DenialLog
 	r      *mcp.Request
 	plugin string
 	target string
 	h      runtime.Host
 }
 
-// DenialAuditOf returns the DenialAudit of request r, writing to log: a
-// value, for the caller to keep with the rest of the request's state and
-// use by pointer.
-func DenialAuditOf(log *slog.Logger, r *mcp.Request) DenialAudit {
+// DenialAuditOf returns the DenialAudit of request r, writing to log
+// (nil writes nothing): a value, for the caller to keep with the rest of
+// the request's state and use by pointer.
+func DenialAuditOf(log *DenialLog, r *mcp.Request) DenialAudit {
 	return DenialAudit{log: log, r: r}
 }
 
@@ -251,7 +241,7 @@ func (d *DenialAudit) CallEnd(context.Context, error) {}
 // Denied writes the record of a denial found outside the host calls (an
 // input request the grants refuse); kind names the capability.
 func (d *DenialAudit) Denied(kind, detail string) {
-	logDenial(d.log, d.plugin, kind, d.r, d.target, detail)
+	d.log.write(d.plugin, kind, d.r, d.target, detail)
 }
 
 // auditHost is the runtime.Host of a DenialAudit's call.
@@ -259,10 +249,13 @@ type auditHost DenialAudit
 
 func (a *auditHost) Log(ctx context.Context, level int32, msg []byte) { a.h.Log(ctx, level, msg) }
 
+// MayCall implements runtime.Granter for the host it wraps.
+func (a *auditHost) MayCall(method string) bool { return runtime.MayCall(a.h, method) }
+
 func (a *auditHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
 	res, errno := a.h.Call(ctx, method, params)
 	if errno == abi.ErrDenied {
-		logDenial(a.log, a.plugin, method, a.r, a.target, deniedDetail(method, params))
+		a.log.write(a.plugin, method, a.r, a.target, deniedDetail(method, params))
 	}
 	return res, errno
 }

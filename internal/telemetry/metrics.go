@@ -33,6 +33,8 @@ type metrics struct {
 	denials    *prometheus.CounterVec
 	httpReqs   *prometheus.CounterVec
 	httpBytes  *prometheus.CounterVec
+	// deniedFolded counts the denial records DenialLog folded.
+	deniedFolded prometheus.Counter
 
 	// The series bound once, so that a call hashes no label values: per
 	// plugin, and of the histogram per method, tool and error type.
@@ -113,7 +115,9 @@ func newMetrics(stats func() []PluginStats) *metrics {
 		"http/fetch calls the plugin made.")
 	m.httpBytes = counter("wasmcp_plugin_http_bytes_total",
 		"Bytes of the plugin's http/fetch calls as the plugin sent and received them (JSON, body included).", "direction")
-	m.reg.MustRegister(m.opDuration, m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes,
+	m.deniedFolded = prometheus.NewCounter(prometheus.CounterOpts{Name: "wasmcp_audit_denials_folded_total",
+		Help: "Capability denial records not written one by one (rate-limited per plugin and capability) but folded into a \"capability denials folded\" record."})
+	m.reg.MustRegister(m.opDuration, m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes, m.deniedFolded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.reg.MustRegister(&poolCollector{stats: stats})

@@ -80,6 +80,16 @@ type Telemetry struct {
 	tr      *tracer                  // nil: tracing off
 	mp      *sdkmetric.MeterProvider // nil: no OTLP metrics export
 	metrics *metrics                 // nil: metrics off
+	denials *DenialLog               // the audit of capability denials
+}
+
+// DenialLog returns the audit of t's capability denials (nil for a nil
+// t), for the server's other denial sites to share.
+func (t *Telemetry) DenialLog() *DenialLog {
+	if t == nil {
+		return nil
+	}
+	return t.denials
 }
 
 // The OTEL_* variables that turn tracing on (any of them set).
@@ -124,6 +134,10 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	if c.Metrics || otlpMetrics {
 		t.metrics = newMetrics(c.Plugins)
 	}
+	t.denials = NewDenialLog(t.log)
+	if t.metrics != nil {
+		t.denials.onFold = func(n int64) { t.metrics.deniedFolded.Add(float64(n)) }
+	}
 	if tracing {
 		res, err := newResource(ctx, &c)
 		if err != nil {
@@ -153,6 +167,9 @@ func (t *Telemetry) Tracing() bool { return t != nil && t.tr != nil }
 // Shutdown flushes the spans not yet exported and stops the exporter,
 // waiting at most until ctx ends.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t != nil {
+		t.denials.Flush()
+	}
 	if t == nil || t.tr == nil {
 		return nil
 	}

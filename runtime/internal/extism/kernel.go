@@ -32,20 +32,33 @@ const DefaultMaxVarBytes = 1 << 20
 // released.
 const keepArena = 1 << 20
 
+// The arena is made of chunks that never move: a block lies in one
+// chunk, and a chunk that is full is followed by a new one, so that the
+// arena never copies itself as it grows (a slice grown by append would
+// hold its old and new copies at once, twice the limit and more). A
+// chunk is as large as the arena so far, from minChunk up to maxChunk
+// bytes; a larger block gets a chunk of its own size.
+const (
+	minChunk = 4 << 10
+	maxChunk = 1 << 20
+)
+
 // Kernel is the kernel state of one plugin instance. It is used by one
 // call at a time.
 type Kernel struct {
-	// Limit bounds the bytes of the arena (live and freed blocks of the
-	// current call); an alloc past it returns 0.
+	// Limit bounds the bytes of the arena (its chunks, live and freed
+	// blocks of the current call, and the blocks' records); an alloc past
+	// it returns 0.
 	Limit uint64
 	// MaxVarBytes bounds the vars (keys plus values); a var_set past it
 	// is a no-op. Zero means DefaultMaxVarBytes.
 	MaxVarBytes int
 
-	arena  []byte  // block b's bytes are arena[b.off-base : b.off-base+b.cap]
-	blocks []block // sorted by off
-	frees  []int   // indices of some freed blocks, for reuse
-	last   int     // index of the block found last (loads run through a block)
+	chunks [][]byte // the arena; each chunk's length is what its blocks use
+	full   uint64   // the capacities of every chunk but the last
+	blocks []block  // sorted by off
+	frees  []int    // indices of some freed blocks, for reuse
+	last   int      // index of the block found last (loads run through a block)
 	input  []byte
 	err    []byte
 	hasErr bool
@@ -55,20 +68,27 @@ type Kernel struct {
 }
 
 type block struct {
-	off  uint64 // handle
-	cap  uint64 // bytes reserved (8-aligned)
-	n    uint64 // length asked for
-	free bool
+	off   uint64 // handle
+	cap   uint64 // bytes reserved (8-aligned)
+	n     uint64 // length asked for
+	pos   uint64 // of its bytes in its chunk
+	chunk int32
+	free  bool
 }
 
 // Reset frees every block and sets the input and error of a new call;
 // vars are kept. input is not copied: it must stay unchanged until the
 // next Reset.
 func (k *Kernel) Reset(input []byte) {
-	if cap(k.arena) > keepArena {
-		k.arena = nil
+	if len(k.chunks) > 0 {
+		first := k.chunks[0]
+		clear(k.chunks)
+		k.chunks = k.chunks[:0]
+		if cap(first) <= keepArena {
+			k.chunks = append(k.chunks, first[:0])
+		}
 	}
-	k.arena = k.arena[:0]
+	k.full = 0
 	if cap(k.blocks) > keepArena/blockCost {
 		k.blocks = nil
 	}
@@ -82,7 +102,7 @@ func (k *Kernel) Reset(input []byte) {
 
 // blockCost is what one block costs beyond its bytes (its record), so
 // that many tiny blocks are bounded by Limit too.
-const blockCost = 32
+const blockCost = 48
 
 // maxBlock bounds one block whatever Limit says (no overflow below it).
 const maxBlock = 1 << 40
@@ -90,8 +110,16 @@ const maxBlock = 1 << 40
 // maxFrees bounds the freed blocks remembered for reuse.
 const maxFrees = 64
 
-// Used returns the bytes the arena costs: its blocks' bytes and records.
-func (k *Kernel) Used() uint64 { return uint64(len(k.arena)) + blockCost*uint64(len(k.blocks)) }
+// Used returns the bytes the arena costs: its chunks (the last one up to
+// what its blocks use: the rest of it is what the next blocks take) and
+// its blocks' records.
+func (k *Kernel) Used() uint64 {
+	u := k.full + blockCost*uint64(len(k.blocks))
+	if n := len(k.chunks); n > 0 {
+		u += uint64(len(k.chunks[n-1]))
+	}
+	return u
+}
 
 // Alloc allocates n bytes (zeroed) and returns their handle, or 0 if n is
 // 0 or the arena would pass Limit. A freed block that fits is reused.
@@ -109,15 +137,43 @@ func (k *Kernel) Alloc(n uint64) uint64 {
 			return b.off
 		}
 	}
-	if c+blockCost > k.Limit || k.Used() > k.Limit-c-blockCost {
+	used := k.Used()
+	if c+blockCost > k.Limit || used > k.Limit-c-blockCost {
 		return 0
 	}
-	used := uint64(len(k.arena))
-	off := base + used
-	k.arena = slices.Grow(k.arena, int(c))[:used+c]
-	clear(k.arena[used:])
-	k.blocks = append(k.blocks, block{off: off, cap: c, n: n})
+	last := len(k.chunks) - 1
+	if last < 0 || uint64(cap(k.chunks[last])-len(k.chunks[last])) < c {
+		// A new chunk: the rest of the last one is spent (and counted).
+		tail := uint64(0)
+		if last >= 0 {
+			tail = uint64(cap(k.chunks[last]) - len(k.chunks[last]))
+		}
+		if tail > k.Limit-c-blockCost-used {
+			return 0
+		}
+		size := min(max(k.full+k.capOfLast(), minChunk), maxChunk)
+		size = max(c, min(size, (k.Limit-used-tail-blockCost)&^7))
+		if last >= 0 {
+			k.full += uint64(cap(k.chunks[last]))
+		}
+		k.chunks = append(k.chunks, make([]byte, 0, size))
+		last++
+	}
+	ch := k.chunks[last]
+	pos := uint64(len(ch))
+	k.chunks[last] = ch[:pos+c]
+	clear(k.chunks[last][pos:])
+	off := base + k.full + pos
+	k.blocks = append(k.blocks, block{off: off, cap: c, n: n, pos: pos, chunk: int32(last)})
 	return off
+}
+
+// capOfLast is the capacity of the last chunk, 0 without one.
+func (k *Kernel) capOfLast() uint64 {
+	if n := len(k.chunks); n > 0 {
+		return uint64(cap(k.chunks[n-1]))
+	}
+	return 0
 }
 
 // AllocBytes allocates a block holding a copy of b and returns its handle,
@@ -125,7 +181,7 @@ func (k *Kernel) Alloc(n uint64) uint64 {
 func (k *Kernel) AllocBytes(b []byte) uint64 {
 	h := k.Alloc(uint64(len(b)))
 	if h != 0 {
-		copy(k.arena[h-base:], b)
+		copy(k.Bytes(h), b)
 	}
 	return h
 }
@@ -170,7 +226,13 @@ func (k *Kernel) start(h uint64) *block {
 }
 
 func (k *Kernel) bytes(b *block) []byte {
-	return k.arena[b.off-base : b.off-base+b.n : b.off-base+b.n]
+	return k.chunks[b.chunk][b.pos : b.pos+b.n : b.pos+b.n]
+}
+
+// at returns the n bytes at h in block b (which contains h and them).
+func (k *Kernel) at(b *block, h, n uint64) []byte {
+	i := b.pos + (h - b.off)
+	return k.chunks[b.chunk][i : i+n : i+n]
 }
 
 // Free frees the block starting at h; any other handle is a no-op.
@@ -192,7 +254,7 @@ func (k *Kernel) Length(h uint64) uint64 {
 }
 
 // Bytes returns the bytes of the block starting at h (nil if none). They
-// alias the arena: valid until the next Alloc or Reset.
+// alias the arena (which never moves): valid until the next Reset.
 func (k *Kernel) Bytes(h uint64) []byte {
 	if b := k.start(h); b != nil {
 		return k.bytes(b)
@@ -202,20 +264,19 @@ func (k *Kernel) Bytes(h uint64) []byte {
 
 // Range returns n bytes from h, which must lie in one live block (nil
 // otherwise; an empty slice for n 0 inside a block). They alias the
-// arena: valid until the next Alloc or Reset.
+// arena (which never moves): valid until the next Reset.
 func (k *Kernel) Range(h, n uint64) []byte {
 	b := k.find(h)
 	if b == nil || n > b.n-(h-b.off) {
 		return nil
 	}
-	i := h - base
-	return k.arena[i : i+n : i+n]
+	return k.at(b, h, n)
 }
 
 // LoadU8 returns the byte at h, or 0 if h is in no live block.
 func (k *Kernel) LoadU8(h uint64) uint8 {
 	if b := k.find(h); b != nil {
-		return k.arena[h-base]
+		return k.at(b, h, 1)[0]
 	}
 	return 0
 }
@@ -232,7 +293,7 @@ func (k *Kernel) LoadU64(h uint64) uint64 {
 // StoreU8 stores v at h; a no-op if h is in no live block.
 func (k *Kernel) StoreU8(h uint64, v uint8) {
 	if b := k.find(h); b != nil {
-		k.arena[h-base] = v
+		k.at(b, h, 1)[0] = v
 	}
 }
 
