@@ -71,6 +71,7 @@ var allowed = map[string][]string{
 	"hostapi/kvtest":                     {"hostapi", "internal/abi"},
 	"internal/abi":                       {},
 	"internal/auth":                      {},
+	"internal/authz":                     {},
 	"internal/cluster":                   {"hostapi", "internal/tasks"},
 	"internal/cluster/redistest":         {},
 	"internal/config":                    {},
@@ -134,6 +135,7 @@ func TestLayering(t *testing.T) {
 		"google.golang.org/protobuf":               {mod + "/internal/telemetry"},
 		"golang.org/x/net":                         {mod + "/internal/telemetry"},
 		"github.com/go-jose/go-jose":               {mod + "/internal/auth"},
+		"github.com/cedar-policy/cedar-go":         {mod + "/internal/authz"},
 	}
 	for path, info := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(path, mod), "/")
