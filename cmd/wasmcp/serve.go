@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/server"
 )
 
@@ -23,17 +26,36 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	setHeapFloor()
 	log := newLogger(cfg.Server.LogLevel, cfg.Server.LogFormat)
-	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log, Progress: os.Stderr})
+	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log, Progress: os.Stderr, Background: true})
 	if err != nil {
 		return usageError{err}
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
-	if len(srv.Registry().Plugins()) == 0 {
-		if len(cfg.Plugins) > 0 || len(cfg.Server.PluginDirs) > 0 {
-			log.Warn("no plugins loaded: the plugin directories hold no .wasm file or every plugin failed to load (see the errors above)", "plugin_dirs", cfg.Server.PluginDirs)
-		} else {
-			log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
+	// The plugins load while the transport already answers initialize
+	// (lists and calls wait for them; see server.Options.Background). A
+	// plugin that must load and does not stops the server, as before it
+	// started serving: failed is set and the transport is shut down.
+	var failed atomic.Pointer[error]
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	go func() {
+		err := <-srv.StartErr()
+		if err != nil {
+			log.Error("a plugin that must load failed to load; stopping", "error", err)
+			failed.Store(&err)
+			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			stopServing()
+			return
 		}
+		warnNoPlugins(cfg, log, srv)
+	}()
+	result := func(err error) error {
+		if f := failed.Load(); f != nil {
+			return usageError{*f}
+		}
+		return err
 	}
 	if a := cfg.Telemetry.Metrics; a != "" {
 		mln, err := net.Listen("tcp", a)
@@ -51,7 +73,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	grace := time.Duration(cfg.Server.ShutdownGrace)
 	if *addr == "" {
-		log.Info("serving MCP on stdio", "plugins", len(srv.Registry().Plugins()), "tools", len(srv.Registry().Tools()))
+		log.Info("serving MCP on stdio")
 		// On SIGTERM or SIGINT: refuse new requests, let the ones in
 		// flight finish for the grace period, cancel the rest; ServeStdio
 		// returns once every answer is written.
@@ -64,7 +86,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			}
 		})
 		defer stop()
-		return srv.ServeStdio(context.WithoutCancel(ctx), pollable(os.Stdin, os.Stdout), os.Stdout)
+		return result(srv.ServeStdio(context.WithoutCancel(ctx), pollable(os.Stdin, os.Stdout), os.Stdout))
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -83,5 +105,19 @@ func cmdServe(ctx context.Context, args []string) error {
 	// flight finish for the grace period, cancels the rest and returns.
 	stop := context.AfterFunc(ctx, func() { log.Info("shutting down", "grace", grace) })
 	defer stop()
-	return srv.ServeHTTP(ctx, ln)
+	return result(srv.ServeHTTP(serveCtx, ln))
+}
+
+// warnNoPlugins warns when the first load left nothing to serve.
+func warnNoPlugins(cfg *config.Config, log *slog.Logger, srv *server.Server) {
+	n := len(srv.Registry().Plugins())
+	if n > 0 {
+		log.Info("plugins loaded", "plugins", n, "tools", len(srv.Registry().Tools()))
+		return
+	}
+	if len(cfg.Plugins) > 0 || len(cfg.Server.PluginDirs) > 0 {
+		log.Warn("no plugins loaded: the plugin directories hold no .wasm file or every plugin failed to load (see the errors above)", "plugin_dirs", cfg.Server.PluginDirs)
+	} else {
+		log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
+	}
 }

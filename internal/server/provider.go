@@ -25,6 +25,9 @@ type provider struct {
 	// taskTimeout is the deadline of a call that runs as a task
 	// (Request.TaskID set), instead of the plugin's timeout.
 	taskTimeout time.Duration
+	// gate holds lists and calls until the first load is done; nil
+	// (open) unless the server started in the background.
+	gate *startGate
 }
 
 var _ mcp.Provider = (*provider)(nil)
@@ -39,18 +42,30 @@ func (p *provider) Features() mcp.Features {
 // left out for authenticated callers without one of them.
 
 func (p *provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	if err := p.gate.wait(ctx); err != nil {
+		return nil, err
+	}
 	return p.reg.ToolsFor(access(r)), nil
 }
 
 func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	if err := p.gate.wait(ctx); err != nil {
+		return nil, err
+	}
 	return p.reg.ResourcesFor(access(r)), nil
 }
 
 func (p *provider) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	if err := p.gate.wait(ctx); err != nil {
+		return nil, err
+	}
 	return p.reg.ResourceTemplatesFor(access(r)), nil
 }
 
 func (p *provider) Prompts(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	if err := p.gate.wait(ctx); err != nil {
+		return nil, err
+	}
 	return p.reg.PromptsFor(access(r)), nil
 }
 
@@ -79,6 +94,9 @@ func (p *provider) Complete(ctx context.Context, r *mcp.Request) (json.RawMessag
 }
 
 func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Context, *plugins.Request) (json.RawMessage, error)) (json.RawMessage, error) {
+	if err := p.gate.wait(ctx); err != nil {
+		return nil, err
+	}
 	// The one translation: the engine's request, parsed, is the
 	// registry's (shared, not copied).
 	pc := &pluginCall{req: plugins.Request{Client: &r.Client, Params: r.Params, Parsed: &r.Parsed, Restricted: r.Principal != "", Caller: caller{r}}}

@@ -57,6 +57,15 @@ type Options struct {
 	// RetryTick is how often failed url plugins are checked for a retry
 	// (their backoff starts at 1s); default 1s.
 	RetryTick time.Duration
+	// Background makes New return as soon as the plugins have started
+	// loading, so that a transport can answer initialize at once (wasmcp
+	// serve). The lists (tools/list, prompts/list, resources/list,
+	// resources/templates/list) and the calls then wait until every plugin
+	// has loaded or failed, at most LoadWait from New; the plugins still
+	// loading after that are served, with list_changed, as each is ready.
+	// The failures of plugins that must load arrive on StartErr instead of
+	// being returned by New.
+	Background bool
 }
 
 // shutdownFlush bounds the export of the last spans in Close.
@@ -89,6 +98,11 @@ type Server struct {
 	// when it has returned.
 	stopLoad context.CancelFunc
 	loaded   chan struct{}
+	// gate holds the lists and calls until the first load is done or
+	// LoadWait has passed (Options.Background); startErr receives that
+	// load's fatal failures (nil for none), once.
+	gate     *startGate
+	startErr chan error
 	// src resolves the url plugins; nil when there are none.
 	src *urlSources
 	// progress receives Options.Progress lines; nil for none.
@@ -111,7 +125,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	}
 	// s is not the named result: every "return nil, err" below would
 	// otherwise nil it before the cleanup runs.
-	s := &Server{cfg: cfg, log: log, progress: opts.Progress}
+	s := &Server{cfg: cfg, log: log, progress: opts.Progress, startErr: make(chan error, 1)}
+	if opts.Background {
+		s.gate = newStartGate()
+	}
 	defer func() {
 		if err != nil {
 			s.Close(context.WithoutCancel(ctx))
@@ -164,7 +181,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 			MaxBytes: int(cfg.Limits.MaxManifestBytes),
 		},
 		OnListChanged: func(kind string) {
-			if s.mcp != nil {
+			// Behind a closed start gate no list has been answered yet,
+			// so no client holds one to refresh.
+			if s.mcp != nil && (s.gate == nil || s.gate.ready.Load()) {
 				s.mcp.NotifyListChanged(kind)
 			}
 		},
@@ -195,7 +214,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if taskTimeout <= 0 {
 		taskTimeout = defaultTaskTimeout
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout}, &mcp.Options{
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate}, &mcp.Options{
 		Bus:                  bus,
 		Sessions:             sessions,
 		SessionKey:           sessionKey,
@@ -274,7 +293,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 
 // load loads specs in the background and waits for them at most wait
 // (default defaultLoadWait): the failures of configured plugins known by
-// then are returned, those of plugin-directory files logged.
+// then are returned, those of plugin-directory files logged. With a start
+// gate (Options.Background) it does not wait: the gate opens when the load
+// is done or wait has passed, and the failures go to startErr.
 func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Duration) error {
 	if wait <= 0 {
 		wait = defaultLoadWait
@@ -286,6 +307,10 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 		defer close(s.loaded)
 		result <- s.reg.Load(loadCtx, specs)
 	}()
+	if s.gate != nil {
+		go s.background(result, wait)
+		return nil
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	if s.progress != nil {
@@ -309,6 +334,45 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 		}()
 		return nil
 	}
+	return s.fatal(err)
+}
+
+// background waits for the first load behind the start gate: it opens the
+// gate when the load is done or after wait, and sends the load's fatal
+// failures to startErr.
+func (s *Server) background(result <-chan error, wait time.Duration) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	if s.progress != nil {
+		stopProgress := s.loadProgress()
+		defer stopProgress()
+	}
+	var err error
+	select {
+	case err = <-result:
+	case <-timer.C:
+		s.log.Warn("plugins still loading; serving those that are ready", "waited", wait.String(), "loading", s.reg.Loading())
+		s.gate.open()
+		err = <-result
+		if err != nil {
+			s.log.Error("plugins finished loading with errors", "failed", len(unjoin(err)))
+		} else {
+			s.log.Info("plugins finished loading")
+		}
+	}
+	s.gate.open()
+	s.startErr <- s.fatal(err)
+}
+
+// StartErr receives, once, the failures of the plugins that must load
+// ([[plugins]] entries with a path, required url ones) in the first load
+// of a Server made with Options.Background, or nil when there are none.
+// wasmcp serve stops on such a failure, as it does when New returns one.
+func (s *Server) StartErr() <-chan error { return s.startErr }
+
+// fatal returns the failures in err of the plugins that must load, and
+// logs the others as skipped.
+func (s *Server) fatal(err error) error {
 	if err == nil {
 		return nil
 	}
