@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -146,7 +145,7 @@ var ErrDigestMismatch = errors.New("sha256 mismatch")
 // given (already read) or nil to read spec.Path.
 func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, err error) {
 	if wasm == nil {
-		wasm, err = os.ReadFile(spec.Path)
+		wasm, err = readModule(spec.Path, d.engine.MaxModuleSize())
 		if err != nil {
 			return nil, fmt.Errorf("read plugin: %w", err)
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	goruntime "runtime"
 	"slices"
 	"sort"
@@ -136,7 +135,7 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 	pending := 0
 	for i, spec := range specs {
 		prev := findSlot(cur.plugins, spec)
-		wasm, err := os.ReadFile(spec.Path)
+		wasm, err := readModule(spec.Path, r.opts.Engine.MaxModuleSize())
 		if err != nil {
 			r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
 			errs = append(errs, &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)})

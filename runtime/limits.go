@@ -101,6 +101,10 @@ func (l ModuleLimits) withDefaults() ModuleLimits {
 	return l
 }
 
+// MaxModuleSize is the module-size limit Compile applies, in bytes: a
+// loader reads no more of a file than this (and one byte to tell).
+func (e *Engine) MaxModuleSize() uint64 { return e.cfg.Modules.withDefaults().ModuleSize }
+
 // instrumentLimits are the limits the instrumenter checks.
 func (l ModuleLimits) instrumentLimits() instrument.Limits {
 	return instrument.Limits{
