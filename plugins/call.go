@@ -141,7 +141,7 @@ func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage,
 		return nil, err
 	}
 	t := r.cat.Load().tools[p.Name]
-	if t == nil || !req.mayUse(t.plugin) {
+	if t == nil || !req.mayUse(t.plugin) || (t.appOnly && !req.appClient()) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTool, p.Name)
 	}
 	if err := t.input.Validate(p.Arguments); err != nil {
@@ -192,12 +192,21 @@ func (r *Registry) ReadResource(ctx context.Context, req *Request) (json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	pl, ok := r.cat.Load().findResource(p.URI, req)
+	cat := r.cat.Load()
+	pl, ok := cat.findResource(p.URI, req)
 	if !ok {
 		return nil, &NotFoundError{URI: p.URI}
 	}
 	params := rewriteParams(req.Params, p, false, "")
-	out, _, err := r.run(ctx, pl, abi.MethodResourceRead, p.URI, req, params, p)
+	e := cat.resources[p.URI]
+	app := e != nil && e.plugin == pl && strings.HasPrefix(p.URI, uiScheme)
+	if app && e.orig != "" && e.orig != e.uri {
+		params = setMember(params, "uri", e.orig)
+	}
+	out, head, err := r.run(ctx, pl, abi.MethodResourceRead, p.URI, req, params, p)
+	if err == nil && app && head.ResultType != "input_required" {
+		out = pl.appRead(out, p.URI)
+	}
 	return out, err
 }
 

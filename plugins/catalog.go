@@ -24,6 +24,10 @@ type catalog struct {
 	// whether any plugin is restricted to scopes.
 	toolOwners, promptOwners, resourceOwners, templateOwners []*Plugin
 	scoped                                                   bool
+	// appOnly marks the tools (same order as toolsJSON) that only an
+	// app may call; anyAppOnly says whether there is one.
+	appOnly    []bool
+	anyAppOnly bool
 }
 
 // Collision is two plugins exposing the same tool, prompt, resource URI or
@@ -114,6 +118,8 @@ func buildCatalog(plugins []*Plugin, rank func(*Plugin) int) (*catalog, []*Colli
 			c.tools[t.name] = t
 			c.toolsJSON = append(c.toolsJSON, t.raw)
 			c.toolOwners = append(c.toolOwners, p)
+			c.appOnly = append(c.appOnly, t.appOnly)
+			c.anyAppOnly = c.anyAppOnly || t.appOnly
 		}
 		for _, e := range p.prompts {
 			c.prompts[e.name] = e

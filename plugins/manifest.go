@@ -23,6 +23,16 @@ type Manifest struct {
 	Prompts           []json.RawMessage `json:"prompts,omitempty"`
 	Completions       bool              `json:"completions,omitempty"`
 	Capabilities      Requested         `json:"capabilities"`
+	// Skills are Agent Skills embedded in the plugin (sdk/ABI.md): each
+	// one's files by path inside the skill, SKILL.md among them. They are
+	// data the host serves through the Skills extension, never code.
+	Skills []ManifestSkill `json:"skills,omitempty"`
+}
+
+// ManifestSkill is one skill of a Manifest: its files, path -> UTF-8
+// content.
+type ManifestSkill struct {
+	Files map[string]string `json:"files"`
 }
 
 // Requested is what a plugin asks for in its manifest. Only the operator's

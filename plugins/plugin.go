@@ -39,6 +39,8 @@ type Plugin struct {
 	prompts   []*promptEntry
 	resources []*resourceEntry
 	templates []*templateEntry
+	// dropped are the app csp origins narrowed away at load (apps.go).
+	dropped []DroppedDomain
 }
 
 // Name returns the plugin's name.
@@ -96,6 +98,7 @@ type toolEntry struct {
 	input   *validator
 	output  *validator
 	headers bool // inputSchema has x-mcp-header annotations
+	appOnly bool // _meta.ui.visibility without "model" (apps.go)
 }
 
 type promptEntry struct {
@@ -113,7 +116,8 @@ type promptArg struct {
 
 type resourceEntry struct {
 	plugin *Plugin
-	uri    string
+	uri    string // as exposed (a ui:// URI carries the plugin's prefix)
+	orig   string // the plugin's own URI when it differs, else ""
 	raw    json.RawMessage
 }
 
@@ -266,6 +270,7 @@ func (p *Plugin) index() error {
 		}
 		p.templates = append(p.templates, &templateEntry{plugin: p, tmpl: t, raw: raw})
 	}
+	p.indexApps()
 	return errors.Join(errs...)
 }
 

@@ -38,9 +38,39 @@ func visible(c *catalog, items []json.RawMessage, owners []*Plugin, req *Request
 
 // ToolsFor returns the tools the caller of req may see, as MCP JSON in a
 // stable order.
+//
+// App-only tools (apps.go) are left out for a client without the MCP Apps
+// extension: no app of its can call them.
 func (r *Registry) ToolsFor(req *Request) []json.RawMessage {
 	c := r.cat.Load()
-	return visible(c, c.toolsJSON, c.toolOwners, req)
+	items := visible(c, c.toolsJSON, c.toolOwners, req)
+	if !c.anyAppOnly || req.appClient() {
+		return items
+	}
+	all := c.toolsJSON
+	if len(items) != len(all) {
+		// visible filtered: recompute with both rules.
+		out := make([]json.RawMessage, 0, len(all))
+		for i, it := range all {
+			if !c.appOnly[i] && req.mayUse(c.toolOwners[i]) {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	out := make([]json.RawMessage, 0, len(items))
+	for i, it := range items {
+		if !c.appOnly[i] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// appClient reports whether the client of req has the MCP Apps
+// extension.
+func (req *Request) appClient() bool {
+	return req != nil && req.Client != nil && hasUIExtension(req.ClientCapabilities)
 }
 
 // PromptsFor returns the prompts the caller of req may see.

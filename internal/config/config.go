@@ -25,10 +25,20 @@ type Config struct {
 	// process then keeps its state to itself).
 	Cluster *Cluster `toml:"cluster" json:"cluster,omitempty"`
 	Plugins []Plugin `toml:"plugins" json:"plugins"`
+	// Skills are the [[skills]] entries: directories of Agent Skills
+	// served through the Skills extension (docs/apps-and-skills.md).
+	Skills []SkillDir `toml:"skills" json:"skills,omitempty"`
 	// File is the configuration file [Load] read (absolute); empty when
 	// the configuration did not come from a file. wasmcp.lock lives
 	// beside it.
 	File string `toml:"-" json:"-"`
+}
+
+// SkillDir is one [[skills]] entry: Dir (relative to the configuration
+// file) holds one subdirectory per skill, each with a SKILL.md whose
+// front matter names it. Skill files are data: served, never executed.
+type SkillDir struct {
+	Dir string `toml:"dir" json:"dir"`
 }
 
 // Server is the [server] table.
@@ -615,6 +625,9 @@ func (c *Config) normalize(dir string) {
 		c.Server.PluginDirs[i] = resolve(d)
 	}
 	c.Server.CacheDir = resolve(c.Server.CacheDir)
+	for i := range c.Skills {
+		c.Skills[i].Dir = resolve(c.Skills[i].Dir)
+	}
 	c.Auth.JWKSFile = resolve(c.Auth.JWKSFile)
 	if c.Auth.Mode == "" {
 		c.Auth.Mode = c.Auth.inferMode()

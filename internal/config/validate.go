@@ -33,6 +33,11 @@ func (c *Config) Validate() error {
 	if strings.TrimSpace(c.Server.Name) == "" {
 		bad("server.name: must not be empty")
 	}
+	for i, sk := range c.Skills {
+		if strings.TrimSpace(sk.Dir) == "" {
+			bad("skills[%d]: dir must not be empty", i)
+		}
+	}
 	switch c.Server.LogLevel {
 	case "debug", "info", "warn", "warning", "error":
 	default:

@@ -96,6 +96,9 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 		on = f.Prompts
 	case methodComplete:
 		on = f.Completions
+	case methodSkillsList, methodSkillsGet:
+		_, ok := s.p.(SkillProvider)
+		on = f.Skills && f.Resources && ok
 	}
 	if !on {
 		return nil, methodNotFound(m)
@@ -134,6 +137,10 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 		return s.list(cl, listTemplates)
 	case methodPromptsList:
 		return s.list(cl, listPrompts)
+	case methodSkillsList:
+		return s.list(cl, listSkills)
+	case methodSkillsGet:
+		return s.getSkill(cl)
 	case methodToolsCall:
 		res, err = s.p.CallTool(ctx, r)
 	case methodResRead:

@@ -16,6 +16,7 @@ const (
 	listResources
 	listTemplates
 	listPrompts
+	listSkills
 )
 
 // lists are, for each listKind, the member of its result and the Provider
@@ -28,6 +29,42 @@ var lists = [...]struct {
 	listResources: {"resources", Provider.Resources},
 	listTemplates: {"resourceTemplates", Provider.ResourceTemplates},
 	listPrompts:   {"prompts", Provider.Prompts},
+	listSkills:    {"skills", skillsOf},
+}
+
+// skillsOf is the items of skills/list: serveFeature routes the method
+// here only for a SkillProvider.
+func skillsOf(p Provider, ctx context.Context, r *Request) ([]json.RawMessage, error) {
+	sp, ok := p.(SkillProvider)
+	if !ok {
+		return nil, nil
+	}
+	return sp.Skills(ctx, r)
+}
+
+// getSkill answers skills/get: the entry whose uri is params.uri, else
+// -32602 (ext-skills: the code resources/read uses for unknown
+// resources).
+func (s *Server) getSkill(cl *call) ([]byte, error) {
+	uri, ok := stringParam(cl.req.Params, "uri")
+	if !ok || uri == "" {
+		return nil, invalidParams(methodSkillsGet + ": uri must be a non-empty string")
+	}
+	items, err := skillsOf(s.p, cl.ctx, &cl.req)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if u, _ := stringParam(it, "uri"); u == uri && jsonscan.Valid(it) {
+			b := append([]byte(`{"skill":`), appendCompact(nil, it)...)
+			if cl.req.Stateless {
+				b = append(b, `,"resultType":"complete"`...)
+				b = appendTTL(b, s.opts.ListTTL, &cl.req)
+			}
+			return append(b, '}'), nil
+		}
+	}
+	return nil, invalidParams(methodSkillsGet + ": no skill has the uri " + strconv.Quote(uri))
 }
 
 // list answers one of the four list methods, one page at a time. Items

@@ -72,4 +72,20 @@ type Features struct {
 	// ListChanged means the provider calls Server.NotifyListChanged when a
 	// list changes.
 	ListChanged bool
+
+	// UI advertises MCP Apps (ExtUI): the provider serves ui:// resources
+	// of type UIMimeType and tools that point at them.
+	UI bool
+	// Skills advertises Skills (ExtSkills, with Resources): the provider
+	// implements SkillProvider and serves each skill's files as
+	// resources.
+	Skills bool
+}
+
+// SkillProvider is implemented by a Provider that serves skills
+// (Features.Skills): the engine answers skills/list and skills/get from
+// Skills, the Skill entries of ext-skills ({uri, frontmatter,
+// resources}) in a stable order.
+type SkillProvider interface {
+	Skills(ctx context.Context, r *Request) ([]json.RawMessage, error)
 }

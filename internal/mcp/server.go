@@ -310,7 +310,7 @@ func coversURI(sub, uri string) bool {
 
 // capabilities returns the ServerCapabilities object for f, as version
 // has it: 2025-11-25 sessions get the tasks capability of that version,
-// 2026-07-28 the tasks extension.
+// 2026-07-28 the tasks extension; extensions come from appendExtensions.
 func capabilities(f Features, version string) []byte {
 	b := make([]byte, 0, 160)
 	b = append(b, `{"logging":{}`...)
@@ -333,13 +333,11 @@ func capabilities(f Features, version string) []byte {
 		b = append(b, `,"tools":{"listChanged":`...)
 		b = appendBool(b, f.ListChanged)
 		b = append(b, '}')
-		switch version {
-		case version20251125:
+		if version == version20251125 {
 			b = append(b, `,"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`...)
-		case version20260728:
-			b = append(b, `,"extensions":{"`+extTasks+`":{}}`...)
 		}
 	}
+	b = appendExtensions(b, f, version)
 	return append(b, '}')
 }
 

@@ -45,7 +45,6 @@ import (
 // end of the legacy session that created it.
 
 const (
-	extTasks        = "io.modelcontextprotocol/tasks"
 	metaRelatedTask = "io.modelcontextprotocol/related-task"
 
 	methodTasksGet    = "tasks/get"
@@ -62,23 +61,6 @@ const (
 	// maxTaskRounds bounds the input rounds of one 2026-07-28 task.
 	maxTaskRounds = 32
 )
-
-// hasTasksExtension reports whether client capabilities caps declare the
-// tasks extension.
-func hasTasksExtension(caps []byte) bool {
-	ext, ok := jsonscan.Member(caps, "extensions")
-	if !ok {
-		return false
-	}
-	v, ok := jsonscan.Member(ext, extTasks)
-	return ok && jsonscan.Kind(v) != 'z'
-}
-
-var errNeedTasksExtension = &jsonrpc.Error{
-	Code:    jsonrpc.CodeMissingClientCapability,
-	Message: "Missing required client capability: the " + extTasks + " extension",
-	Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + extTasks + `":{}}}}`),
-}
 
 func taskNotFound() *jsonrpc.Error {
 	return invalidParams("Failed to retrieve task: task not found")

@@ -74,6 +74,8 @@ const (
 	methodComplete     = "completion/complete"
 	methodDiscover     = "server/discover"
 	methodListen       = "subscriptions/listen"
+	methodSkillsList   = "skills/list"
+	methodSkillsGet    = "skills/get"
 
 	notifInitialized = "notifications/initialized"
 	notifCancelled   = "notifications/cancelled"
@@ -94,7 +96,7 @@ func isModernMethod(method string) bool {
 	switch method {
 	case methodDiscover, methodListen, methodToolsList, methodToolsCall, methodResList,
 		methodResTemplates, methodResRead, methodPromptsList, methodPromptsGet, methodComplete,
-		methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		methodTasksGet, methodTasksUpdate, methodTasksCancel, methodSkillsList, methodSkillsGet:
 		return true
 	}
 	return false

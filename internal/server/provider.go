@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
@@ -28,6 +30,9 @@ type provider struct {
 	// gate holds lists and calls until the first load is done; nil
 	// (open) unless the server started in the background.
 	gate *startGate
+	// skills serves skills/list, skills/get and the skill:// resources;
+	// nil: none.
+	skills *skillSource
 }
 
 var _ mcp.Provider = (*provider)(nil)
@@ -35,7 +40,17 @@ var _ mcp.Provider = (*provider)(nil)
 // Features declares every feature: plugins come and go with reloads, so
 // the lists may be empty but the methods always exist.
 func (p *provider) Features() mcp.Features {
-	return mcp.Features{Tools: true, Resources: true, Prompts: true, Completions: true, Subscribe: true, ListChanged: true}
+	return mcp.Features{Tools: true, Resources: true, Prompts: true, Completions: true, Subscribe: true, ListChanged: true,
+		UI: true, Skills: true}
+}
+
+// Skills returns the Skill entries (ext-skills) of the skill directories
+// and of the plugins.
+func (p *provider) Skills(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
+	if p.skills == nil {
+		return nil, nil
+	}
+	return p.skills.current().Entries(), nil
 }
 
 // The lists are what the caller may see: plugins restricted to scopes are
@@ -52,7 +67,13 @@ func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMes
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.reg.ResourcesFor(access(r)), nil
+	res := p.reg.ResourcesFor(access(r))
+	if p.skills != nil {
+		if sk := p.skills.current().Resources(); len(sk) > 0 {
+			res = append(slices.Clip(res), sk...)
+		}
+	}
+	return res, nil
 }
 
 func (p *provider) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
@@ -82,6 +103,11 @@ func (p *provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 }
 
 func (p *provider) ReadResource(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
+	if p.skills != nil && strings.HasPrefix(r.Parsed.URI, "skill://") {
+		if res, ok := p.skills.current().Read(r.Parsed.URI); ok {
+			return res, nil
+		}
+	}
 	return p.do(ctx, r, p.reg.ReadResource)
 }
 

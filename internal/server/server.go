@@ -214,7 +214,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if taskTimeout <= 0 {
 		taskTimeout = defaultTaskTimeout
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate}, &mcp.Options{
+	sks, err := newSkillSource(cfg.Skills, s.reg, log)
+	if err != nil {
+		return nil, errSkillDirs(err)
+	}
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate, skills: sks}, &mcp.Options{
 		Bus:                  bus,
 		Sessions:             sessions,
 		SessionKey:           sessionKey,
@@ -266,6 +270,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	s.stop, s.done = stop, make(chan struct{})
 	var bg sync.WaitGroup
 	if cfg.Server.Watch {
+		bg.Go(func() {
+			sks.watch(watchCtx, opts.WatchInterval, func() { s.mcp.NotifyListChanged("resources") })
+		})
 		bg.Go(func() {
 			s.reg.Watch(watchCtx, opts.WatchInterval, func() ([]plugins.Spec, error) { return specsWith(cfg, s.src) })
 		})
