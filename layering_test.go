@@ -74,6 +74,7 @@ var allowed = map[string][]string{
 	"internal/authz":                     {},
 	"internal/cluster":                   {"hostapi", "internal/tasks"},
 	"internal/cluster/redistest":         {},
+	"internal/component":                 {},
 	"internal/config":                    {},
 	"internal/denials":                   {},
 	"internal/fetch":                     {},
