@@ -1035,7 +1035,7 @@ func TestHostileModuleLimits(t *testing.T) {
 		name, plugin, limits string
 		want                 string
 	}{
-		{"module size", "good", `max_module_size = "64KiB"`, fmt.Sprintf("module size in bytes: %d, over the limit of 65536 ([limits] max_module_size)", good.Size())},
+		{"module size", "good", `max_module_size = "64KiB"`, fmt.Sprintf("over the module-size limit: %d bytes, limit 65536 ([limits] max_module_size)", good.Size())},
 		{"functions", "good", "max_functions = 50", "functions: 87, over the limit of 50 ([limits] max_functions)"},
 		{"function size", "good", `max_function_size = "4KiB"`, "size in bytes: 9359, over the limit of 4096 ([limits] max_function_size)"},
 		{"locals", "good", "max_locals = 40", "locals: 43, over the limit of 40 ([limits] max_locals)"},
