@@ -127,7 +127,9 @@ func TestLimitsAndCollisions(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10)) }
+func itoa(i int) string {
+	return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+}
 
 func FuzzParseSkillMD(f *testing.F) {
 	f.Add([]byte("---\nname: a\ndescription: d\nmetadata:\n  k: [1, \"x\"]\n---\n"))
