@@ -39,6 +39,30 @@ func (c *Cluster) Tasks(lim tasks.Limits) *Tasks {
 
 const tasksLib = `
 local P = ARGV[1]
+local function unbill(ph, id)
+  local sz = tonumber(redis.call('HGET', P .. ':size', id) or '0')
+  if sz ~= 0 then
+    redis.call('HDEL', P .. ':size', id)
+    if redis.call('HINCRBY', P .. ':bytes', ph, -sz) <= 0 then redis.call('HDEL', P .. ':bytes', ph) end
+    redis.call('HINCRBY', P .. ':bytes', '*', -sz)
+  end
+end
+-- over(ph, delta, maxBytes, maxPer): 0 when delta more bytes fit, else
+-- -4 (per owner) or -5 (total), and the bytes held.
+local function over(ph, delta, maxBytes, maxPer)
+  if delta <= 0 then return 0, 0 end
+  local mine = tonumber(redis.call('HGET', P .. ':bytes', ph) or '0')
+  if maxPer > 0 and mine + delta > maxPer then return -4, mine end
+  local all = tonumber(redis.call('HGET', P .. ':bytes', '*') or '0')
+  if maxBytes > 0 and all + delta > maxBytes then return -5, all end
+  return 0, 0
+end
+local function bill(ph, id, size)
+  local old = tonumber(redis.call('HGET', P .. ':size', id) or '0')
+  redis.call('HSET', P .. ':size', id, size)
+  redis.call('HINCRBY', P .. ':bytes', ph, size - old)
+  redis.call('HINCRBY', P .. ':bytes', '*', size - old)
+end
 local function sweep(now, n)
   local ms = redis.call('ZRANGEBYSCORE', P .. ':all', '-inf', now, 'LIMIT', 0, n)
   for _, m in ipairs(ms) do
@@ -48,6 +72,7 @@ local function sweep(now, n)
     redis.call('ZREM', P .. ':live', m)
     redis.call('ZREM', P .. ':live:' .. ph, id)
     redis.call('ZREM', P .. ':idx:' .. ph, id)
+    unbill(ph, id)
   end
   return #ms
 end
@@ -55,35 +80,52 @@ end
 
 var (
 	// ARGV: prefix, id, owner hex, json, created ms, expires ms, max
-	// live, max live per owner. Returns 1, -1 (total cap), -2 (owner
-	// cap) or -3 (id taken).
+	// live, max live per owner, size, max bytes, max bytes per owner,
+	// live score (the lease, or the expiry). Returns {1}, {-1} (total
+	// cap), {-2} (owner cap), {-3} (id taken), or {-4 or -5, bytes held}
+	// (owner or total byte budget). A live task counts against the caps
+	// while its live score (lease) is ahead.
 	tasksCreate = redis.NewScript(tasksLib + `
 local id, ph, js = ARGV[2], ARGV[3], ARGV[4]
 local now, exp = tonumber(ARGV[5]), tonumber(ARGV[6])
 local maxLive, maxPer = tonumber(ARGV[7]), tonumber(ARGV[8])
+local size, maxBytes, maxBytesPer, score = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 sweep(now, 64)
-if maxLive > 0 and redis.call('ZCOUNT', P .. ':live', '(' .. now, '+inf') >= maxLive then return -1 end
-if maxPer > 0 and redis.call('ZCOUNT', P .. ':live:' .. ph, '(' .. now, '+inf') >= maxPer then return -2 end
-if not redis.call('SET', P .. ':t:' .. id, js, 'NX', 'PXAT', exp + 60000) then return -3 end
+if maxLive > 0 and redis.call('ZCOUNT', P .. ':live', '(' .. now, '+inf') >= maxLive then return {-1} end
+if maxPer > 0 and redis.call('ZCOUNT', P .. ':live:' .. ph, '(' .. now, '+inf') >= maxPer then return {-2} end
+local o, used = over(ph, size, maxBytes, maxBytesPer)
+if o ~= 0 then return {o, used} end
+if not redis.call('SET', P .. ':t:' .. id, js, 'NX', 'PXAT', exp + 60000) then return {-3} end
 local m = ph .. ':' .. id
 redis.call('ZADD', P .. ':all', exp, m)
-redis.call('ZADD', P .. ':live', exp, m)
-redis.call('ZADD', P .. ':live:' .. ph, exp, id)
+redis.call('ZADD', P .. ':live', score, m)
+redis.call('ZADD', P .. ':live:' .. ph, score, id)
 redis.call('ZADD', P .. ':idx:' .. ph, now, id)
-return 1
+bill(ph, id, size)
+return {1}
 `)
 	// ARGV: prefix, id, owner hex, old json, new json, "1" when the
-	// task just ended. Returns 1, or 0 when the value changed meanwhile.
+	// task just ended, new size, max bytes, max bytes per owner, the new
+	// live score ("" for unchanged). Returns {1}, {0} when the value
+	// changed meanwhile, or {-4 or -5, bytes held} (a byte budget).
 	tasksSwap = redis.NewScript(tasksLib + `
 local id, ph = ARGV[2], ARGV[3]
 local k = P .. ':t:' .. id
-if redis.call('GET', k) ~= ARGV[4] then return 0 end
+if redis.call('GET', k) ~= ARGV[4] then return {0} end
+local size = tonumber(ARGV[7])
+local old = tonumber(redis.call('HGET', P .. ':size', id) or '0')
+local o, used = over(ph, size - old, tonumber(ARGV[8]), tonumber(ARGV[9]))
+if o ~= 0 then return {o, used} end
 redis.call('SET', k, ARGV[5], 'KEEPTTL')
+bill(ph, id, size)
 if ARGV[6] == '1' then
   redis.call('ZREM', P .. ':live', ph .. ':' .. id)
   redis.call('ZREM', P .. ':live:' .. ph, id)
+elseif ARGV[10] ~= '' then
+  redis.call('ZADD', P .. ':live', 'XX', tonumber(ARGV[10]), ph .. ':' .. id)
+  redis.call('ZADD', P .. ':live:' .. ph, 'XX', tonumber(ARGV[10]), id)
 end
-return 1
+return {1}
 `)
 	// ARGV: prefix, id, owner hex, old json. Returns 1, or 0 when the
 	// value changed meanwhile.
@@ -96,6 +138,7 @@ redis.call('ZREM', P .. ':all', m)
 redis.call('ZREM', P .. ':live', m)
 redis.call('ZREM', P .. ':live:' .. ph, id)
 redis.call('ZREM', P .. ':idx:' .. ph, id)
+unbill(ph, id)
 return 1
 `)
 	// ARGV: prefix, now ms, max. Returns how many it dropped.
@@ -108,6 +151,26 @@ return sweep(tonumber(ARGV[2]), tonumber(ARGV[3]))
 const swapRetries = 64
 
 func ownerHex(principal string) string { return hex.EncodeToString([]byte(principal)) }
+
+// reply splits a script's {code, bytes held} reply.
+func reply(r []int64) (n, used int64) {
+	if len(r) > 1 {
+		used = r[1]
+	}
+	if len(r) > 0 {
+		n = r[0]
+	}
+	return n, used
+}
+
+// liveScore is the score of a live task in the live indexes: it counts
+// against the caps until then (its lease, else its expiry).
+func liveScore(t *tasks.Task) int64 {
+	if !t.LeaseUntil.IsZero() && t.LeaseUntil.Before(t.ExpiresAt) {
+		return t.LeaseUntil.UnixMilli()
+	}
+	return t.ExpiresAt.UnixMilli()
+}
 
 // Create implements tasks.Store.
 func (s *Tasks) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) {
@@ -129,16 +192,22 @@ func (s *Tasks) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) 
 		if err != nil {
 			return nil, fmt.Errorf("tasks: encode: %w", err)
 		}
-		n, err := tasksCreate.Run(ctx, s.c.rdb, nil, s.p, c.ID, ownerHex(c.Principal), js,
-			now.UnixMilli(), c.ExpiresAt.UnixMilli(), s.lim.MaxLive, s.lim.MaxLivePerPrincipal).Int()
-		switch {
-		case err != nil:
+		r, err := tasksCreate.Run(ctx, s.c.rdb, nil, s.p, c.ID, ownerHex(c.Principal), js,
+			now.UnixMilli(), c.ExpiresAt.UnixMilli(), s.lim.MaxLive, s.lim.MaxLivePerPrincipal,
+			c.Size(), s.lim.MaxBytes, s.lim.MaxBytesPerPrincipal, liveScore(c)).Int64Slice()
+		if err != nil {
 			return nil, wrap("tasks create", err)
-		case n == -1:
+		}
+		switch n, used := reply(r); n {
+		case -1:
 			return nil, fmt.Errorf("%w (%d)", tasks.ErrTooManyTotal, s.lim.MaxLive)
-		case n == -2:
+		case -2:
 			return nil, fmt.Errorf("%w (%d)", tasks.ErrTooManyForPrincipal, s.lim.MaxLivePerPrincipal)
-		case n == 1:
+		case -4:
+			return nil, fmt.Errorf("%w (%d bytes held, budget %d)", tasks.ErrBytesForPrincipal, used, s.lim.MaxBytesPerPrincipal)
+		case -5:
+			return nil, fmt.Errorf("%w (%d bytes held, budget %d)", tasks.ErrBytesTotal, used, s.lim.MaxBytes)
+		case 1:
 			return c, nil
 		}
 	}
@@ -154,11 +223,32 @@ func (s *Tasks) load(ctx context.Context, principal, id string) (string, *tasks.
 	if err != nil {
 		return "", nil, wrap("tasks get", err)
 	}
-	var t tasks.Task
-	if json.Unmarshal([]byte(js), &t) != nil || t.Principal != principal || !time.Now().Before(t.ExpiresAt) {
+	t, ok := s.decode(js, principal, id, time.Now())
+	if !ok {
 		return "", nil, tasks.ErrNotFound
 	}
-	return js, &t, nil
+	return js, t, nil
+}
+
+// decode parses a stored task of principal and checks it as strictly as
+// a client's request (tasks.Task.Check): a record that does not pass is
+// reported once in the log and treated as absent. A live task whose
+// lease passed is shown failed (tasks.Task.Lapse).
+func (s *Tasks) decode(js, principal, id string, now time.Time) (*tasks.Task, bool) {
+	var t tasks.Task
+	if err := json.Unmarshal([]byte(js), &t); err != nil {
+		s.c.log.Warn("tasks: a record in Redis does not parse; ignored", "task", id, "error", err)
+		return nil, false
+	}
+	if err := t.Check(id); err != nil {
+		s.c.log.Warn("tasks: a record in Redis is invalid; ignored", "task", id, "error", err)
+		return nil, false
+	}
+	if t.Principal != principal || !now.Before(t.ExpiresAt) {
+		return nil, false
+	}
+	t.Lapse(now)
+	return &t, true
 }
 
 // Get implements tasks.Store.
@@ -219,16 +309,24 @@ func (s *Tasks) swap(ctx context.Context, principal, id string, next func(*tasks
 		if err != nil {
 			return nil, fmt.Errorf("tasks: encode: %w", err)
 		}
-		ended := "0"
+		ended, score := "0", ""
 		if !old.Status.Terminal() && c.Status.Terminal() {
 			ended = "1"
+		} else if !c.Status.Terminal() && !c.LeaseUntil.Equal(old.LeaseUntil) {
+			score = strconv.FormatInt(liveScore(c), 10)
 		}
-		n, err := tasksSwap.Run(ctx, s.c.rdb, nil, s.p, id, ownerHex(principal), js, nj, ended).Int()
+		r, err := tasksSwap.Run(ctx, s.c.rdb, nil, s.p, id, ownerHex(principal), js, nj, ended,
+			c.Size(), s.lim.MaxBytes, s.lim.MaxBytesPerPrincipal, score).Int64Slice()
 		if err != nil {
 			return nil, wrap("tasks update", err)
 		}
-		if n == 1 {
+		switch n, used := reply(r); n {
+		case 1:
 			return c, nil
+		case -4:
+			return nil, tasks.OverBudget(true, c.Size()-old.Size(), used, s.lim.MaxBytesPerPrincipal)
+		case -5:
+			return nil, tasks.OverBudget(false, c.Size()-old.Size(), used, s.lim.MaxBytes)
 		}
 	}
 	return nil, fmt.Errorf("tasks: update of %s: changed by others %d times in a row", id, swapRetries)
@@ -279,13 +377,16 @@ func (s *Tasks) List(ctx context.Context, principal, cursor string, limit int) (
 		if err != nil {
 			return nil, "", wrap("tasks list", err)
 		}
-		for _, v := range vals {
+		for i, v := range vals {
 			js, ok := v.(string)
-			var t tasks.Task
-			if !ok || json.Unmarshal([]byte(js), &t) != nil || t.Principal != principal || !now.Before(t.ExpiresAt) {
+			if !ok {
 				continue
 			}
-			page = append(page, &t)
+			t, ok := s.decode(js, principal, keys[i][len(s.p)+3:], now)
+			if !ok {
+				continue
+			}
+			page = append(page, t)
 			if len(page) > limit {
 				break
 			}

@@ -309,6 +309,14 @@ type Limits struct {
 	TaskTTL              Duration `toml:"task_ttl" json:"task_ttl,omitempty"`
 	MaxTasks             int      `toml:"max_tasks" json:"max_tasks,omitempty"`
 	MaxTasksPerPrincipal int      `toml:"max_tasks_per_principal" json:"max_tasks_per_principal,omitempty"`
+	// MaxTaskBytes and MaxTaskBytesPerPrincipal bound the bytes kept for
+	// tasks (arguments, results, input), live or ended, in the server and
+	// for one principal: a task whose arguments do not fit is refused
+	// with -32001, and a result that does not fit ends the task failed
+	// with an error naming the budget. Server-wide only. Zero means the
+	// defaults: 128MiB and 32MiB.
+	MaxTaskBytes             Size `toml:"max_task_bytes" json:"max_task_bytes,omitempty"`
+	MaxTaskBytesPerPrincipal Size `toml:"max_task_bytes_per_principal" json:"max_task_bytes_per_principal,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

@@ -142,6 +142,18 @@ type Options struct {
 	// task fails with -32001 (data {"busy":true}). Defaults 1000 and 100.
 	MaxTasks             int
 	MaxTasksPerPrincipal int
+	// MaxTaskBytes and MaxTaskBytesPerPrincipal bound the bytes the
+	// default store keeps for tasks, live or ended (tasks.Limits): a task
+	// whose arguments do not fit is refused like one past MaxTasks, and a
+	// result that does not fit makes the task failed with an error naming
+	// the budget. Defaults 128 MiB and 32 MiB.
+	MaxTaskBytes             int64
+	MaxTaskBytesPerPrincipal int64
+	// TaskLease is how long a task's record vouches for the process
+	// running it (tasks.Task.LeaseUntil), renewed every third of it while
+	// the call runs: in a shared store, a task whose process died is seen
+	// failed by the others once its lease passes. Default 30 seconds.
+	TaskLease time.Duration
 	// TaskTimeout is the deadline of a task's provider call (the
 	// provider applies it instead of its per-call timeout: Request.TaskID
 	// is set). Default 10 minutes.
@@ -183,12 +195,18 @@ type Bus interface {
 	Subscribe(fn func(msg []byte)) (unsubscribe func())
 }
 
-// TaskLimits returns the caps that MaxTasks and MaxTasksPerPrincipal
-// (zero: their defaults) give the default store, for a TaskStore made
-// elsewhere (a shared one) to apply the same.
-func TaskLimits(maxTasks, maxPerPrincipal int) tasks.Limits {
-	o := (&Options{MaxTasks: maxTasks, MaxTasksPerPrincipal: maxPerPrincipal}).withDefaults()
-	return tasks.Limits{MaxLive: o.MaxTasks, MaxLivePerPrincipal: o.MaxTasksPerPrincipal}
+// TaskLimits returns the caps and byte budgets that o's MaxTasks,
+// MaxTasksPerPrincipal, MaxTaskBytes and MaxTaskBytesPerPrincipal (zero:
+// their defaults) give the default store, for a TaskStore made elsewhere
+// (a shared one) to apply the same.
+func TaskLimits(o Options) tasks.Limits {
+	v := o.withDefaults()
+	return v.taskLimits()
+}
+
+func (o *Options) taskLimits() tasks.Limits {
+	return tasks.Limits{MaxLive: o.MaxTasks, MaxLivePerPrincipal: o.MaxTasksPerPrincipal,
+		MaxBytes: o.MaxTaskBytes, MaxBytesPerPrincipal: o.MaxTaskBytesPerPrincipal}
 }
 
 func (o *Options) withDefaults() Options {
@@ -241,8 +259,11 @@ func (o *Options) withDefaults() Options {
 	v.NotifyQueueBytes = positiveOr(v.NotifyQueueBytes, 1<<20)
 	v.MaxTasks = positiveOr(v.MaxTasks, 1000)
 	v.MaxTasksPerPrincipal = positiveOr(v.MaxTasksPerPrincipal, 100)
+	v.MaxTaskBytes = positiveOr(v.MaxTaskBytes, 128<<20)
+	v.MaxTaskBytesPerPrincipal = positiveOr(v.MaxTaskBytesPerPrincipal, 32<<20)
+	v.TaskLease = positiveOr(v.TaskLease, 30*time.Second)
 	if v.TaskStore == nil {
-		v.TaskStore = tasks.NewMemory(tasks.Limits{MaxLive: v.MaxTasks, MaxLivePerPrincipal: v.MaxTasksPerPrincipal})
+		v.TaskStore = tasks.NewMemory(v.taskLimits())
 	}
 	if v.TaskNotifier == nil {
 		v.TaskNotifier = tasks.NewLocal()

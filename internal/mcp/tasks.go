@@ -265,14 +265,15 @@ func (te *taskEngine) create(cl *call, era string, ttl time.Duration) (*taskRun,
 	te.sweep.Do(func() { go te.sweeper() })
 	params := append(json.RawMessage(nil), cl.req.Params...)
 	rec := &tasks.Task{Principal: taskPrincipal(cl), Status: tasks.Working, TTL: ttl,
-		PollInterval: s.opts.TaskPollInterval, Method: cl.req.Method, Params: params, Era: era}
+		PollInterval: s.opts.TaskPollInterval, Method: cl.req.Method, Params: params, Era: era,
+		LeaseUntil: tasks.Now().Add(s.opts.TaskLease)}
 	t, err := te.store.Create(cl.ctx, rec)
 	switch {
 	case errors.Is(err, tasks.ErrTooMany):
 		return nil, nil, &jsonrpc.Error{Code: errBusyWait.Code, Message: "Too many tasks: " + err.Error() + "; wait for one to end or cancel one",
 			Data: json.RawMessage(`{"busy":true,"retryAfterMs":` + strconv.Itoa(retryAfterSeconds*1000) + `}`)}
 	case err != nil:
-		return nil, nil, fmt.Errorf("mcp: creating a task: %w", err)
+		return nil, nil, te.storeFailed("creating a task", err)
 	}
 	run := &taskRun{te: te, id: t.ID, principal: t.Principal, params: params,
 		started: make(chan struct{}), first: make(chan firstRound, 1)}
@@ -315,7 +316,46 @@ func (te *taskEngine) create(cl *call, era string, ttl time.Duration) (*taskRun,
 		context.AfterFunc(ctx, func() { stop() })
 	}
 	go run.loop()
+	go run.renew()
 	return run, t, nil
+}
+
+// errTaskStore answers a request whose task store could not be reached
+// (a shared store during an outage): the same clear error as the session
+// store's and the kv store's, never a bare internal error.
+var errTaskStore = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "task store unavailable; retry later",
+	Data: json.RawMessage(`{"busy":true,"retryAfterMs":` + strconv.Itoa(retryAfterSeconds*1000) + `}`)}
+
+// storeFailed logs a task store error and returns errTaskStore.
+func (te *taskEngine) storeFailed(op string, err error) error {
+	te.s.log.Warn("tasks: "+op+" failed", "error", err)
+	return errTaskStore
+}
+
+// renew extends the task's lease (tasks.Task.LeaseUntil) every third of
+// Options.TaskLease while its call runs, so that other processes sharing
+// the store see it alive; a failed renewal is retried on the next tick.
+func (run *taskRun) renew() {
+	te, lease := run.te, run.te.s.opts.TaskLease
+	t := time.NewTicker(lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-run.call.ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := te.store.Update(run.call.ctx, run.principal, run.id, func(t *tasks.Task) error {
+			if t.Status.Terminal() {
+				return tasks.ErrTerminal
+			}
+			t.LeaseUntil = tasks.Now().Add(lease)
+			return nil
+		})
+		if errors.Is(err, tasks.ErrTerminal) || errors.Is(err, tasks.ErrNotFound) {
+			return
+		}
+	}
 }
 
 // discardSink drops what a 2026-07-28 task sends (it has no stream).
@@ -407,15 +447,31 @@ func (run *taskRun) loop() {
 // finish stores the end of the task (unless it ended already: a cancel
 // wins) and tells the waiting first-round answer.
 func (run *taskRun) finish(status tasks.Status, msg string, result, rpcErr json.RawMessage) {
-	_, err := run.te.update(context.Background(), run.principal, run.id, func(t *tasks.Task) error {
-		if t.Status.Terminal() {
-			return tasks.ErrTerminal
-		}
-		t.Status, t.StatusMessage = status, msg
-		t.Result, t.Error = result, rpcErr
-		t.InputRequests, t.InputResponses, t.State = nil, nil, nil
-		return nil
-	})
+	end := func(status tasks.Status, msg string, result, rpcErr json.RawMessage, keepParams bool) error {
+		_, err := run.te.update(context.Background(), run.principal, run.id, func(t *tasks.Task) error {
+			if t.Status.Terminal() {
+				return tasks.ErrTerminal
+			}
+			t.Status, t.StatusMessage = status, msg
+			t.Result, t.Error = result, rpcErr
+			t.InputRequests, t.InputResponses, t.State = nil, nil, nil
+			if !keepParams {
+				t.Params = nil
+			}
+			return nil
+		})
+		return err
+	}
+	err := end(status, msg, result, rpcErr, true)
+	if errors.Is(err, tasks.ErrOverBudget) {
+		// The outcome does not fit the task byte budget: the task fails
+		// with an error that says so, in place of its arguments (a few
+		// hundred bytes, fewer than those already counted).
+		e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task's result (" + strconv.Itoa(len(result)+len(rpcErr)) +
+			" bytes) was refused: " + err.Error() + "; see [limits] max_task_bytes_per_principal and max_task_bytes"}
+		raw, _ := json.Marshal(e)
+		err = end(tasks.Failed, e.Message, nil, raw, false)
+	}
 	if err != nil && !errors.Is(err, tasks.ErrTerminal) && !errors.Is(err, tasks.ErrNotFound) {
 		run.te.s.log.Warn("tasks: storing the end of a task failed", "task", run.id, "error", err)
 	}
@@ -461,7 +517,12 @@ func (run *taskRun) awaitInput(res []byte, round int) bool {
 	stRaw, _ := json.Marshal(st)
 	ch, stop := te.watch(run.id)
 	defer stop()
-	if run.setStatus(bg.ctx, tasks.InputRequired, "waiting for input", reqsRaw, stRaw) != nil {
+	if err := run.setStatus(bg.ctx, tasks.InputRequired, "waiting for input", reqsRaw, stRaw); err != nil {
+		if errors.Is(err, tasks.ErrOverBudget) {
+			e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task's input requests were refused: " + err.Error()}
+			raw, _ := json.Marshal(e)
+			run.finish(tasks.Failed, e.Message, nil, raw)
+		}
 		return false
 	}
 	for {
@@ -545,6 +606,9 @@ func (te *taskEngine) toolsCall(cl *call) (res []byte, err error, done bool) {
 			return nil, errNeedTasksExtension, true
 		case capable && ext:
 			res, err := te.create2026(cl)
+			if err == errTaskStore && support == taskOptional {
+				return nil, nil, false // no task store: an optional task answers directly
+			}
 			return res, err, true
 		}
 		return nil, nil, false
@@ -702,7 +766,7 @@ func (s *Server) taskMethod(cl *call) ([]byte, error) {
 		if errors.Is(err, tasks.ErrNotFound) {
 			return taskNotFound()
 		}
-		return fmt.Errorf("mcp: %s: %w", m, err)
+		return te.storeFailed(m, err)
 	}
 	switch m {
 	case methodTasksGet:
@@ -787,8 +851,10 @@ func (te *taskEngine) updateInput(cl *call, principal, id string) ([]byte, error
 	switch {
 	case errors.Is(err, tasks.ErrNotFound):
 		return nil, taskNotFound()
+	case errors.Is(err, tasks.ErrOverBudget):
+		return nil, invalidParams("tasks/update: the answers were refused: " + err.Error())
 	case err != nil && !errors.Is(err, errNoChange):
-		return nil, fmt.Errorf("mcp: tasks/update: %w", err)
+		return nil, te.storeFailed("tasks/update", err)
 	}
 	return []byte(`{"resultType":"complete"}`), nil
 }
@@ -801,7 +867,7 @@ func (te *taskEngine) list(cl *call, principal string) ([]byte, error) {
 	case errors.Is(err, tasks.ErrBadCursor):
 		return nil, invalidParams("tasks/list: invalid cursor")
 	case err != nil:
-		return nil, fmt.Errorf("mcp: tasks/list: %w", err)
+		return nil, te.storeFailed("tasks/list", err)
 	}
 	b := append(make([]byte, 0, 256), `{"tasks":[`...)
 	for i, t := range page {
@@ -828,7 +894,7 @@ func (te *taskEngine) result(cl *call, principal, id string) ([]byte, error) {
 		if errors.Is(err, tasks.ErrNotFound) {
 			return nil, taskNotFound()
 		} else if err != nil {
-			return nil, fmt.Errorf("mcp: tasks/result: %w", err)
+			return nil, te.storeFailed("tasks/result", err)
 		}
 		if t.Status.Terminal() {
 			switch {

@@ -207,7 +207,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	var taskNotifier tasks.Notifier
 	if s.clu != nil {
 		bus, sessions, sessionKey = s.clu.Bus(), s.clu.Sessions(), s.clu.Key("session")
-		taskStore = s.clu.Tasks(mcp.TaskLimits(cfg.Limits.MaxTasks, cfg.Limits.MaxTasksPerPrincipal))
+		taskStore = s.clu.Tasks(mcp.TaskLimits(mcp.Options{MaxTasks: cfg.Limits.MaxTasks, MaxTasksPerPrincipal: cfg.Limits.MaxTasksPerPrincipal,
+			MaxTaskBytes: int64(cfg.Limits.MaxTaskBytes), MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal)}))
 		taskNotifier = s.clu.TaskNotifier()
 	}
 	taskTimeout := time.Duration(cfg.Limits.TaskTimeout)
@@ -219,32 +220,34 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		return nil, errSkillDirs(err)
 	}
 	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate, skills: sks}, &mcp.Options{
-		Bus:                  bus,
-		Sessions:             sessions,
-		SessionKey:           sessionKey,
-		TaskStore:            taskStore,
-		TaskNotifier:         taskNotifier,
-		Observer:             s.tel.Observer(),
-		Name:                 cfg.Server.Name,
-		Version:              version,
-		Instructions:         cfg.Server.Instructions,
-		Logger:               log,
-		MaxConcurrentCalls:   cfg.Limits.MaxConcurrent,
-		MaxWaitingCalls:      cfg.Limits.MaxWaiting,
-		CallWaitTimeout:      time.Duration(cfg.Limits.Timeout),
-		MaxCallsPerShare:     cfg.Limits.PluginConcurrent,
-		PrincipalConcurrent:  cfg.Limits.PrincipalConcurrent,
-		PrincipalRate:        cfg.Limits.PrincipalRate,
-		PrincipalBurst:       cfg.Limits.PrincipalBurst,
-		MaxBatch:             cfg.Limits.MaxBatch,
-		MaxBatchBytes:        int(cfg.Limits.MaxBatchResponse),
-		MaxSubscriptions:     cfg.Limits.MaxSubscriptions,
-		MaxURIBytes:          int(cfg.Limits.MaxURI),
-		NotifyQueueBytes:     int(cfg.Limits.NotifyQueue),
-		TaskTimeout:          taskTimeout,
-		TaskTTL:              time.Duration(cfg.Limits.TaskTTL),
-		MaxTasks:             cfg.Limits.MaxTasks,
-		MaxTasksPerPrincipal: cfg.Limits.MaxTasksPerPrincipal,
+		Bus:                      bus,
+		Sessions:                 sessions,
+		SessionKey:               sessionKey,
+		TaskStore:                taskStore,
+		TaskNotifier:             taskNotifier,
+		Observer:                 s.tel.Observer(),
+		Name:                     cfg.Server.Name,
+		Version:                  version,
+		Instructions:             cfg.Server.Instructions,
+		Logger:                   log,
+		MaxConcurrentCalls:       cfg.Limits.MaxConcurrent,
+		MaxWaitingCalls:          cfg.Limits.MaxWaiting,
+		CallWaitTimeout:          time.Duration(cfg.Limits.Timeout),
+		MaxCallsPerShare:         cfg.Limits.PluginConcurrent,
+		PrincipalConcurrent:      cfg.Limits.PrincipalConcurrent,
+		PrincipalRate:            cfg.Limits.PrincipalRate,
+		PrincipalBurst:           cfg.Limits.PrincipalBurst,
+		MaxBatch:                 cfg.Limits.MaxBatch,
+		MaxBatchBytes:            int(cfg.Limits.MaxBatchResponse),
+		MaxSubscriptions:         cfg.Limits.MaxSubscriptions,
+		MaxURIBytes:              int(cfg.Limits.MaxURI),
+		NotifyQueueBytes:         int(cfg.Limits.NotifyQueue),
+		TaskTimeout:              taskTimeout,
+		TaskTTL:                  time.Duration(cfg.Limits.TaskTTL),
+		MaxTasks:                 cfg.Limits.MaxTasks,
+		MaxTasksPerPrincipal:     cfg.Limits.MaxTasksPerPrincipal,
+		MaxTaskBytes:             int64(cfg.Limits.MaxTaskBytes),
+		MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal),
 	})
 	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress)
 	if err != nil {

@@ -21,13 +21,15 @@ type Memory struct {
 	mu      sync.Mutex
 	tasks   map[string]*Task
 	live    int
+	bytes   int64
 	byOwner map[string]*owner
 	creates int
 }
 
 type owner struct {
-	ids  map[string]struct{}
-	live int
+	ids   map[string]struct{}
+	live  int
+	bytes int64
 }
 
 // NewMemory returns an empty Memory store with the caps lim.
@@ -62,6 +64,10 @@ func (m *Memory) Create(_ context.Context, t *Task) (*Task, error) {
 	case m.lim.MaxLivePerPrincipal > 0 && o != nil && o.live >= m.lim.MaxLivePerPrincipal:
 		return nil, fmt.Errorf("%w (%d)", ErrTooManyForPrincipal, m.lim.MaxLivePerPrincipal)
 	}
+	size := c.Size()
+	if err := m.budgetLocked(o, size); err != nil {
+		return nil, err
+	}
 	if o == nil {
 		o = &owner{ids: map[string]struct{}{}}
 		m.byOwner[c.Principal] = o
@@ -69,6 +75,8 @@ func (m *Memory) Create(_ context.Context, t *Task) (*Task, error) {
 	o.ids[c.ID] = struct{}{}
 	o.live++
 	m.live++
+	o.bytes += size
+	m.bytes += size
 	m.tasks[c.ID] = c
 	return c.Clone(), nil
 }
@@ -86,10 +94,42 @@ func (m *Memory) getLocked(principal, id string, now time.Time) (*Task, error) {
 	return t, nil
 }
 
+// budgetLocked reports whether size more bytes for owner o (nil: none
+// yet) fit the byte budgets, with the Create error (matching ErrTooMany).
+func (m *Memory) budgetLocked(o *owner, size int64) error {
+	var used int64
+	if o != nil {
+		used = o.bytes
+	}
+	switch {
+	case m.lim.MaxBytes > 0 && m.bytes+size > m.lim.MaxBytes:
+		return fmt.Errorf("%w (%d bytes held, budget %d)", ErrBytesTotal, m.bytes, m.lim.MaxBytes)
+	case m.lim.MaxBytesPerPrincipal > 0 && used+size > m.lim.MaxBytesPerPrincipal:
+		return fmt.Errorf("%w (%d bytes held, budget %d)", ErrBytesForPrincipal, used, m.lim.MaxBytesPerPrincipal)
+	}
+	return nil
+}
+
+// growLocked reports whether owner o may grow by delta bytes, with the
+// Update error (matching ErrOverBudget).
+func (m *Memory) growLocked(o *owner, delta int64) error {
+	switch {
+	case delta <= 0:
+		return nil
+	case m.lim.MaxBytesPerPrincipal > 0 && o.bytes+delta > m.lim.MaxBytesPerPrincipal:
+		return OverBudget(true, delta, o.bytes, m.lim.MaxBytesPerPrincipal)
+	case m.lim.MaxBytes > 0 && m.bytes+delta > m.lim.MaxBytes:
+		return OverBudget(false, delta, m.bytes, m.lim.MaxBytes)
+	}
+	return nil
+}
+
 func (m *Memory) dropLocked(t *Task) {
 	delete(m.tasks, t.ID)
 	o := m.byOwner[t.Principal]
 	delete(o.ids, t.ID)
+	o.bytes -= t.Size()
+	m.bytes -= t.Size()
 	if !t.Status.Terminal() {
 		o.live--
 		m.live--
@@ -126,6 +166,9 @@ func (m *Memory) Update(_ context.Context, principal, id string, fn func(*Task) 
 		if err := checkUpdate(t, c); err != nil {
 			return nil, err
 		}
+		if err := m.growLocked(m.byOwner[t.Principal], c.Size()-t.Size()); err != nil {
+			return nil, err
+		}
 		m.storeLocked(t, c)
 		return c.Clone(), nil
 	})
@@ -146,9 +189,12 @@ func checkUpdate(old, c *Task) error {
 	return nil
 }
 
-// storeLocked replaces old by c, keeping the live counts.
+// storeLocked replaces old by c, keeping the live counts and bytes.
 func (m *Memory) storeLocked(old, c *Task) {
 	c.UpdatedAt = Now()
+	d := c.Size() - old.Size()
+	m.byOwner[c.Principal].bytes += d
+	m.bytes += d
 	if !old.Status.Terminal() && c.Status.Terminal() {
 		m.byOwner[c.Principal].live--
 		m.live--

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -54,6 +55,13 @@ type Task struct {
 	ExpiresAt time.Time     `json:"expiresAt"`
 	// PollInterval is the interval the server suggests between polls.
 	PollInterval time.Duration `json:"pollInterval,omitempty"`
+	// LeaseUntil, when set on a live task, is how long the process
+	// running it vouches for it: that process renews it while the call
+	// runs. A shared store shows a live task whose lease passed as failed
+	// (Lapse), so that a replica that died does not leave its tasks
+	// working for their whole ttl. The in-process store ignores it (its
+	// tasks end with their process).
+	LeaseUntil time.Time `json:"leaseUntil,omitzero"`
 
 	// Method and Params are the request the task runs (e.g. tools/call
 	// and its params), kept so that any process can resume it.
@@ -96,6 +104,22 @@ func cloneRaw(r json.RawMessage) json.RawMessage {
 	return append(json.RawMessage(nil), r...)
 }
 
+// LapsedError is the JSON-RPC error object of a task whose lease passed.
+const LapsedError = `{"code":-32603,"message":"the server running this task stopped: its lease passed without renewal"}`
+
+// Lapse turns t, live with a lease that is not after now, into the
+// failed task every reader of a shared store sees, and reports whether
+// it did.
+func (t *Task) Lapse(now time.Time) bool {
+	if t.Status.Terminal() || t.LeaseUntil.IsZero() || now.Before(t.LeaseUntil) {
+		return false
+	}
+	t.Status, t.StatusMessage = Failed, "the server running this task stopped (its lease passed without renewal)"
+	t.Error = json.RawMessage(LapsedError)
+	t.InputRequests, t.InputResponses, t.State = nil, nil, nil
+	return true
+}
+
 // Errors a Store returns; callers branch on them with errors.Is.
 var (
 	// ErrNotFound: no such task for this principal (never created,
@@ -108,7 +132,28 @@ var (
 	ErrTerminal = errors.New("tasks: the task already ended")
 	// ErrBadCursor: List got a cursor it did not hand out.
 	ErrBadCursor = errors.New("tasks: invalid cursor")
+	// ErrOverBudget: the update would take the tasks of the principal,
+	// or of the store, past a byte budget (Limits). The error's text
+	// names the budget.
+	ErrOverBudget = errors.New("tasks: over the task byte budget")
 )
+
+// ErrBytesTotal and ErrBytesForPrincipal tell which byte budget refused a
+// Create; both match ErrTooMany too.
+var (
+	ErrBytesTotal        = &capError{"tasks: the tasks on this server hold too many bytes"}
+	ErrBytesForPrincipal = &capError{"tasks: the tasks of this caller hold too many bytes"}
+)
+
+// OverBudget returns the error of an update refused by a byte budget:
+// it matches ErrOverBudget and says which budget, and how far.
+func OverBudget(perPrincipal bool, size, used, limit int64) error {
+	who := "this server"
+	if perPrincipal {
+		who = "this caller"
+	}
+	return fmt.Errorf("%w: %d more bytes would take the tasks of %s to %d bytes, over the budget of %d", ErrOverBudget, size, who, used+size, limit)
+}
 
 // ErrTooManyTotal and ErrTooManyForPrincipal tell which cap refused a
 // Create; both match ErrTooMany too.
@@ -125,9 +170,49 @@ func (e *capError) Is(target error) bool { return target == ErrTooMany }
 // Limits are the caps a Store enforces on live tasks (working or
 // input_required); terminal tasks count against no cap and are dropped
 // at their ExpiresAt. Zero means no cap.
+//
+// MaxBytes and MaxBytesPerPrincipal bound the bytes a store keeps for
+// tasks (Size: arguments, results, errors, input requests and answers,
+// state), live or ended, until they are dropped: a Create past them
+// fails with an error matching ErrTooMany, an Update that would grow a
+// task past them with one matching ErrOverBudget (nothing is stored).
 type Limits struct {
-	MaxLive             int // in the whole store
-	MaxLivePerPrincipal int // per principal
+	MaxLive              int   // in the whole store
+	MaxLivePerPrincipal  int   // per principal
+	MaxBytes             int64 // in the whole store
+	MaxBytesPerPrincipal int64 // per principal
+}
+
+// Size is the number of bytes a store charges t against the byte
+// budgets: its variable-length members.
+func (t *Task) Size() int64 {
+	return int64(len(t.Params) + len(t.Result) + len(t.Error) + len(t.InputRequests) +
+		len(t.InputResponses) + len(t.State) + len(t.StatusMessage) + len(t.Method) + len(t.Principal))
+}
+
+// Check reports whether t, read back from a store kept outside this
+// process, is a record a Store could have written for id: a valid
+// status, a known era, a positive ttl and consistent times. A shared
+// store is not trusted more than a client.
+func (t *Task) Check(id string) error {
+	switch {
+	case t.ID != id:
+		return fmt.Errorf("tasks: record of %q names task %q", id, t.ID)
+	case !t.Status.Valid():
+		return fmt.Errorf("tasks: record of %q has status %q", id, t.Status)
+	case t.Era != "" && t.Era != "2025-11-25" && t.Era != "2026-07-28":
+		return fmt.Errorf("tasks: record of %q has era %q", id, t.Era)
+	case t.TTL <= 0 || t.CreatedAt.IsZero() || !t.ExpiresAt.Equal(t.CreatedAt.Add(t.TTL)) || t.UpdatedAt.Before(t.CreatedAt):
+		return fmt.Errorf("tasks: record of %q has inconsistent times", id)
+	case t.PollInterval < 0:
+		return fmt.Errorf("tasks: record of %q has a negative poll interval", id)
+	}
+	for _, r := range []json.RawMessage{t.Params, t.Result, t.Error, t.InputRequests, t.InputResponses} {
+		if len(r) > 0 && r[0] != '{' {
+			return fmt.Errorf("tasks: record of %q has a member that is not an object", id)
+		}
+	}
+	return nil
 }
 
 // Store keeps task records. Implementations are safe for concurrent use;

@@ -52,7 +52,8 @@ type Options struct {
 	// Tasks lists task_ask, a tool that may run as a task
 	// (execution.taskSupport optional): it starts the task, asks for a
 	// name (input_required, or elicitation/create on a legacy session)
-	// and answers with it.
+	// and answers with it; and task_big, optional too, that answers a
+	// text of n bytes.
 	Tasks bool
 }
 
@@ -119,6 +120,8 @@ var baseTools = []string{
 	`{"name":"close_stream","description":"Closes its HTTP SSE stream, then answers.","inputSchema":{"type":"object"}}`,
 }
 
+const taskBigTool = `{"name":"task_big","description":"May run as a task; answers a text of n bytes.","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}},"execution":{"taskSupport":"optional"}}`
+
 const taskTool = `{"name":"task_ask","description":"Starts a task, asks for a name, answers with it.","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}`
 
 const transientTool = `{"name":"transient","description":"Appears after change_tools.","inputSchema":{"type":"object"}}`
@@ -136,7 +139,7 @@ func (p *Provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage
 		out = append(out, json.RawMessage(transientTool))
 	}
 	if tasks {
-		out = append(out, json.RawMessage(taskTool))
+		out = append(out, json.RawMessage(taskTool), json.RawMessage(taskBigTool))
 	}
 	for i := range extra {
 		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":"filler_%04d","inputSchema":{"type":"object"}}`, i)))
@@ -254,7 +257,7 @@ func (p *Provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 			s.NotifyResourceUpdated(arg("uri"))
 		}
 		return text("touched"), nil
-	case "big":
+	case "big", "task_big":
 		return text(strings.Repeat("x", argInt("n", 1000))), nil
 	case "close_stream":
 		r.CloseStream()

@@ -264,6 +264,55 @@ func RunStoreTests(t *testing.T, newStore NewStore) {
 			})
 		}
 	})
+	t.Run("ByteBudgets", func(t *testing.T) {
+		tests := []struct {
+			name string
+			lim  tasks.Limits
+			want error // the Create error once alice's results fill the budget
+		}{
+			{"per principal", tasks.Limits{MaxBytes: 1 << 20, MaxBytesPerPrincipal: 10 << 10}, tasks.ErrBytesForPrincipal},
+			{"total", tasks.Limits{MaxBytes: 10 << 10}, tasks.ErrBytesTotal},
+		}
+		result := json.RawMessage(`{"text":"` + string(make([]byte, 4<<10)) + `"}`)
+		for i := range result[9 : len(result)-2] {
+			result[9+i] = 'x'
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				s := newStore(t, tc.lim)
+				withResult := func(x *tasks.Task) error { x.Status, x.Result = tasks.Completed, result; return nil }
+				a := mustCreate(t, s, newTask("alice"))
+				if _, err := s.Update(ctx, "alice", a.ID, withResult); err != nil {
+					t.Fatalf("first 4 KiB result: %v", err)
+				}
+				b := mustCreate(t, s, newTask("alice"))
+				if _, err := s.Update(ctx, "alice", b.ID, withResult); err != nil {
+					t.Fatalf("second 4 KiB result: %v", err)
+				}
+				c := mustCreate(t, s, newTask("alice"))
+				_, err := s.Update(ctx, "alice", c.ID, withResult)
+				if !errors.Is(err, tasks.ErrOverBudget) {
+					t.Fatalf("third 4 KiB result past a 10 KiB budget: %v", err)
+				}
+				if g, err := s.Get(ctx, "alice", c.ID); err != nil || g.Status != tasks.Working || g.Result != nil {
+					t.Fatalf("the refused update was stored: %+v, %v", g, err)
+				}
+				// Arguments count too: a create that does not fit is refused.
+				big := newTask("alice")
+				big.Params = result
+				if _, err := s.Create(ctx, big); !errors.Is(err, tc.want) || !errors.Is(err, tasks.ErrTooMany) {
+					t.Fatalf("a create past the budget: %v, want %v", err, tc.want)
+				}
+				// Dropping a task gives its bytes back.
+				if err := s.Delete(ctx, "alice", a.ID); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Update(ctx, "alice", c.ID, withResult); err != nil {
+					t.Fatalf("a result after a delete freed its bytes: %v", err)
+				}
+			})
+		}
+	})
 	t.Run("CapFreedByExpiry", func(t *testing.T) {
 		s := newStore(t, tasks.Limits{MaxLive: 1})
 		x := newTask("alice")
