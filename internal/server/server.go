@@ -321,56 +321,58 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 		go s.background(result, wait)
 		return nil
 	}
+	err, done := s.awaitLoad(ctx, result, wait)
+	if !done {
+		if err == nil {
+			go s.lateLoad(result)
+		}
+		return err
+	}
+	return s.fatal(err)
+}
+
+// awaitLoad waits for the first load's result at most wait, showing its
+// progress: done reports that the load ended (err is its result);
+// otherwise err is ctx's error, or nil when wait passed first.
+func (s *Server) awaitLoad(ctx context.Context, result <-chan error, wait time.Duration) (err error, done bool) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	if s.progress != nil {
 		stopProgress := s.loadProgress()
 		defer stopProgress()
 	}
-	var err error
 	select {
 	case err = <-result:
+		return err, true
 	case <-ctx.Done():
-		return ctx.Err()
+		return ctx.Err(), false
 	case <-timer.C:
 		s.log.Warn("plugins still loading; serving those that are ready", "waited", wait.String(), "loading", s.reg.Loading())
-		go func() {
-			// Reload has logged each failure as it happened.
-			if err := <-result; err != nil {
-				s.log.Error("plugins finished loading with errors", "failed", len(unjoin(err)))
-			} else {
-				s.log.Info("plugins finished loading")
-			}
-		}()
-		return nil
+		return nil, false
 	}
-	return s.fatal(err)
+}
+
+// lateLoad waits for a first load that outlasted its wait and logs how it
+// ended (Reload has logged each failure as it happened).
+func (s *Server) lateLoad(result <-chan error) error {
+	err := <-result
+	if err != nil {
+		s.log.Error("plugins finished loading with errors", "failed", len(unjoin(err)))
+	} else {
+		s.log.Info("plugins finished loading")
+	}
+	return err
 }
 
 // background waits for the first load behind the start gate: it opens the
 // gate when the load is done or after wait, and sends the load's fatal
 // failures to startErr.
 func (s *Server) background(result <-chan error, wait time.Duration) {
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	if s.progress != nil {
-		stopProgress := s.loadProgress()
-		defer stopProgress()
-	}
-	var err error
-	select {
-	case err = <-result:
-	case <-timer.C:
-		s.log.Warn("plugins still loading; serving those that are ready", "waited", wait.String(), "loading", s.reg.Loading())
-		s.gate.open()
-		err = <-result
-		if err != nil {
-			s.log.Error("plugins finished loading with errors", "failed", len(unjoin(err)))
-		} else {
-			s.log.Info("plugins finished loading")
-		}
-	}
+	err, done := s.awaitLoad(context.Background(), result, wait)
 	s.gate.open()
+	if !done {
+		err = s.lateLoad(result)
+	}
 	s.startErr <- s.fatal(err)
 }
 
