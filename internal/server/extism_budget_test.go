@@ -18,8 +18,8 @@ import (
 // grants that hands the kernel's host functions more than they take,
 // through a real server over stdio: the grants are checked before the
 // cap, the cap before any copy, the kernel's memory does not copy itself
-// as it grows, and the denials' log is bounded (docs/hardening.md, "Every
-// bound").
+// as it grows, and the denials' log is bounded (docs/hardening.md,
+// "Bounds").
 
 // greedyMemory is the memory limit greedy is served with: room for a
 // 60 MiB block in its kernel.

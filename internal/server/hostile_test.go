@@ -27,7 +27,7 @@ import (
 // This file runs the hostile-plugin corpus (testdata/hostile) through a
 // real server over stdio. For each case it checks what the client sees,
 // that the good plugin in the same server still answers exactly, and
-// that the host's heap stays bounded. docs/hardening.md lists the cases
+// that the host's heap stays bounded. docs/hostile-corpus.md lists the cases
 // and their answers.
 
 // hostileDir holds the hostile-plugin corpus (testdata/hostile/README.md).
@@ -323,7 +323,7 @@ func tool(name string, args map[string]any) map[string]any {
 	return map[string]any{"name": name, "arguments": args}
 }
 
-// hostileCases is the corpus table; docs/hardening.md mirrors it.
+// hostileCases is the corpus table; docs/hostile-corpus.md mirrors it.
 func hostileCases(e *hostileEnv) []hostileCase {
 	port := e.webPort
 	crashed := func(what string) hostileWant {

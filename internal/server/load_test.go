@@ -20,7 +20,7 @@ import (
 // (p50/p99) in both phases, error rates and peak memory. It asserts only
 // sanity bounds that do not depend on the machine's speed: every good
 // call answers correctly, and the heap stays under maxLoadHeap. The
-// figures go to docs/hardening.md.
+// figures go to docs/hostile-corpus.md.
 //
 // Bounded: loadAlone + loadAttack of calls (about 25 s with setup), on
 // stdio (no network). Skipped with -short.
