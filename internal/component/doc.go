@@ -17,8 +17,11 @@
 // Types are decoded into *Type values shared by reference (see Kind), and
 // the component's imports and exports carry theirs, which is what WIT
 // describes: Describe returns that view (functions of the world and of
-// its interfaces, with parameter and result types) for `inspect` and for
-// the mapping of a component to MCP tools. Package component/canon lifts
+// its interfaces, with parameter and result types, and the doc comments
+// of the `package-docs` section) for `inspect`, and World.Tools maps its
+// exported functions to MCP tools as Wassette names and types them, with
+// the conversion of JSON arguments and results (Tool.Args, Tool.Output)
+// to and from plain Go values. Package component/canon lifts
 // and lowers values of these types; runtime/component instantiates a
 // decoded component on wazero.
 package component
