@@ -75,6 +75,7 @@ var allowed = map[string][]string{
 	"internal/cluster":                   {"hostapi", "internal/tasks"},
 	"internal/cluster/redistest":         {},
 	"internal/component":                 {},
+	"internal/component/canon":           {"internal/component"},
 	"internal/config":                    {},
 	"internal/denials":                   {},
 	"internal/fetch":                     {},
@@ -126,7 +127,6 @@ func TestLayering(t *testing.T) {
 	owners := map[string][]string{ // third-party module -> packages allowed to import it
 		wazero:                       {mod + "/runtime", mod + "/hostapi"},
 		"github.com/BurntSushi/toml": {mod + "/internal/config"},
-		"go.yaml.in/yaml":            {mod + "/internal/config"},
 		"golang.org/x/sys":           {mod + "/runtime"},
 		"github.com/santhosh-tekuri/jsonschema/v6": {mod + "/internal/schema"},
 		"github.com/google/go-containerregistry":   {mod + "/internal/fetch"},
