@@ -127,6 +127,7 @@ func TestLayering(t *testing.T) {
 	owners := map[string][]string{ // third-party module -> packages allowed to import it
 		wazero:                       {mod + "/runtime", mod + "/hostapi"},
 		"github.com/BurntSushi/toml": {mod + "/internal/config"},
+		"go.yaml.in/yaml":            {mod + "/internal/config"},
 		"golang.org/x/sys":           {mod + "/runtime"},
 		"github.com/santhosh-tekuri/jsonschema/v6": {mod + "/internal/schema"},
 		"github.com/google/go-containerregistry":   {mod + "/internal/fetch"},

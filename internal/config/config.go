@@ -365,6 +365,10 @@ type Plugin struct {
 	Scopes []string `toml:"scopes" json:"scopes,omitempty"`
 	// Grants is what the operator allows the plugin; nothing by default.
 	Grants Grants `toml:"grants" json:"grants"`
+	// Policy is a Wassette policy file (policy.yaml, resolved against the
+	// configuration file's directory) read as the plugin's grants
+	// instead of a [plugins.grants] table; see docs/components.md.
+	Policy string `toml:"policy" json:"policy,omitempty"`
 	// Line is the line of the entry's [[plugins]] header in the file that
 	// [Parse] read, for errors; 0 when unknown. Not a key of the file.
 	Line int `toml:"-" json:"-"`
@@ -470,6 +474,9 @@ func Load(path string) (*Config, error) {
 	}
 	c, err := Parse(data, filepath.Dir(abs))
 	if err != nil {
+		return nil, err
+	}
+	if err := c.ApplyPolicies(); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
@@ -646,6 +653,7 @@ func (c *Config) normalize(dir string) {
 	for i := range c.Plugins {
 		p := &c.Plugins[i]
 		p.Path = resolve(p.Path)
+		p.Policy = resolve(p.Policy)
 		if p.Verify != nil {
 			p.Verify.Key = resolve(p.Verify.Key)
 			p.Verify.TrustedRoot = resolve(p.Verify.TrustedRoot)
