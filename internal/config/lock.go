@@ -76,10 +76,19 @@ func ParseLock(data []byte) (*Lock, error) {
 	if errs := unknownKeys(data, md); len(errs) > 0 {
 		return nil, fmt.Errorf("%s: %w", LockFile, errors.Join(errs...))
 	}
+	seen := make(map[string]int, len(l.Plugins))
 	for i, e := range l.Plugins {
 		if !ValidName(e.Name) || e.URL == "" || !strings.HasPrefix(e.Digest, "sha256:") || !hexPattern.MatchString(strings.TrimPrefix(e.Digest, "sha256:")) || !hexPattern.MatchString(e.SHA256) {
 			return nil, fmt.Errorf("%s: plugins[%d] (%q): name, url, digest (sha256:HEX) and sha256 are required", LockFile, i, e.Name)
 		}
+		// serve loads the entry of a name: two would leave it to the
+		// order which digest runs.
+		if j, ok := seen[e.Name]; ok {
+			o := l.Plugins[j]
+			return nil, fmt.Errorf("%s: plugins[%d] (%s, %s) and plugins[%d] (%s, %s) both lock plugin %q: keep one (run `wasmcp lock` to rewrite the file)",
+				LockFile, j, o.URL, o.Digest, i, e.URL, e.Digest, e.Name)
+		}
+		seen[e.Name] = i
 	}
 	return &l, nil
 }

@@ -60,3 +60,38 @@ func FuzzParseLock(f *testing.F) {
 		}
 	})
 }
+
+// TestLockDuplicate: two entries for one plugin are refused by name,
+// whether their digests differ (which one would load?) or not.
+func TestLockDuplicate(t *testing.T) {
+	entry := func(name, digestHex string) string {
+		return "[[plugins]]\nname = \"" + name + "\"\nurl = \"oci://h/r:1\"\ndigest = \"sha256:" + strings.Repeat(digestHex, 64) + "\"\nsha256 = \"" + strings.Repeat("c", 64) + "\"\n"
+	}
+	for _, c := range []struct {
+		name, lock string
+		want       []string // in the error; nil: accepted
+	}{
+		{"two plugins", "version = 1\n" + entry("time", "a") + entry("echo", "b"), nil},
+		{"different digests", "version = 1\n" + entry("time", "a") + entry("echo", "b") + entry("time", "d"),
+			[]string{`"time"`, "plugins[0]", "plugins[2]", "sha256:" + strings.Repeat("a", 64), "sha256:" + strings.Repeat("d", 64)}},
+		{"same digest", "version = 1\n" + entry("time", "a") + entry("time", "a"), []string{`"time"`, "plugins[0]", "plugins[1]"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseLock([]byte(c.lock))
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("ParseLock accepted two entries for one plugin")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %s", err, w)
+				}
+			}
+		})
+	}
+}
