@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net"
 	"net/http"
@@ -33,6 +34,10 @@ type Options struct {
 	// MaxBlob bounds a downloaded wasm file or image layer (compressed
 	// and decompressed). Default 256MiB.
 	MaxBlob int64
+	// MaxPull bounds the bytes one Fetch, Resolve or Signatures reads
+	// from the network, over all its manifests and blobs (an image of
+	// many layers). Default 2 × MaxBlob.
+	MaxPull int64
 	// Timeout bounds one Fetch, Resolve, Signatures or Push, from the
 	// first request to the last byte. Default 2m.
 	Timeout time.Duration
@@ -87,6 +92,8 @@ type Fetcher struct {
 
 	mu    sync.Mutex
 	trans map[string]http.RoundTripper // authenticated transports by host|scope
+	live  map[string]int               // cached blobs in use by running pulls
+	kept  map[string]bool              // cached blobs a successful pull used
 }
 
 // New returns a Fetcher caching under opts.Dir.
@@ -100,6 +107,9 @@ func New(opts Options) (*Fetcher, error) {
 	if opts.MaxBlob <= 0 {
 		opts.MaxBlob = DefaultMaxBlob
 	}
+	if opts.MaxPull <= 0 {
+		opts.MaxPull = 2 * opts.MaxBlob
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -112,7 +122,8 @@ func New(opts Options) (*Fetcher, error) {
 	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
 	t.TLSHandshakeTimeout = 10 * time.Second
 	t.ResponseHeaderTimeout = 30 * time.Second
-	return &Fetcher{opts: opts, base: guard{t}, trans: map[string]http.RoundTripper{}}, nil
+	return &Fetcher{opts: opts, base: guard{t}, trans: map[string]http.RoundTripper{},
+		live: map[string]int{}, kept: map[string]bool{}}, nil
 }
 
 // guard refuses plain HTTP to anything but loopback, wherever the request
@@ -244,6 +255,7 @@ func (f *Fetcher) get(ctx context.Context, rt http.RoundTripper, u string, accep
 		return nil, unwrapURL(err)
 	}
 	if resp.StatusCode == http.StatusOK {
+		resp.Body = pullOf(ctx).count(resp.Body)
 		return resp, nil
 	}
 	resp.Body.Close()
@@ -293,7 +305,7 @@ func (f *Fetcher) blobPath(digest string) string {
 }
 
 // cached returns the cached bytes of digest when present and intact.
-func (f *Fetcher) cached(digest string, limit int64) ([]byte, bool) {
+func (f *Fetcher) cached(ctx context.Context, digest string, limit int64) ([]byte, bool) {
 	if !digestPattern.MatchString(digest) {
 		return nil, false
 	}
@@ -306,42 +318,109 @@ func (f *Fetcher) cached(digest string, limit int64) ([]byte, bool) {
 	if err != nil || digestOf(b) != digest {
 		return nil, false
 	}
+	pullOf(ctx).use(digest)
 	return b, true
 }
 
+// intact reports whether the cached blob of digest is there and hashes
+// to digest (read at most limit+1 bytes). The cache directory is not
+// trusted: what a signature covers is hashed again on every use.
+func (f *Fetcher) intact(digest string, limit int64) (present, ok bool) {
+	fh, err := os.Open(f.blobPath(digest))
+	if err != nil {
+		return false, false
+	}
+	defer fh.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(fh, limit+1))
+	return true, err == nil && n <= limit && "sha256:"+hex.EncodeToString(h.Sum(nil)) == digest
+}
+
 // store writes b into the cache under its digest.
-func (f *Fetcher) store(b []byte) (string, error) {
-	d := digestOf(b)
-	return d, f.storeStream(d, func(w io.Writer) error { _, err := w.Write(b); return err })
+func (f *Fetcher) store(ctx context.Context, b []byte) (string, error) {
+	t, err := f.newTemp()
+	if err != nil {
+		return "", err
+	}
+	defer t.discard()
+	if _, err := t.Write(b); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	return t.commit(ctx, "")
 }
 
 // storeStream writes a blob whose digest is known in advance through a
 // temporary file, checking the digest before renaming it into place.
-func (f *Fetcher) storeStream(digest string, write func(io.Writer) error) error {
-	dst := f.blobPath(digest)
-	if _, err := os.Stat(dst); err == nil {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
+func (f *Fetcher) storeStream(ctx context.Context, digest string, write func(io.Writer) error) error {
+	t, err := f.newTemp()
 	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	if err := write(io.MultiWriter(tmp, h)); err != nil {
-		tmp.Close()
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cache: %w", err)
+	defer t.discard()
+	if err := write(t); err != nil {
+		return err
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != digest {
-		return fmt.Errorf("%w: got %s, want %s", ErrDigest, got, digest)
+	_, err = t.commit(ctx, digest)
+	return err
+}
+
+// tempBlob is a blob being written: a temporary file in the cache's blob
+// directory and the hash of what was written, renamed into place by
+// commit. Nothing downloaded is held in memory.
+type tempBlob struct {
+	f    *Fetcher
+	file *os.File
+	h    hash.Hash
+	done bool
+}
+
+func (f *Fetcher) newTemp() (*tempBlob, error) {
+	file, err := os.CreateTemp(filepath.Join(f.opts.Dir, "blobs", "sha256"), ".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("cache: %w", err)
+	return &tempBlob{f: f, file: file, h: sha256.New()}, nil
+}
+
+func (t *tempBlob) Write(b []byte) (int, error) {
+	n, err := t.file.Write(b)
+	t.h.Write(b[:n])
+	return n, err
+}
+
+// digest is "sha256:HEX" of what was written.
+func (t *tempBlob) digest() string { return "sha256:" + hex.EncodeToString(t.h.Sum(nil)) }
+
+// commit renames the blob into place under its digest, refusing it when
+// want is set and differs; the pull of ctx records a blob it created.
+func (t *tempBlob) commit(ctx context.Context, want string) (string, error) {
+	d := t.digest()
+	if want != "" && d != want {
+		return "", fmt.Errorf("%w: got %s, want %s", ErrDigest, d, want)
 	}
-	return nil
+	if err := t.file.Close(); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	dst := t.f.blobPath(d)
+	_, statErr := os.Stat(dst)
+	if err := os.Rename(t.file.Name(), dst); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	t.done = true
+	p := pullOf(ctx)
+	p.use(d)
+	if statErr != nil {
+		p.created(d)
+	}
+	return d, nil
+}
+
+// discard removes the temporary file unless it was committed.
+func (t *tempBlob) discard() {
+	if !t.done {
+		t.file.Close()
+		os.Remove(t.file.Name())
+	}
 }
 
 // Named returns a path of a's wasm file that is its own for plugin name

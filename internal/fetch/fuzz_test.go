@@ -28,11 +28,11 @@ func FuzzManifest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	if _, err := fe.store(testWasm); err != nil {
+	if _, err := fe.store(context.Background(), testWasm); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := fe.store(b)
+		d, err := fe.store(context.Background(), b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestManifestDigestPaths(t *testing.T) {
 		`{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:../../../outside.wasm","size":1}]}`,
 		`{"schemaVersion":2,"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:../../../outside.wasm","size":1}]}`,
 	} {
-		d, err := fe.store([]byte(m))
+		d, err := fe.store(context.Background(), []byte(m))
 		if err != nil {
 			t.Fatal(err)
 		}

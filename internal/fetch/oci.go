@@ -2,9 +2,10 @@ package fetch
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,9 @@ func (f *Fetcher) Resolve(ctx context.Context, r Ref) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
+	ctx, end := f.begin(ctx)
 	_, d, err := f.manifest(ctx, r, r.Tag, "")
+	end(err)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", r, err)
 	}
@@ -88,7 +91,7 @@ func (f *Fetcher) Resolve(ctx context.Context, r Ref) (string, error) {
 func (f *Fetcher) manifest(ctx context.Context, r Ref, ref, want string) (*manifest, string, error) {
 	var raw []byte
 	if want != "" {
-		raw, _ = f.cached(want, f.opts.MaxManifest)
+		raw, _ = f.cached(ctx, want, f.opts.MaxManifest)
 	}
 	if raw == nil {
 		rt, err := f.transport(ctx, r, false)
@@ -114,7 +117,7 @@ func (f *Fetcher) manifest(ctx context.Context, r Ref, ref, want string) (*manif
 		if want != "" && got != want {
 			return nil, "", fmt.Errorf("%w: manifest %s has digest %s", ErrDigest, want, got)
 		}
-		if _, err := f.store(raw); err != nil {
+		if _, err := f.store(ctx, raw); err != nil {
 			return nil, "", err
 		}
 	}
@@ -126,12 +129,15 @@ func (f *Fetcher) manifest(ctx context.Context, r Ref, ref, want string) (*manif
 }
 
 // Fetch brings the wasm of r into the cache and returns it. A digest
-// reference whose manifest and wasm are cached needs no network.
-func (f *Fetcher) Fetch(ctx context.Context, r Ref) (*Artifact, error) {
+// reference whose manifest and wasm are cached needs no network; the
+// cached blobs are hashed again against the digests that name them (a
+// blob altered on disk is discarded and fetched again, or the Fetch
+// fails offline). A failed Fetch removes what it put into the cache.
+func (f *Fetcher) Fetch(ctx context.Context, r Ref) (a *Artifact, err error) {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
-	var a *Artifact
-	var err error
+	ctx, end := f.begin(ctx)
+	defer func() { end(err) }()
 	if r.OCI {
 		a, err = f.fetchOCI(ctx, r)
 	} else {
@@ -245,22 +251,42 @@ func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (
 }
 
 // ensureBlob puts blob l (what it is, for an error) into the cache unless
-// it is there, refusing one over MaxBlob; a download clears a.Cached.
+// it is there and hashes to its digest, refusing one over MaxBlob; a
+// download clears a.Cached. A cached blob that does not hash to its
+// digest was altered on disk: it is discarded and fetched again.
 func (f *Fetcher) ensureBlob(ctx context.Context, r Ref, l descriptor, what string, a *Artifact) error {
 	if l.Size > f.opts.MaxBlob {
 		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, what, l.Size, f.opts.MaxBlob)
 	}
-	if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
-		a.Cached = false
-		return f.downloadBlob(ctx, r, l)
+	present, ok := f.intact(l.Digest, f.opts.MaxBlob)
+	if ok {
+		pullOf(ctx).use(l.Digest)
+		return nil
 	}
-	return nil
+	a.Cached = false
+	if present {
+		os.Remove(f.blobPath(l.Digest))
+		if err := f.downloadBlob(ctx, r, l); err != nil {
+			return altered(what, l.Digest, err)
+		}
+		return nil
+	}
+	return f.downloadBlob(ctx, r, l)
+}
+
+// altered is the error of a cached blob that did not hash to its digest
+// and could not be fetched again.
+func altered(what, digest string, err error) error {
+	return fmt.Errorf("%w: the cached %s %s was altered on disk (discarded); fetching it again: %w", ErrDigest, what, digest, err)
 }
 
 // downloadBlob streams blob l into the cache, checking size and digest.
 func (f *Fetcher) downloadBlob(ctx context.Context, r Ref, l descriptor) error {
 	if !digestPattern.MatchString(l.Digest) {
 		return fmt.Errorf("layer digest %q is not sha256", l.Digest)
+	}
+	if err := pullOf(ctx).reserve(l.Size, "blob "+l.Digest); err != nil {
+		return err
 	}
 	rt, err := f.transport(ctx, r, false)
 	if err != nil {
@@ -271,7 +297,7 @@ func (f *Fetcher) downloadBlob(ctx context.Context, r Ref, l descriptor) error {
 		return fmt.Errorf("blob %s: %w", l.Digest, err)
 	}
 	defer resp.Body.Close()
-	return f.storeStream(l.Digest, func(w io.Writer) error {
+	return f.storeStream(ctx, l.Digest, func(w io.Writer) error {
 		return f.copyLimited(w, resp.Body, "blob "+l.Digest, r.String(), l.Size)
 	})
 }
@@ -294,20 +320,70 @@ func (f *Fetcher) copyLimited(w io.Writer, r io.Reader, what, label string, tota
 
 // pluginFromLayer returns the digest of plugin.wasm in image layer l
 // ("" when the layer has none), caching the layer and the extracted file.
+// The layer is hashed as it is read, in the same pass: a cached layer
+// that does not hash to its digest is discarded and fetched again.
 func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *Artifact) (string, error) {
-	if err := f.ensureBlob(ctx, r, l, "layer", a); err != nil {
-		return "", err
+	if l.Size > f.opts.MaxBlob {
+		return "", fmt.Errorf("%w: layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
 	}
+	fresh := false
+	if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
+		a.Cached, fresh = false, true
+		if err := f.downloadBlob(ctx, r, l); err != nil {
+			return "", err
+		}
+	}
+	d, err := f.extractPlugin(ctx, l)
+	if fresh || !errors.Is(err, errAltered) {
+		return d, err
+	}
+	os.Remove(f.blobPath(l.Digest))
+	a.Cached = false
+	if err := f.downloadBlob(ctx, r, l); err != nil {
+		return "", altered("layer", l.Digest, err)
+	}
+	return f.extractPlugin(ctx, l)
+}
+
+// errAltered is wrapped by extractPlugin when the cached layer does not
+// hash to its digest.
+var errAltered = fmt.Errorf("%w: cached layer altered", ErrDigest)
+
+// extractPlugin reads the cached layer l once, hashing every byte, and
+// stores its /plugin.wasm only when the layer hashes to l.Digest.
+func (f *Fetcher) extractPlugin(ctx context.Context, l descriptor) (string, error) {
 	fh, err := os.Open(f.blobPath(l.Digest))
 	if err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
 	defer fh.Close()
-	var rd io.Reader = fh
+	h := sha256.New()
+	raw := io.LimitReader(fh, f.opts.MaxBlob+1)
+	found, tmp, err := f.findPlugin(io.TeeReader(raw, h), l)
+	if tmp != nil {
+		defer tmp.discard()
+	}
+	// The rest of the layer is hashed too, whatever the tar said.
+	if _, cerr := io.Copy(h, raw); cerr != nil && err == nil {
+		err = fmt.Errorf("cache: %w", cerr)
+	}
+	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != l.Digest {
+		return "", fmt.Errorf("%w: layer %s hashes to %s", errAltered, l.Digest, got)
+	}
+	pullOf(ctx).use(l.Digest)
+	if err != nil || !found {
+		return "", err
+	}
+	return tmp.commit(ctx, "")
+}
+
+// findPlugin reads the tar (gzipped when l says so) of rd up to its
+// /plugin.wasm and copies that into a temporary blob.
+func (f *Fetcher) findPlugin(rd io.Reader, l descriptor) (bool, *tempBlob, error) {
 	if strings.HasSuffix(l.MediaType, "gzip") {
-		zr, err := gzip.NewReader(fh)
+		zr, err := gzip.NewReader(rd)
 		if err != nil {
-			return "", fmt.Errorf("layer %s: %w", l.Digest, err)
+			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
 		}
 		defer zr.Close()
 		rd = zr
@@ -316,47 +392,75 @@ func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *A
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return "", nil
+			return false, nil, nil
 		}
 		if err != nil {
-			return "", fmt.Errorf("layer %s: %w", l.Digest, err)
+			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
 		}
 		if path.Clean("/"+h.Name) != "/plugin.wasm" || h.Typeflag != tar.TypeReg {
 			continue
 		}
 		if h.Size > f.opts.MaxBlob {
-			return "", fmt.Errorf("%w: /plugin.wasm is %d bytes, limit %d", ErrTooLarge, h.Size, f.opts.MaxBlob)
+			return false, nil, fmt.Errorf("%w: /plugin.wasm is %d bytes, limit %d", ErrTooLarge, h.Size, f.opts.MaxBlob)
 		}
-		b, err := readLimited(tr, f.opts.MaxBlob, "/plugin.wasm")
+		tmp, err := f.newTemp()
 		if err != nil {
-			return "", err
+			return false, nil, err
 		}
-		return f.store(b)
+		if _, err := io.Copy(tmp, tr); err != nil {
+			return false, tmp, fmt.Errorf("layer %s: /plugin.wasm: %w", l.Digest, err)
+		}
+		return true, tmp, nil
 	}
 }
 
-// fetchHTTPS downloads an HTTPS URL into the cache; with pin (hex) set
-// and the file cached, without network.
+// fetchHTTPS downloads an HTTPS URL into the cache, through a temporary
+// file; with pin (hex) set and the file cached and intact, without
+// network (a cached file altered on disk is discarded and downloaded
+// again).
 func (f *Fetcher) fetchHTTPS(ctx context.Context, r Ref, pin string) (*Artifact, error) {
+	var wasAltered bool
 	if pin != "" {
-		if _, err := os.Stat(f.blobPath("sha256:" + pin)); err == nil {
-			return &Artifact{Ref: r, Digest: "sha256:" + pin, SHA256: pin, Path: f.blobPath("sha256:" + pin), Cached: true}, nil
+		d := "sha256:" + pin
+		present, ok := f.intact(d, f.opts.MaxBlob)
+		if ok {
+			pullOf(ctx).use(d)
+			return &Artifact{Ref: r, Digest: d, SHA256: pin, Path: f.blobPath(d), Cached: true}, nil
+		}
+		if present {
+			os.Remove(f.blobPath(d))
+			wasAltered = true
 		}
 	}
+	a, err := f.downloadHTTPS(ctx, r, pin)
+	if err != nil && wasAltered {
+		return nil, altered("file", "sha256:"+pin, err)
+	}
+	return a, err
+}
+
+func (f *Fetcher) downloadHTTPS(ctx context.Context, r Ref, pin string) (*Artifact, error) {
 	resp, err := f.get(ctx, f.base, r.URL)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
-	if err := f.copyLimited(&buf, resp.Body, "file", r.String(), max(resp.ContentLength, 0)); err != nil {
+	if err := pullOf(ctx).reserve(resp.ContentLength, "file"); err != nil {
 		return nil, err
 	}
-	d := digestOf(buf.Bytes())
-	if pin != "" && d != "sha256:"+pin {
+	tmp, err := f.newTemp()
+	if err != nil {
+		return nil, err
+	}
+	defer tmp.discard()
+	if err := f.copyLimited(tmp, resp.Body, "file", r.String(), max(resp.ContentLength, 0)); err != nil {
+		return nil, err
+	}
+	if d := tmp.digest(); pin != "" && d != "sha256:"+pin {
 		return nil, fmt.Errorf("%w: file has %s, pinned sha256:%s", ErrDigest, d, pin)
 	}
-	if _, err := f.store(buf.Bytes()); err != nil {
+	d, err := tmp.commit(ctx, "")
+	if err != nil {
 		return nil, err
 	}
 	return &Artifact{Ref: r, Digest: d, SHA256: strings.TrimPrefix(d, "sha256:"), Path: f.blobPath(d)}, nil
@@ -364,13 +468,15 @@ func (f *Fetcher) fetchHTTPS(ctx context.Context, r Ref, pin string) (*Artifact,
 
 // FetchPinned is Fetch for an HTTPS URL whose SHA-256 (hex) is known: a
 // cached file needs no network, and a download that differs is refused.
-func (f *Fetcher) FetchPinned(ctx context.Context, r Ref, sha256hex string) (*Artifact, error) {
+func (f *Fetcher) FetchPinned(ctx context.Context, r Ref, sha256hex string) (a *Artifact, err error) {
 	if r.OCI {
 		return f.Fetch(ctx, r)
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
-	a, err := f.fetchHTTPS(ctx, r, sha256hex)
+	ctx, end := f.begin(ctx)
+	defer func() { end(err) }()
+	a, err = f.fetchHTTPS(ctx, r, sha256hex)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}

@@ -64,7 +64,9 @@ func (f *Fetcher) Signatures(ctx context.Context, r Ref, digest string, cached b
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
+	ctx, end := f.begin(ctx)
 	sigs, err := f.lookupSignatures(ctx, r, digest)
+	end(err)
 	if err != nil {
 		if old, ok := f.cachedSignatures(r, digest); ok {
 			return old, nil
@@ -190,7 +192,7 @@ func (f *Fetcher) smallBlob(ctx context.Context, r Ref, l descriptor) ([]byte, e
 	if !digestPattern.MatchString(l.Digest) {
 		return nil, fmt.Errorf("blob digest %q is not sha256", l.Digest)
 	}
-	if b, ok := f.cached(l.Digest, f.opts.MaxManifest); ok {
+	if b, ok := f.cached(ctx, l.Digest, f.opts.MaxManifest); ok {
 		return b, nil
 	}
 	rt, err := f.transport(ctx, r, false)
@@ -209,7 +211,7 @@ func (f *Fetcher) smallBlob(ctx context.Context, r Ref, l descriptor) ([]byte, e
 	if got := digestOf(b); got != l.Digest {
 		return nil, fmt.Errorf("%w: blob %s has digest %s", ErrDigest, l.Digest, got)
 	}
-	if _, err := f.store(b); err != nil {
+	if _, err := f.store(ctx, b); err != nil {
 		return nil, err
 	}
 	return b, nil
