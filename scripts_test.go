@@ -24,6 +24,7 @@ func TestBuildScriptsHelp(t *testing.T) {
 		{"scripts/build-sdk-examples.sh", "# Builds every example plugin", 0},
 		{"testdata/hostile/build.sh", "#", 2},
 		{"testdata/extism/build.sh", "#", 2},
+		{"testdata/components/build.sh", "# Builds the component corpus", 2},
 		{"bench/plugins/build.sh", "# Builds the benchmark plugins", 2},
 	} {
 		for _, from := range []string{".", filepath.Dir(tc.script)} {

@@ -37,7 +37,7 @@ if [ -d interop ]; then
 fi
 
 if [ $quick = 0 ]; then
-	for s in examples/build.sh scripts/build-sdk-examples.sh testdata/hostile/build.sh testdata/extism/build.sh bench/plugins/build.sh; do
+	for s in examples/build.sh scripts/build-sdk-examples.sh testdata/hostile/build.sh testdata/extism/build.sh testdata/components/build.sh bench/plugins/build.sh; do
 		if [ -x "$s" ]; then
 			step "$s --check"
 			"$s" --check

@@ -81,18 +81,79 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	more, _ := filepath.Glob("testdata/components/*.wasm")
-	files = append(files, more...)
-	if len(files) < 2 {
+	corpus, _ := filepath.Glob(filepath.Join(corpusDir, "*.wasm"))
+	files = append(files, corpus...)
+	if len(files) < 4 {
 		t.Fatalf("fixtures: %v", files)
 	}
 	for _, f := range files {
-		name := strings.TrimSuffix(strings.TrimPrefix(f, "testdata/"), ".wasm")
+		name := strings.TrimSuffix(filepath.Base(f), ".wasm")
+		if strings.HasPrefix(f, corpusDir) {
+			name = "components/" + name
+		}
 		t.Run(name, func(t *testing.T) {
 			w := decodeFile(t, f).Describe()
 			golden(t, name+".wit", []byte(w.String()))
 			tools, skipped := w.Tools()
 			golden(t, name+".tools.json", toolsJSON(t, tools, skipped))
+		})
+	}
+}
+
+// corpusDir holds the components built from C and Rust by
+// testdata/components/build.sh, each with the WIT wasm-tools prints for
+// it (NAME.ref.wit).
+const corpusDir = "../../testdata/components"
+
+// TestReferenceWIT compares the WIT view of the corpus with what
+// wasm-tools prints: the same imports and exports, in the same order,
+// with the same function signatures and doc comments. (wasm-tools names
+// an interface import or export without its body.)
+func TestReferenceWIT(t *testing.T) {
+	refs, _ := filepath.Glob(filepath.Join(corpusDir, "*.ref.wit"))
+	if len(refs) < 2 {
+		t.Fatalf("references: %v", refs)
+	}
+	for _, ref := range refs {
+		t.Run(filepath.Base(ref), func(t *testing.T) {
+			b, err := os.ReadFile(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			in := false
+			for _, line := range strings.Split(string(b), "\n") {
+				line = strings.TrimSpace(line)
+				switch {
+				case strings.HasPrefix(line, "world "):
+					in = true
+				case line == "}":
+					in = false
+				case in && line != "":
+					want = append(want, line)
+				}
+			}
+			w := decodeFile(t, strings.TrimSuffix(ref, ".ref.wit")+".wasm").Describe()
+			var got []string
+			add := func(verb string, items []WorldItem) {
+				for _, it := range items {
+					for _, d := range strings.Split(it.Docs, "\n") {
+						if it.Docs != "" {
+							got = append(got, strings.TrimSpace("/// "+d))
+						}
+					}
+					if it.Func != nil {
+						got = append(got, verb+" "+it.Name+": "+funcSig(it.Func)+";")
+					} else {
+						got = append(got, verb+" "+it.Name+";")
+					}
+				}
+			}
+			add("import", w.Imports)
+			add("export", w.Exports)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("WIT view:\n%s\nwasm-tools:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
 		})
 	}
 }

@@ -157,21 +157,29 @@ func (w *World) String() string {
 	var b strings.Builder
 	writeDocs(&b, "", w.Docs)
 	b.WriteString("world component {\n")
-	for i, it := range w.Imports {
-		writeItem(&b, "import", it, i > 0)
-	}
-	for i, it := range w.Exports {
-		writeItem(&b, "export", it, i > 0 || len(w.Imports) > 0)
+	// A blank line sets an interface's block apart, and the exports from
+	// the imports.
+	var prev *WorldItem
+	for _, verb := range []string{"import", "export"} {
+		items := w.Imports
+		if verb == "export" {
+			items = w.Exports
+		}
+		for i := range items {
+			it := &items[i]
+			if prev != nil && (it.Interface != nil || prev.Interface != nil || (i == 0 && verb == "export")) {
+				b.WriteString("\n")
+			}
+			writeItem(&b, verb, *it)
+			prev = it
+		}
 	}
 	b.WriteString("}\n")
 	return b.String()
 }
 
-func writeItem(b *strings.Builder, verb string, it WorldItem, gap bool) {
+func writeItem(b *strings.Builder, verb string, it WorldItem) {
 	const ind = "  "
-	if gap && it.Interface != nil {
-		b.WriteString("\n")
-	}
 	writeDocs(b, ind, it.Docs)
 	switch {
 	case it.Func != nil:
