@@ -107,17 +107,22 @@ func (c *conn) initializeOnce(m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
 	if jsonscan.Kind(params) != 'o' {
 		return nil, invalidParams("initialize: params must be an object with protocolVersion, capabilities and clientInfo")
 	}
+	if len(params) > maxInitializeBytes {
+		return nil, initializeTooLarge(len(params))
+	}
 	v, ok := stringParam(params, "protocolVersion")
 	if !ok {
 		return nil, invalidParams("initialize: protocolVersion must be a string")
 	}
+	// The session keeps only what is used of the client's capabilities
+	// and clientInfo, bounded (clientcaps.go).
 	caps := json.RawMessage("{}")
-	if cv, ok := jsonscan.Member(params, "capabilities"); ok && jsonscan.Kind(cv) == 'o' {
-		caps = appendCompact(nil, cv)
+	if cv, ok := jsonscan.Member(params, "capabilities"); ok {
+		caps = keptCapabilities(cv)
 	}
 	var info json.RawMessage
-	if iv, ok := jsonscan.Member(params, "clientInfo"); ok && jsonscan.Kind(iv) == 'o' {
-		info = appendCompact(nil, iv)
+	if iv, ok := jsonscan.Member(params, "clientInfo"); ok {
+		info = keptClientInfo(iv)
 	}
 	c.mu.Lock()
 	if c.initialized || c.closed {

@@ -12,3 +12,10 @@ func SetInlineMax(t interface{ Cleanup(func()) }, d time.Duration) {
 	inlineMax = d
 	t.Cleanup(func() { inlineMax = old })
 }
+
+// KeptCapabilities and KeptClientInfo are what a session keeps of a
+// client's capabilities and clientInfo (clientcaps.go).
+var (
+	KeptCapabilities = keptCapabilities
+	KeptClientInfo   = keptClientInfo
+)

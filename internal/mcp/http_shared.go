@@ -9,6 +9,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Shared legacy sessions: with Options.Sessions (and Options.Bus), a
@@ -99,7 +102,42 @@ func (c *conn) state(principal string) sessionState {
 	return st
 }
 
-// restore sets c's state from the store.
+// decodeState parses a session state read back from the store and
+// checks it as strictly as the requests that made it: a legacy version
+// the engine speaks, a log level it knows, at most MaxSubscriptions
+// subscriptions of at most MaxURIBytes, and capabilities and clientInfo
+// in the bounded form a session keeps (clientcaps.go). The store is not
+// trusted more than a client: a record that does not pass is not served.
+func (s *Server) decodeState(data []byte) (*sessionState, error) {
+	if max := s.opts.MaxSubscriptions*(s.opts.MaxURIBytes+8) + maxInitializeBytes; len(data) > max {
+		return nil, fmt.Errorf("mcp: session record of %d bytes, over %d", len(data), max)
+	}
+	var st sessionState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("mcp: session record does not parse: %w", err)
+	}
+	switch {
+	case !isLegacyVersion(st.Version):
+		return nil, fmt.Errorf("mcp: session record has protocol version %q", st.Version)
+	case st.LogLevel < -1 || st.LogLevel >= int32(len(logLevels)):
+		return nil, fmt.Errorf("mcp: session record has log level %d", st.LogLevel)
+	case len(st.Subs) > s.opts.MaxSubscriptions:
+		return nil, fmt.Errorf("mcp: session record has %d subscriptions, over %d", len(st.Subs), s.opts.MaxSubscriptions)
+	case len(st.ClientCaps) > 0 && jsonscan.Kind(st.ClientCaps) != 'o',
+		len(st.ClientInfo) > 0 && jsonscan.Kind(st.ClientInfo) != 'o':
+		return nil, errors.New("mcp: session record has capabilities or clientInfo that are not objects")
+	}
+	for _, u := range st.Subs {
+		if u == "" || len(u) > s.opts.MaxURIBytes {
+			return nil, fmt.Errorf("mcp: session record has a subscribed URI of %d bytes", len(u))
+		}
+	}
+	st.ClientCaps = keptCapabilities(st.ClientCaps)
+	st.ClientInfo = keptClientInfo(st.ClientInfo)
+	return &st, nil
+}
+
+// restore sets c's state from the store (checked: decodeState).
 func (c *conn) restore(st *sessionState) {
 	c.mu.Lock()
 	c.initialized = true
@@ -183,13 +221,20 @@ func (h *httpHandler) adopt(r *http.Request, id string) (*httpSession, error) {
 		h.log.Warn("session store unavailable: a session held by another server cannot be served here", "session_id", id, "error", err)
 		return nil, errSessionStore
 	}
-	var st sessionState
-	if !found || json.Unmarshal(data, &st) != nil || st.Principal != identityFrom(r.Context()).Principal {
+	if !found {
+		return nil, nil
+	}
+	st, err := s.decodeState(data)
+	if err != nil {
+		h.log.Warn("session store: an invalid session record is not served", "session_id", id, "error", err)
+		return nil, nil
+	}
+	if st.Principal != identityFrom(r.Context()).Principal {
 		return nil, nil
 	}
 	ss := h.newSession()
 	ss.id, ss.c.id, ss.principal = id, id, st.Principal
-	ss.c.restore(&st)
+	ss.c.restore(st)
 	markShared(ss)
 	ss.c.shared.remember(data)
 	h.mu.Lock()
@@ -242,10 +287,15 @@ func (c *conn) refresh(data []byte) {
 		sh.last = append(sh.last[:0], data...)
 	}
 	sh.mu.Unlock()
-	var st sessionState
-	if !same && json.Unmarshal(data, &st) == nil {
-		c.restore(&st)
+	if same {
+		return
 	}
+	st, err := c.srv.decodeState(data)
+	if err != nil {
+		c.srv.log.Warn("session store: an invalid session record is ignored; the session keeps its state", "session_id", c.id, "error", err)
+		return
+	}
+	c.restore(st)
 }
 
 // endShared ends a shared session everywhere (DELETE).

@@ -287,8 +287,8 @@ func (te *taskEngine) create(cl *call, era string, ttl time.Duration) (*taskRun,
 	bg.req = Request{Method: cl.req.Method, Params: params, Client: cl.req.Client, SessionID: cl.req.SessionID, TaskID: t.ID, peer: bg}
 	// The task outlives the request: its raw members must not alias the
 	// request's buffers.
-	bg.req.ClientInfo = append(json.RawMessage(nil), cl.req.ClientInfo...)
-	bg.req.ClientCapabilities = append(json.RawMessage(nil), cl.req.ClientCapabilities...)
+	bg.req.ClientInfo = keptClientInfo(cl.req.ClientInfo) // what a task keeps of its client, bounded (clientcaps.go)
+	bg.req.ClientCapabilities = keptCapabilities(cl.req.ClientCapabilities)
 	bg.req.ProgressToken = append(json.RawMessage(nil), cl.req.ProgressToken...)
 	_ = parseParams(&bg.req) // the copy of params cl's parse accepted
 	if len(bg.req.ProgressToken) == 0 {
