@@ -9,8 +9,14 @@
 // CNCF layout.
 //
 // Registries on loopback are spoken to over plain HTTP, every other one
-// over HTTPS; a plain-HTTP request to a non-loopback host, or a redirect
-// to a private or loopback address the reference did not name, is
-// refused. Credentials come from the Docker configuration and never
+// over HTTPS; a plain-HTTP request to a non-loopback host is refused.
+// Every connection is checked as it is dialled, whatever asked for it
+// (the registry, its token realm, a redirect, a blob store): a source
+// whose host is public reaches public addresses only, one on a private
+// or link-local address also addresses of that kind, and one on
+// loopback (by address, or as localhost) any. The cache is not trusted:
+// a cached blob is hashed again against its digest on every use, and a
+// pull reads at most MaxPull bytes and removes what it cached when it
+// fails. Credentials come from the Docker configuration and never
 // appear in errors. It owns github.com/google/go-containerregistry.
 package fetch

@@ -3,15 +3,14 @@ package fetch
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
-	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,19 +80,27 @@ var (
 	// ErrLayout means the manifest holds no wasm in a known layout.
 	ErrLayout = errors.New("no wasm in a known layout")
 	// ErrInsecure means a request would have left HTTPS for a host
-	// that is not loopback, or a redirect went to a private address.
+	// that is not loopback, or would have connected (for the registry,
+	// its token realm, a redirect or a blob store) to a loopback, private
+	// or link-local address that the source's own host is not.
 	ErrInsecure = errors.New("refused insecure transport")
 )
 
 // Fetcher downloads plugins into its cache. It is safe for concurrent use.
 type Fetcher struct {
 	opts Options
-	base http.RoundTripper
+	base http.RoundTripper // reaches public addresses only
 
-	mu    sync.Mutex
-	trans map[string]http.RoundTripper // authenticated transports by host|scope
-	live  map[string]int               // cached blobs in use by running pulls
-	kept  map[string]bool              // cached blobs a successful pull used
+	mu      sync.Mutex
+	trans   map[string]http.RoundTripper   // authenticated transports by host|scope
+	bases   map[netClass]http.RoundTripper // transports by what they may reach (baseFor)
+	proxies map[string]bool                // proxy addresses (host:port) the environment named
+	live    map[string]int                 // cached blobs in use by running pulls
+	kept    map[string]bool                // cached blobs a successful pull used
+
+	// public, set by tests only, lists addresses the address policy
+	// counts as public: a loopback registry standing for a public one.
+	public map[netip.AddrPort]bool
 }
 
 // New returns a Fetcher caching under opts.Dir.
@@ -116,19 +123,17 @@ func New(opts Options) (*Fetcher, error) {
 	if err := os.MkdirAll(filepath.Join(opts.Dir, "blobs", "sha256"), 0o700); err != nil {
 		return nil, fmt.Errorf("fetch: cache: %w", err)
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = http.ProxyFromEnvironment
-	t.TLSClientConfig = &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12}
-	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = 10 * time.Second
-	t.ResponseHeaderTimeout = 30 * time.Second
-	return &Fetcher{opts: opts, base: guard{t}, trans: map[string]http.RoundTripper{},
-		live: map[string]int{}, kept: map[string]bool{}}, nil
+	f := &Fetcher{opts: opts, trans: map[string]http.RoundTripper{}, bases: map[netClass]http.RoundTripper{},
+		proxies: map[string]bool{}, live: map[string]int{}, kept: map[string]bool{}}
+	f.base = guard{f.newTransport(netPublic)}
+	f.bases[netPublic] = f.base
+	return f, nil
 }
 
 // guard refuses plain HTTP to anything but loopback, wherever the request
 // comes from (a redirect, a token realm, go-containerregistry's ping
-// falling back to http for private addresses).
+// falling back to http for private addresses); its transport's dialer
+// refuses the addresses the source may not reach (baseFor).
 type guard struct{ inner http.RoundTripper }
 
 func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -153,35 +158,19 @@ func (f *Fetcher) client(rt http.RoundTripper) *http.Client {
 		if req.URL.Scheme != "https" && !(loopback(orig.Host) && loopback(req.URL.Host)) {
 			return fmt.Errorf("%w: redirect from %s to plain %s://%s", ErrInsecure, orig.Host, req.URL.Scheme, req.URL.Host)
 		}
-		if !strings.EqualFold(req.URL.Hostname(), orig.Hostname()) && private(req.Context(), req.URL.Hostname()) && !private(req.Context(), orig.Hostname()) {
+		if !strings.EqualFold(req.URL.Hostname(), orig.Hostname()) && f.private(req.Context(), req.URL.Hostname()) && !f.private(req.Context(), orig.Hostname()) {
 			return fmt.Errorf("%w: redirect from %s to private address %s", ErrInsecure, orig.Host, req.URL.Host)
 		}
 		return nil
 	}}
 }
 
-// private reports whether host is, or resolves to, a loopback, private,
-// link-local or unspecified address.
-func private(ctx context.Context, host string) bool {
-	isPrivate := func(ip net.IP) bool {
-		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return isPrivate(ip)
-	}
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil {
-		return true // unresolvable: treat as private, refuse
-	}
-	for _, a := range addrs {
-		if isPrivate(a.IP) {
-			return true
-		}
-	}
-	return false
+// private reports whether host is, or resolves to, an address that is
+// not public (loopback, private, link-local, unspecified, reserved); an
+// unresolvable host counts as private.
+func (f *Fetcher) private(ctx context.Context, host string) bool {
+	c := f.classesOf(ctx, host)
+	return c == 0 || c&^netPublic != 0
 }
 
 // transport returns the authenticated transport for a registry and
@@ -211,7 +200,7 @@ func (f *Fetcher) transport(ctx context.Context, r Ref, push bool) (http.RoundTr
 		return nil, fmt.Errorf("registry %s: docker credentials: %w", r.Host, redact(err))
 	}
 	repo := reg.Repo(r.Repo)
-	rt, err = transport.NewWithContext(ctx, reg, auth, f.base, []string{repo.Scope(action)})
+	rt, err = transport.NewWithContext(ctx, reg, auth, f.baseFor(ctx, r.Host), []string{repo.Scope(action)})
 	if err != nil {
 		return nil, fmt.Errorf("registry %s: %w", r.Host, redact(err))
 	}

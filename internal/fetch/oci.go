@@ -440,7 +440,7 @@ func (f *Fetcher) fetchHTTPS(ctx context.Context, r Ref, pin string) (*Artifact,
 }
 
 func (f *Fetcher) downloadHTTPS(ctx context.Context, r Ref, pin string) (*Artifact, error) {
-	resp, err := f.get(ctx, f.base, r.URL)
+	resp, err := f.get(ctx, f.baseFor(ctx, r.Host), r.URL)
 	if err != nil {
 		return nil, err
 	}
