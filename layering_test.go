@@ -95,6 +95,7 @@ var allowed = map[string][]string{
 	"internal/verify":                    {"internal/fetch"},
 	"plugins":                            {"hostapi", "internal/abi", "internal/jsonscan", "internal/mcpreq", "internal/schema", "runtime"},
 	"runtime":                            {"internal/abi", "internal/denials", "runtime/internal/extism", "runtime/internal/instrument"},
+	"runtime/component":                  {"internal/component", "internal/component/canon"},
 	"runtime/internal/extism":            {},
 	"runtime/internal/instrument":        {},
 	"sdk/go":                             {"internal/abi", "internal/jsonscan"},
@@ -125,7 +126,7 @@ func TestLayering(t *testing.T) {
 	ours := func(p string) bool { return within(p, mod) }
 	wazero := "github.com/tetratelabs/wazero"
 	owners := map[string][]string{ // third-party module -> packages allowed to import it
-		wazero:                       {mod + "/runtime", mod + "/hostapi"},
+		wazero:                       {mod + "/runtime", mod + "/hostapi", mod + "/runtime/component"},
 		"github.com/BurntSushi/toml": {mod + "/internal/config"},
 		"go.yaml.in/yaml":            {mod + "/internal/config"},
 		"golang.org/x/sys":           {mod + "/runtime"},

@@ -1,0 +1,194 @@
+package component
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	cm "github.com/wasmcp/wasmcp/internal/component"
+	"github.com/wasmcp/wasmcp/internal/component/canon"
+)
+
+func load(t testing.TB, path string) *cm.Component {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cm.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newRuntime(t *testing.T) (context.Context, wazero.Runtime) {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	t.Cleanup(func() { rt.Close(ctx) })
+	return ctx, rt
+}
+
+func TestEcho(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	cc, err := Compile(ctx, rt, load(t, "../../internal/component/testdata/echo.wasm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	if got := cc.Exports(); !slices.Equal(got, []string{"echo"}) {
+		t.Fatalf("exports %v", got)
+	}
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close(ctx)
+	for _, s := range []string{"hello", "", "wörld 😀", strings.Repeat("x", 10000)} {
+		got, err := in.Call(ctx, "echo", s)
+		if err != nil || got != s {
+			t.Fatalf("echo(%.20q) = %.20q, %v", s, got, err)
+		}
+	}
+	if _, err := in.Call(ctx, "nope"); err == nil {
+		t.Fatal("unknown export called")
+	}
+	if _, err := in.Call(ctx, "echo", 3); err == nil {
+		t.Fatal("echo(3) accepted")
+	}
+	// A second instance of the same compiled component is independent.
+	in2, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in2.Close(ctx)
+	if got, err := in2.Call(ctx, "echo", "two"); err != nil || got != "two" {
+		t.Fatalf("second instance: %v %v", got, err)
+	}
+}
+
+// linkedHost implements linked.wat's imports and records what it saw.
+type linkedHost struct {
+	made, dropped []uint32
+}
+
+func (h *linkedHost) host() *Host {
+	return &Host{
+		Funcs: map[string]Func{
+			"test:rt/host@0.2.3#greet": func(_ context.Context, args []any) (any, error) {
+				return "hello, " + args[0].(string), nil
+			},
+			"test:rt/host@0.2.3#add": func(_ context.Context, args []any) (any, error) {
+				return args[0].(uint64) + args[1].(uint64), nil
+			},
+			"test:rt/host@0.2.3#make": func(_ context.Context, args []any) (any, error) {
+				rep := uint32(args[0].(uint64)) + 1000
+				h.made = append(h.made, rep)
+				return rep, nil
+			},
+		},
+		Drop: func(_ context.Context, rt *cm.ResourceType, rep uint32) error {
+			if rt.Name != "thing" {
+				return fmt.Errorf("drop of a %s", rt.Name)
+			}
+			h.dropped = append(h.dropped, rep)
+			return nil
+		},
+	}
+}
+
+func TestLinked(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	h := &linkedHost{}
+	cc, err := Compile(ctx, rt, load(t, "testdata/linked.wasm"), h.host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	want := []string{"hello", "sum", "test:rt/api@0.1.0#things", "test:rt/api@0.1.0#own-rep", "test:rt/api@0.1.0#drops", "test:rt/api@0.1.0#bad-drop"}
+	if got := cc.Exports(); !slices.Equal(got, want) {
+		t.Fatalf("exports %v, want %v", got, want)
+	}
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close(ctx)
+
+	calls := []struct {
+		name string
+		args []any
+		want any
+	}{
+		{"hello", []any{"wörld"}, "hello, wörld"},
+		{"sum", []any{uint64(40), uint64(2)}, uint64(42)},
+		{"sum", []any{uint64(0xfffffff0), uint64(1)}, uint64(0xfffffff1)},
+		{"test:rt/api@0.1.0#things", []any{uint64(3)}, uint64(3)},
+		{"test:rt/api@0.1.0#own-rep", []any{uint64(7)}, uint64(7)},
+		{"test:rt/api@0.1.0#own-rep", []any{uint64(5)}, uint64(5)},
+		{"test:rt/api@0.1.0#drops", nil, uint64(12)}, // the destructor summed the reps
+	}
+	for _, c := range calls {
+		got, err := in.Call(ctx, c.name, c.args...)
+		if err != nil || got != c.want {
+			t.Fatalf("%s%v = %#v, %v; want %#v", c.name, c.args, got, err, c.want)
+		}
+	}
+	if !slices.Equal(h.made, []uint32{1000, 1001, 1002}) || !slices.Equal(h.dropped, h.made) {
+		t.Fatalf("host things made %v, dropped %v", h.made, h.dropped)
+	}
+	if n := in.Table().Len(); n != 0 {
+		t.Fatalf("%d handles left in the table", n)
+	}
+
+	// A bad handle traps, and the instance is then unusable.
+	if _, err := in.Call(ctx, "test:rt/api@0.1.0#bad-drop"); !errors.Is(err, canon.ErrTrap) {
+		t.Fatalf("bad drop: %v", err)
+	}
+	if _, err := in.Call(ctx, "sum", uint64(1), uint64(2)); !errors.Is(err, ErrTrapped) {
+		t.Fatalf("call after a trap: %v", err)
+	}
+}
+
+func TestLinkedHostErrors(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	c := load(t, "testdata/linked.wasm")
+	h := (&linkedHost{}).host()
+	delete(h.Funcs, "test:rt/host@0.2.3#add")
+	if _, err := Compile(ctx, rt, c, h); err == nil || !strings.Contains(err.Error(), "test:rt/host@0.2.3#add") {
+		t.Fatalf("missing import: %v", err)
+	}
+	h = (&linkedHost{}).host()
+	boom := errors.New("boom")
+	h.Funcs["test:rt/host@0.2.3#greet"] = func(context.Context, []any) (any, error) { return nil, boom }
+	h.Funcs["test:rt/host@0.2.3#add"] = func(context.Context, []any) (any, error) { return "not a u32", nil }
+	cc, err := Compile(ctx, rt, c, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	for _, name := range []string{"hello", "sum"} {
+		in, err := cc.Instantiate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = in.Call(ctx, name, "x")
+		if name == "sum" {
+			_, err = in.Call(ctx, name, uint64(1), uint64(2))
+		}
+		if err == nil {
+			t.Fatalf("%s: a failing host function did not fail the call", name)
+		}
+		if name == "hello" && !errors.Is(err, boom) {
+			t.Fatalf("hello: %v does not wrap the host's error", err)
+		}
+		in.Close(ctx)
+	}
+}
