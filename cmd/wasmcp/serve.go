@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -26,7 +27,13 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	setHeapFloor()
 	log := newLogger(cfg.Server.LogLevel, cfg.Server.LogFormat)
-	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log, Progress: os.Stderr, Background: true})
+	// Progress lines are for a person at a terminal; a JSON log is for a
+	// machine, and every line of it must be a record.
+	var progress io.Writer = os.Stderr
+	if cfg.Server.LogFormat == "json" {
+		progress = nil
+	}
+	srv, err := server.New(ctx, cfg, server.Options{Version: version(), Logger: log, Progress: progress, Background: true})
 	if err != nil {
 		return usageError{err}
 	}

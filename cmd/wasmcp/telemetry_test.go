@@ -45,6 +45,10 @@ func TestServeMetrics(t *testing.T) {
 		}
 		rest <- l
 	}()
+	// The listeners open before the plugins have loaded (serve starts in
+	// the background), so /readyz answers 503 "still loading" until then:
+	// wait for it, bounded, before checking what a loaded server serves.
+	waitReady(t, metricsBase+"/readyz", 60*time.Second)
 	for _, tt := range []struct{ url, want string }{
 		{metricsBase + "/healthz", "ok"},
 		{metricsBase + "/readyz", "ok"},
@@ -88,4 +92,28 @@ func serveConfigJSON(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// waitReady polls url until it answers 200, failing the test at timeout;
+// a 503 on the way must say the plugins are still loading.
+func waitReady(t *testing.T, url string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			return
+		case resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "loading"):
+			t.Fatalf("GET %s: %d %q, want 200 or 503 while loading", url, resp.StatusCode, b)
+		case time.Now().After(deadline):
+			t.Fatalf("GET %s: still %d %q after %v", url, resp.StatusCode, b, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -26,6 +26,14 @@ func (s *Server) Ready() error {
 	if n := len(s.reg.Loading()); n > 0 {
 		return fmt.Errorf("%d plugin(s) still loading", n)
 	}
+	if s.loaded != nil {
+		// The first load may not have named its files yet.
+		select {
+		case <-s.loaded:
+		default:
+			return errors.New("plugins still loading")
+		}
+	}
 	if s.clu != nil {
 		return s.clu.Ready()
 	}
