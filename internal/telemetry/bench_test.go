@@ -27,7 +27,7 @@ func (discard) shutdown(context.Context) error               { return nil }
 // call's, their encoding into the batch (exported to nowhere) and the
 // metrics. The plugin call's times are handed over as the runtime does
 // (CallTimes), without its clock reads, which are the runtime's own. The
-// server's share of docs/performance.md's "Cost of telemetry" without
+// server's share of docs/performance.md's "Telemetry" without
 // the call itself or the export's network.
 func BenchmarkObserve(b *testing.B) {
 	for _, tc := range []struct {
