@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // TestCachedBlobRehashed: a blob of the cache rewritten on disk after a
@@ -39,8 +41,7 @@ func TestCachedBlobRehashed(t *testing.T) {
 	evil := []byte("\x00asm\x01\x00\x00\x00 evil plugin!")
 	empty := []byte("{}")
 	layer := tarGz(t, map[string][]byte{"plugin.wasm": testWasm})
-	image := pushLayout(t, pusher, host, "acme/image", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/vnd.oci.image.config.v1+json", empty), Layers: []descriptor{desc("application/vnd.oci.image.layer.v1.tar+gzip", layer)}}, empty, layer)
+	image := pushLayout(t, pusher, host, "acme/image", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), desc("application/vnd.oci.image.layer.v1.tar+gzip", layer)), empty, layer)
 	cncf, err := pusher.Push(ctx, mustRef(t, "oci://"+host+"/acme/cncf:1"), testWasm, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +213,7 @@ func TestPullBudget(t *testing.T) {
 	// Six layers of 900 KiB of noise, none with /plugin.wasm: each is a
 	// valid layer, so the old code downloaded all six.
 	var layers [][]byte
-	var descs []descriptor
+	var descs []v1.Descriptor
 	for i := 0; i < 6; i++ {
 		noise := make([]byte, 900<<10)
 		rand.Read(noise)
@@ -220,12 +221,10 @@ func TestPullBudget(t *testing.T) {
 		layers = append(layers, l)
 		descs = append(descs, desc("application/vnd.oci.image.layer.v1.tar", l))
 	}
-	pushLayout(t, pusher, host, "acme/many", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/vnd.oci.image.config.v1+json", empty), Layers: descs}, append([][]byte{empty}, layers...)...)
+	pushLayout(t, pusher, host, "acme/many", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), descs...), append([][]byte{empty}, layers...)...)
 	// Two small layers without /plugin.wasm: within the budget, but the
 	// pull fails.
-	pushLayout(t, pusher, host, "acme/nowasm", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/vnd.oci.image.config.v1+json", empty), Layers: descs[:2]}, append([][]byte{empty}, layers[:2]...)...)
+	pushLayout(t, pusher, host, "acme/nowasm", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), descs[:2]...), append([][]byte{empty}, layers[:2]...)...)
 	if _, err := pusher.Push(ctx, mustRef(t, "oci://"+host+"/acme/good:1"), testWasm, nil); err != nil {
 		t.Fatal(err)
 	}

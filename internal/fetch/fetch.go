@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
@@ -286,6 +287,12 @@ func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
 func digestOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// hashOf returns the SHA-256 of b as a go-containerregistry hash.
+func hashOf(b []byte) v1.Hash {
+	sum := sha256.Sum256(b)
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum[:])}
 }
 
 // blobPath is where the cache keeps the blob of digest ("sha256:HEX").

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 var testWasm = []byte("\x00asm\x01\x00\x00\x00 test plugin")
@@ -118,7 +120,7 @@ func FuzzParseRef(f *testing.F) {
 }
 
 // pushLayout pushes a manifest with the given blobs under tag.
-func pushLayout(t *testing.T, f *Fetcher, host, repo, tag string, m manifest, blobs ...[]byte) string {
+func pushLayout(t *testing.T, f *Fetcher, host, repo, tag string, m v1.Manifest, blobs ...[]byte) string {
 	t.Helper()
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -145,8 +147,13 @@ func tarGz(t *testing.T, files map[string][]byte) []byte {
 	return buf.Bytes()
 }
 
-func desc(mt string, b []byte) descriptor {
-	return descriptor{MediaType: mt, Digest: digestOf(b), Size: int64(len(b))}
+func desc(mt string, b []byte) v1.Descriptor {
+	return v1.Descriptor{MediaType: types.MediaType(mt), Digest: hashOf(b), Size: int64(len(b))}
+}
+
+// image is an image manifest of config and layers.
+func imageOf(mt, artifactType string, config v1.Descriptor, layers ...v1.Descriptor) v1.Manifest {
+	return v1.Manifest{SchemaVersion: 2, MediaType: types.MediaType(mt), ArtifactType: artifactType, Config: config, Layers: layers}
 }
 
 func TestFetchLayouts(t *testing.T) {
@@ -160,30 +167,19 @@ func TestFetchLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := []byte("{}")
-	hyper := pushLayout(t, f, host, "acme/hyper", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest, ArtifactType: MediaHyperMCP,
-		Config: desc("application/vnd.oci.empty.v1+json", empty), Layers: []descriptor{desc(MediaWasm, testWasm)}}, empty, testWasm)
+	hyper := pushLayout(t, f, host, "acme/hyper", "1", imageOf(mediaOCIManifest, MediaHyperMCP, desc("application/vnd.oci.empty.v1+json", empty), desc(MediaWasm, testWasm)), empty, testWasm)
 	layer := tarGz(t, map[string][]byte{"README": []byte("hi"), "plugin.wasm": testWasm})
-	image := pushLayout(t, f, host, "acme/image", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/vnd.oci.image.config.v1+json", empty), Layers: []descriptor{desc("application/vnd.oci.image.layer.v1.tar+gzip", layer)}}, empty, layer)
+	image := pushLayout(t, f, host, "acme/image", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), desc("application/vnd.oci.image.layer.v1.tar+gzip", layer)), empty, layer)
 	noWasm := tarGz(t, map[string][]byte{"bin/sh": []byte("x")})
-	pushLayout(t, f, host, "acme/nowasm", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/vnd.oci.image.config.v1+json", empty), Layers: []descriptor{desc("application/vnd.oci.image.layer.v1.tar+gzip", noWasm)}}, empty, noWasm)
-	pushLayout(t, f, host, "acme/other", "1", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/json", empty), Layers: []descriptor{desc("text/plain", []byte("hello"))}}, empty, []byte("hello"))
+	pushLayout(t, f, host, "acme/nowasm", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), desc("application/vnd.oci.image.layer.v1.tar+gzip", noWasm)), empty, noWasm)
+	pushLayout(t, f, host, "acme/other", "1", imageOf(mediaOCIManifest, "", desc("application/json", empty), desc("text/plain", []byte("hello"))), empty, []byte("hello"))
 
 	// An index whose wasm platform entry is the CNCF manifest, beside a
 	// linux one.
-	linux := pushLayout(t, f, host, "acme/cncf", "linux", manifest{SchemaVersion: 2, MediaType: mediaOCIManifest,
-		Config: desc("application/json", empty), Layers: []descriptor{desc("text/plain", []byte("hello"))}}, empty, []byte("hello"))
-	rawIdx, _ := json.Marshal(manifest{SchemaVersion: 2, MediaType: mediaOCIIndex, Manifests: []descriptor{
-		{MediaType: mediaOCIManifest, Digest: linux, Size: 1, Platform: &struct {
-			OS           string `json:"os"`
-			Architecture string `json:"architecture"`
-		}{"linux", "amd64"}},
-		{MediaType: mediaOCIManifest, Digest: cncf, Size: 1, Platform: &struct {
-			OS           string `json:"os"`
-			Architecture string `json:"architecture"`
-		}{"wasip1", "wasm"}},
+	linux := pushLayout(t, f, host, "acme/cncf", "linux", imageOf(mediaOCIManifest, "", desc("application/json", empty), desc("text/plain", []byte("hello"))), empty, []byte("hello"))
+	rawIdx, _ := json.Marshal(v1.IndexManifest{SchemaVersion: 2, MediaType: mediaOCIIndex, Manifests: []v1.Descriptor{
+		{MediaType: mediaOCIManifest, Digest: v1.Hash{Algorithm: "sha256", Hex: strings.TrimPrefix(linux, "sha256:")}, Size: 1, Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}},
+		{MediaType: mediaOCIManifest, Digest: v1.Hash{Algorithm: "sha256", Hex: strings.TrimPrefix(cncf, "sha256:")}, Size: 1, Platform: &v1.Platform{OS: "wasip1", Architecture: "wasm"}},
 	}})
 	index, err := f.PushManifest(ctx, mustRef(t, "oci://"+host+"/acme/cncf:idx"), "idx", mediaOCIIndex, rawIdx)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // FuzzManifest feeds arbitrary manifest bytes to Fetch through the cache
@@ -46,8 +48,8 @@ func FuzzManifest(f *testing.F) {
 	})
 }
 
-func mustJSON(d descriptor) string {
-	return `{"mediaType":"` + d.MediaType + `","digest":"` + d.Digest + `","size":` + itoa(d.Size) + `}`
+func mustJSON(d v1.Descriptor) string {
+	return `{"mediaType":"` + string(d.MediaType) + `","digest":"` + d.Digest.String() + `","size":` + itoa(d.Size) + `}`
 }
 
 func itoa(n int64) string {

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Artifact is a plugin in the cache.
@@ -34,30 +36,12 @@ type Artifact struct {
 	Cached bool
 }
 
-// descriptor is an OCI content descriptor.
-type descriptor struct {
-	MediaType    string            `json:"mediaType"`
-	Digest       string            `json:"digest"`
-	Size         int64             `json:"size"`
-	ArtifactType string            `json:"artifactType,omitempty"`
-	Annotations  map[string]string `json:"annotations,omitempty"`
-	Platform     *struct {
-		OS           string `json:"os"`
-		Architecture string `json:"architecture"`
-	} `json:"platform,omitempty"`
-}
-
 // manifest is an OCI image manifest or index (or their Docker v2
-// equivalents).
+// equivalents) as read: go-containerregistry's image manifest, with the
+// index's manifests beside it, so that one parse tells the two apart.
 type manifest struct {
-	SchemaVersion int               `json:"schemaVersion"`
-	MediaType     string            `json:"mediaType,omitempty"`
-	ArtifactType  string            `json:"artifactType,omitempty"`
-	Config        descriptor        `json:"config"`
-	Layers        []descriptor      `json:"layers,omitempty"`
-	Manifests     []descriptor      `json:"manifests,omitempty"`
-	Subject       *descriptor       `json:"subject,omitempty"`
-	Annotations   map[string]string `json:"annotations,omitempty"`
+	v1.Manifest
+	Manifests []v1.Descriptor `json:"manifests,omitempty"`
 }
 
 var manifestAccept = []string{mediaOCIManifest, mediaOCIIndex, mediaDockerV2, mediaDockerList}
@@ -164,7 +148,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, r Ref) (*Artifact, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, _, err = f.manifest(ctx, r, child.Digest, child.Digest)
+		m, _, err = f.manifest(ctx, r, child.Digest.String(), child.Digest.String())
 		if err != nil {
 			return nil, err
 		}
@@ -183,8 +167,8 @@ func (f *Fetcher) fetchOCI(ctx context.Context, r Ref) (*Artifact, error) {
 
 // pickChild chooses the manifest of an index: the wasm platform's, else
 // the only one.
-func pickChild(m *manifest) (descriptor, error) {
-	var wasm []descriptor
+func pickChild(m *manifest) (v1.Descriptor, error) {
+	var wasm []v1.Descriptor
 	for _, d := range m.Manifests {
 		if d.Platform != nil && (d.Platform.Architecture == "wasm" || strings.HasPrefix(d.Platform.OS, "wasi")) {
 			wasm = append(wasm, d)
@@ -195,10 +179,10 @@ func pickChild(m *manifest) (descriptor, error) {
 	case len(m.Manifests) == 1:
 		wasm = m.Manifests
 	default:
-		return descriptor{}, fmt.Errorf("%w: index of %d manifests, none (or several) for platform wasm", ErrLayout, len(m.Manifests))
+		return v1.Descriptor{}, fmt.Errorf("%w: index of %d manifests, none (or several) for platform wasm", ErrLayout, len(m.Manifests))
 	}
-	if !digestPattern.MatchString(wasm[0].Digest) {
-		return descriptor{}, fmt.Errorf("%w: manifest digest %q is not sha256:HEX", ErrLayout, wasm[0].Digest)
+	if !digestPattern.MatchString(wasm[0].Digest.String()) {
+		return v1.Descriptor{}, fmt.Errorf("%w: manifest digest %q is not sha256:HEX", ErrLayout, wasm[0].Digest.String())
 	}
 	return wasm[0], nil
 }
@@ -207,16 +191,16 @@ func pickChild(m *manifest) (descriptor, error) {
 // when needed. Layouts: one application/wasm layer (CNCF, hyper-mcp v2),
 // or image layers whose filesystem holds /plugin.wasm (hyper-mcp).
 func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (string, error) {
-	var wasm []descriptor
-	var tars []descriptor
+	var wasm []v1.Descriptor
+	var tars []v1.Descriptor
 	var types []string
 	for _, l := range m.Layers {
 		// Digests name cache files: a manifest's must be well formed
 		// before any is used as a path.
-		if !digestPattern.MatchString(l.Digest) {
-			return "", fmt.Errorf("%w: layer digest %q is not sha256:HEX", ErrLayout, l.Digest)
+		if !digestPattern.MatchString(l.Digest.String()) {
+			return "", fmt.Errorf("%w: layer digest %q is not sha256:HEX", ErrLayout, l.Digest.String())
 		}
-		switch mt := l.MediaType; {
+		switch mt := string(l.MediaType); {
 		case mt == MediaWasm:
 			wasm = append(wasm, l)
 		case strings.Contains(mt, "image.layer") || strings.Contains(mt, "image.rootfs"):
@@ -230,7 +214,7 @@ func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (
 		if err := f.ensureBlob(ctx, r, wasm[0], "wasm layer", a); err != nil {
 			return "", err
 		}
-		return wasm[0].Digest, nil
+		return wasm[0].Digest.String(), nil
 	case len(wasm) > 1:
 		return "", fmt.Errorf("%w: %d application/wasm layers, want one", ErrLayout, len(wasm))
 	case len(tars) > 0:
@@ -254,20 +238,20 @@ func (f *Fetcher) wasmOf(ctx context.Context, r Ref, m *manifest, a *Artifact) (
 // it is there and hashes to its digest, refusing one over MaxBlob; a
 // download clears a.Cached. A cached blob that does not hash to its
 // digest was altered on disk: it is discarded and fetched again.
-func (f *Fetcher) ensureBlob(ctx context.Context, r Ref, l descriptor, what string, a *Artifact) error {
+func (f *Fetcher) ensureBlob(ctx context.Context, r Ref, l v1.Descriptor, what string, a *Artifact) error {
 	if l.Size > f.opts.MaxBlob {
 		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, what, l.Size, f.opts.MaxBlob)
 	}
-	present, ok := f.intact(l.Digest, f.opts.MaxBlob)
+	present, ok := f.intact(l.Digest.String(), f.opts.MaxBlob)
 	if ok {
-		pullOf(ctx).use(l.Digest)
+		pullOf(ctx).use(l.Digest.String())
 		return nil
 	}
 	a.Cached = false
 	if present {
-		os.Remove(f.blobPath(l.Digest))
+		os.Remove(f.blobPath(l.Digest.String()))
 		if err := f.downloadBlob(ctx, r, l); err != nil {
-			return altered(what, l.Digest, err)
+			return altered(what, l.Digest.String(), err)
 		}
 		return nil
 	}
@@ -281,24 +265,24 @@ func altered(what, digest string, err error) error {
 }
 
 // downloadBlob streams blob l into the cache, checking size and digest.
-func (f *Fetcher) downloadBlob(ctx context.Context, r Ref, l descriptor) error {
-	if !digestPattern.MatchString(l.Digest) {
-		return fmt.Errorf("layer digest %q is not sha256", l.Digest)
+func (f *Fetcher) downloadBlob(ctx context.Context, r Ref, l v1.Descriptor) error {
+	if !digestPattern.MatchString(l.Digest.String()) {
+		return fmt.Errorf("layer digest %q is not sha256", l.Digest.String())
 	}
-	if err := pullOf(ctx).reserve(l.Size, "blob "+l.Digest); err != nil {
+	if err := pullOf(ctx).reserve(l.Size, "blob "+l.Digest.String()); err != nil {
 		return err
 	}
 	rt, err := f.transport(ctx, r, false)
 	if err != nil {
 		return err
 	}
-	resp, err := f.get(ctx, rt, f.registryURL(r, "blobs", l.Digest))
+	resp, err := f.get(ctx, rt, f.registryURL(r, "blobs", l.Digest.String()))
 	if err != nil {
-		return fmt.Errorf("blob %s: %w", l.Digest, err)
+		return fmt.Errorf("blob %s: %w", l.Digest.String(), err)
 	}
 	defer resp.Body.Close()
-	return f.storeStream(ctx, l.Digest, func(w io.Writer) error {
-		return f.copyLimited(w, resp.Body, "blob "+l.Digest, r.String(), l.Size)
+	return f.storeStream(ctx, l.Digest.String(), func(w io.Writer) error {
+		return f.copyLimited(w, resp.Body, "blob "+l.Digest.String(), r.String(), l.Size)
 	})
 }
 
@@ -322,12 +306,12 @@ func (f *Fetcher) copyLimited(w io.Writer, r io.Reader, what, label string, tota
 // ("" when the layer has none), caching the layer and the extracted file.
 // The layer is hashed as it is read, in the same pass: a cached layer
 // that does not hash to its digest is discarded and fetched again.
-func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *Artifact) (string, error) {
+func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l v1.Descriptor, a *Artifact) (string, error) {
 	if l.Size > f.opts.MaxBlob {
 		return "", fmt.Errorf("%w: layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
 	}
 	fresh := false
-	if _, err := os.Stat(f.blobPath(l.Digest)); err != nil {
+	if _, err := os.Stat(f.blobPath(l.Digest.String())); err != nil {
 		a.Cached, fresh = false, true
 		if err := f.downloadBlob(ctx, r, l); err != nil {
 			return "", err
@@ -337,10 +321,10 @@ func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *A
 	if fresh || !errors.Is(err, errAltered) {
 		return d, err
 	}
-	os.Remove(f.blobPath(l.Digest))
+	os.Remove(f.blobPath(l.Digest.String()))
 	a.Cached = false
 	if err := f.downloadBlob(ctx, r, l); err != nil {
-		return "", altered("layer", l.Digest, err)
+		return "", altered("layer", l.Digest.String(), err)
 	}
 	return f.extractPlugin(ctx, l)
 }
@@ -350,9 +334,9 @@ func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l descriptor, a *A
 var errAltered = fmt.Errorf("%w: cached layer altered", ErrDigest)
 
 // extractPlugin reads the cached layer l once, hashing every byte, and
-// stores its /plugin.wasm only when the layer hashes to l.Digest.
-func (f *Fetcher) extractPlugin(ctx context.Context, l descriptor) (string, error) {
-	fh, err := os.Open(f.blobPath(l.Digest))
+// stores its /plugin.wasm only when the layer hashes to l.Digest.String().
+func (f *Fetcher) extractPlugin(ctx context.Context, l v1.Descriptor) (string, error) {
+	fh, err := os.Open(f.blobPath(l.Digest.String()))
 	if err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}
@@ -367,10 +351,10 @@ func (f *Fetcher) extractPlugin(ctx context.Context, l descriptor) (string, erro
 	if _, cerr := io.Copy(h, raw); cerr != nil && err == nil {
 		err = fmt.Errorf("cache: %w", cerr)
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != l.Digest {
-		return "", fmt.Errorf("%w: layer %s hashes to %s", errAltered, l.Digest, got)
+	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != l.Digest.String() {
+		return "", fmt.Errorf("%w: layer %s hashes to %s", errAltered, l.Digest.String(), got)
 	}
-	pullOf(ctx).use(l.Digest)
+	pullOf(ctx).use(l.Digest.String())
 	if err != nil || !found {
 		return "", err
 	}
@@ -379,11 +363,11 @@ func (f *Fetcher) extractPlugin(ctx context.Context, l descriptor) (string, erro
 
 // findPlugin reads the tar (gzipped when l says so) of rd up to its
 // /plugin.wasm and copies that into a temporary blob.
-func (f *Fetcher) findPlugin(rd io.Reader, l descriptor) (bool, *tempBlob, error) {
-	if strings.HasSuffix(l.MediaType, "gzip") {
+func (f *Fetcher) findPlugin(rd io.Reader, l v1.Descriptor) (bool, *tempBlob, error) {
+	if strings.HasSuffix(string(l.MediaType), "gzip") {
 		zr, err := gzip.NewReader(rd)
 		if err != nil {
-			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
+			return false, nil, fmt.Errorf("layer %s: %w", l.Digest.String(), err)
 		}
 		defer zr.Close()
 		rd = zr
@@ -395,7 +379,7 @@ func (f *Fetcher) findPlugin(rd io.Reader, l descriptor) (bool, *tempBlob, error
 			return false, nil, nil
 		}
 		if err != nil {
-			return false, nil, fmt.Errorf("layer %s: %w", l.Digest, err)
+			return false, nil, fmt.Errorf("layer %s: %w", l.Digest.String(), err)
 		}
 		if path.Clean("/"+h.Name) != "/plugin.wasm" || h.Typeflag != tar.TypeReg {
 			continue
@@ -408,7 +392,7 @@ func (f *Fetcher) findPlugin(rd io.Reader, l descriptor) (bool, *tempBlob, error
 			return false, nil, err
 		}
 		if _, err := io.Copy(tmp, tr); err != nil {
-			return false, tmp, fmt.Errorf("layer %s: /plugin.wasm: %w", l.Digest, err)
+			return false, tmp, fmt.Errorf("layer %s: /plugin.wasm: %w", l.Digest.String(), err)
 		}
 		return true, tmp, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Push uploads wasm to r (a tag or a digest reference) in the CNCF Wasm
@@ -20,11 +22,11 @@ func (f *Fetcher) Push(ctx context.Context, r Ref, wasm []byte, annotations map[
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
-	layer := descriptor{MediaType: MediaWasm, Digest: digestOf(wasm), Size: int64(len(wasm))}
-	cfg, _ := json.Marshal(map[string]any{"architecture": "wasm", "os": "wasip1", "layerDigests": []string{layer.Digest}})
-	m := manifest{SchemaVersion: 2, MediaType: mediaOCIManifest, ArtifactType: MediaWasm,
-		Config:      descriptor{MediaType: MediaWasmConfig, Digest: digestOf(cfg), Size: int64(len(cfg))},
-		Layers:      []descriptor{layer},
+	layer := v1.Descriptor{MediaType: MediaWasm, Digest: hashOf(wasm), Size: int64(len(wasm))}
+	cfg, _ := json.Marshal(map[string]any{"architecture": "wasm", "os": "wasip1", "layerDigests": []string{layer.Digest.String()}})
+	m := v1.Manifest{SchemaVersion: 2, MediaType: mediaOCIManifest, ArtifactType: MediaWasm,
+		Config:      v1.Descriptor{MediaType: MediaWasmConfig, Digest: hashOf(cfg), Size: int64(len(cfg))},
+		Layers:      []v1.Descriptor{layer},
 		Annotations: annotations}
 	raw, err := json.Marshal(m)
 	if err != nil {

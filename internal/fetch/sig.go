@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Signature is one piece of signature material found beside an image,
@@ -108,13 +110,13 @@ func (f *Fetcher) lookupSignatures(ctx context.Context, r Ref, digest string) ([
 		if d.ArtifactType != MediaBundle && d.MediaType != mediaOCIManifest {
 			continue
 		}
-		m, _, err := f.manifest(ctx, r, d.Digest, d.Digest)
+		m, _, err := f.manifest(ctx, r, d.Digest.String(), d.Digest.String())
 		if err != nil {
 			return nil, fmt.Errorf("referrer %s: %w", d.Digest, err)
 		}
 		// A referrer is only one if its manifest says so: listings (and
 		// the tag-schema fallback index) are not trusted for it.
-		if m.Subject == nil || m.Subject.Digest != digest {
+		if m.Subject == nil || m.Subject.Digest.String() != digest {
 			continue
 		}
 		if m.ArtifactType != MediaBundle && m.Config.MediaType != MediaBundle {
@@ -155,7 +157,7 @@ func (f *Fetcher) lookupSignatures(ctx context.Context, r Ref, digest string) ([
 
 // referrers lists the manifests whose subject is digest: the referrers
 // API, else the referrers tag schema (sha256-HEX).
-func (f *Fetcher) referrers(ctx context.Context, r Ref, digest string) ([]descriptor, error) {
+func (f *Fetcher) referrers(ctx context.Context, r Ref, digest string) ([]v1.Descriptor, error) {
 	rt, err := f.transport(ctx, r, false)
 	if err != nil {
 		return nil, err
@@ -188,28 +190,28 @@ func (f *Fetcher) referrers(ctx context.Context, r Ref, digest string) ([]descri
 }
 
 // smallBlob returns a blob of at most MaxManifest bytes, cached.
-func (f *Fetcher) smallBlob(ctx context.Context, r Ref, l descriptor) ([]byte, error) {
-	if !digestPattern.MatchString(l.Digest) {
-		return nil, fmt.Errorf("blob digest %q is not sha256", l.Digest)
+func (f *Fetcher) smallBlob(ctx context.Context, r Ref, l v1.Descriptor) ([]byte, error) {
+	if !digestPattern.MatchString(l.Digest.String()) {
+		return nil, fmt.Errorf("blob digest %q is not sha256", l.Digest.String())
 	}
-	if b, ok := f.cached(ctx, l.Digest, f.opts.MaxManifest); ok {
+	if b, ok := f.cached(ctx, l.Digest.String(), f.opts.MaxManifest); ok {
 		return b, nil
 	}
 	rt, err := f.transport(ctx, r, false)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := f.get(ctx, rt, f.registryURL(r, "blobs", l.Digest))
+	resp, err := f.get(ctx, rt, f.registryURL(r, "blobs", l.Digest.String()))
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", l.Digest, err)
+		return nil, fmt.Errorf("blob %s: %w", l.Digest.String(), err)
 	}
-	b, err := readLimited(resp.Body, f.opts.MaxManifest, "blob "+l.Digest)
+	b, err := readLimited(resp.Body, f.opts.MaxManifest, "blob "+l.Digest.String())
 	resp.Body.Close()
 	if err != nil {
 		return nil, err
 	}
-	if got := digestOf(b); got != l.Digest {
-		return nil, fmt.Errorf("%w: blob %s has digest %s", ErrDigest, l.Digest, got)
+	if got := digestOf(b); got != l.Digest.String() {
+		return nil, fmt.Errorf("%w: blob %s has digest %s", ErrDigest, l.Digest.String(), got)
 	}
 	if _, err := f.store(ctx, b); err != nil {
 		return nil, err
