@@ -14,9 +14,11 @@
 // names to the instance's modules, which are all anonymous, so that one
 // wazero runtime can hold many instances of one component.
 //
-// Not supported yet: nested components (a component instantiating
-// another), lowering a lifted function (a component calling its own
-// export), and the spec's reentrancy flags.
+// Nested components are supported only in the form wit-component gives
+// exported interfaces: an instance of a component that re-exports the
+// functions it is instantiated with. Not supported yet: nested
+// components with code of their own, lowering a lifted function (a
+// component calling its own export), and the spec's reentrancy flags.
 package component
 
 import (
@@ -83,10 +85,11 @@ type Compiled struct {
 
 // export is a lifted function the component exports.
 type export struct {
-	name string
-	fn   *canon.Func
-	core target
-	opts optRefs
+	name              string
+	fn                *canon.Func
+	core              target
+	opts              optRefs
+	nparams, nresults int
 }
 
 // optRefs are the canonical options of a lift or lower, resolved to
@@ -374,7 +377,8 @@ func (cc *Compiled) collectExports() error {
 		if fn.NeedsMemory() && refs.memory == nil {
 			return fmt.Errorf("export %q: lifted without the memory option it needs", name)
 		}
-		cc.exports[name] = &export{name: name, fn: fn, core: core, opts: refs}
+		params, results := fn.CoreType(false)
+		cc.exports[name] = &export{name: name, fn: fn, core: core, opts: refs, nparams: len(params), nresults: len(results)}
 		cc.names = append(cc.names, name)
 		return nil
 	}
@@ -388,20 +392,51 @@ func (cc *Compiled) collectExports() error {
 			if e.Index < 0 || e.Index >= len(c.Instances) {
 				return fmt.Errorf("export %q: instance %d out of range", e.Name, e.Index)
 			}
-			in := c.Instances[e.Index]
-			if in.Kind != cm.InstanceExports {
-				continue
-			}
-			for _, a := range in.Args {
-				if a.Sort == cm.SortFunc {
-					if err := add(e.Name+"#"+a.Name, a.Index); err != nil {
-						return err
-					}
+			for _, f := range cc.instanceFuncs(c.Instances[e.Index]) {
+				if err := add(e.Name+"#"+f.Name, f.Index); err != nil {
+					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// instanceFuncs returns the functions a component instance exports, as
+// indices into the component's function space: those of an inline
+// instance, and those of an instance of a nested component that only
+// re-exports its imports, which is how wit-component wraps an exported
+// interface to give its types their names.
+func (cc *Compiled) instanceFuncs(in cm.Instance) []cm.Arg {
+	var out []cm.Arg
+	switch in.Kind {
+	case cm.InstanceExports:
+		for _, a := range in.Args {
+			if a.Sort == cm.SortFunc {
+				out = append(out, a)
+			}
+		}
+	case cm.InstanceInstantiate:
+		if in.Component < 0 || in.Component >= len(cc.c.Components) {
+			return nil
+		}
+		nc := cc.c.Components[in.Component]
+		for _, e := range nc.Exports {
+			if e.Sort != cm.SortFunc || e.Index < 0 || e.Index >= len(nc.Funcs) {
+				continue
+			}
+			def := nc.Funcs[e.Index]
+			if def.Kind != cm.FuncImport || def.Import < 0 || def.Import >= len(nc.Imports) {
+				continue // the nested component defines it: not supported
+			}
+			for _, a := range in.Args {
+				if a.Sort == cm.SortFunc && a.Name == nc.Imports[def.Import].Name {
+					out = append(out, cm.Arg{Name: e.Name, Sort: cm.SortFunc, Index: a.Index})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // coreTypes converts a flat signature to wazero's value types (the same

@@ -192,3 +192,35 @@ func TestLinkedHostErrors(t *testing.T) {
 		in.Close(ctx)
 	}
 }
+
+// TestMismatched checks that canonical functions whose core functions or
+// options have the wrong types fail with errors.
+func TestMismatched(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	cc, err := Compile(ctx, rt, load(t, "testdata/mismatched.wasm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close(ctx)
+	for name, want := range map[string]string{"bad-type": "not the flattening", "bad-realloc": "realloc option"} {
+		if _, err := in.Call(ctx, name, "x"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, want)
+		}
+	}
+
+	host := &Host{Funcs: map[string]Func{"f": func(context.Context, []any) (any, error) { return uint64(1), nil }}}
+	cb, err := Compile(ctx, rt, load(t, "testdata/badimport.wasm"), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close(ctx)
+	if in, err := cb.Instantiate(ctx); err == nil {
+		in.Close(ctx)
+		t.Fatal("a core import of the wrong type linked")
+	}
+}

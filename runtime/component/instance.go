@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/tetratelabs/wazero"
@@ -26,6 +27,8 @@ type Instance struct {
 	host    api.Module
 	table   *canon.ResourceTable
 	opts    map[*optRefs]*canon.Options
+	funcs   map[target]api.Function  // wazero makes a new call engine per ExportedFunction
+	lifted  map[*export]api.Function // exports' core functions, their types checked
 	trapped bool
 }
 
@@ -33,7 +36,7 @@ type Instance struct {
 // instance in the component's order, each linked to what its imports
 // resolve to. Core start functions run (only those: no "_start").
 func (cc *Compiled) Instantiate(ctx context.Context) (*Instance, error) {
-	in := &Instance{cc: cc, mods: make([]api.Module, len(cc.c.CoreInstances)), opts: map[*optRefs]*canon.Options{}}
+	in := &Instance{cc: cc, mods: make([]api.Module, len(cc.c.CoreInstances)), opts: map[*optRefs]*canon.Options{}, funcs: map[target]api.Function{}, lifted: map[*export]api.Function{}}
 	in.table = &canon.ResourceTable{OnDrop: in.onDrop}
 	if err := in.buildHost(ctx); err != nil {
 		return nil, err
@@ -97,9 +100,16 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	fn, err := in.function(e.core)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	fn := in.lifted[e]
+	if fn == nil {
+		if fn, err = in.function(e.core); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		params, results := e.fn.CoreType(false)
+		if !hasType(fn, coreTypes(params), coreTypes(results)) {
+			return nil, fmt.Errorf("%s: the core function's type is not the flattening of %s", name, e.fn.Type)
+		}
+		in.lifted[e] = fn
 	}
 	c := e.fn.NewCall(o)
 	flat, err := c.LowerArgs(ctx, args)
@@ -109,7 +119,10 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	res, err := fn.Call(ctx, flat...)
+	stack := make([]uint64, max(e.nparams, e.nresults))
+	copy(stack, flat)
+	err = fn.CallWithStack(ctx, stack)
+	res := stack[:e.nresults]
 	if err != nil {
 		in.trapped = true
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -122,6 +135,12 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 	return v, nil
 }
 
+// hasType reports whether core function f has the given signature.
+func hasType(f api.Function, params, results []api.ValueType) bool {
+	d := f.Definition()
+	return slices.Equal(d.ParamTypes(), params) && slices.Equal(d.ResultTypes(), results)
+}
+
 // module returns the core instance t is an export of.
 func (in *Instance) module(t target) (api.Module, error) {
 	if t.inst < 0 || t.inst >= len(in.mods) || in.mods[t.inst] == nil {
@@ -132,11 +151,15 @@ func (in *Instance) module(t target) (api.Module, error) {
 
 // function returns the core function t names.
 func (in *Instance) function(t target) (api.Function, error) {
+	if f := in.funcs[t]; f != nil {
+		return f, nil
+	}
 	m, err := in.module(t)
 	if err != nil {
 		return nil, err
 	}
 	if f := m.ExportedFunction(t.name); f != nil {
+		in.funcs[t] = f
 		return f, nil
 	}
 	return nil, fmt.Errorf("core instance %d exports no function %q", t.inst, t.name)
@@ -173,15 +196,16 @@ func (in *Instance) options(r *optRefs) (*canon.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("realloc option: %w", err)
 		}
+		if !hasType(f, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}) {
+			return nil, errors.New("realloc option: not a func(i32, i32, i32, i32) -> i32")
+		}
+		stack := make([]uint64, 4) // an instance runs one call at a time
 		o.Realloc = func(ctx context.Context, old, oldSize, align, newSize uint32) (uint32, error) {
-			res, err := f.Call(ctx, uint64(old), uint64(oldSize), uint64(align), uint64(newSize))
-			if err != nil {
+			stack[0], stack[1], stack[2], stack[3] = uint64(old), uint64(oldSize), uint64(align), uint64(newSize)
+			if err := f.CallWithStack(ctx, stack); err != nil {
 				return 0, err
 			}
-			if len(res) != 1 {
-				return 0, errors.New("realloc returned no pointer")
-			}
-			return uint32(res[0]), nil
+			return uint32(stack[0]), nil
 		}
 	}
 	if r.postRet != nil {

@@ -102,6 +102,13 @@ func (w *lowerer) string(ctx context.Context, s string) (uint32, uint32, error) 
 		if err != nil {
 			return 0, 0, err
 		}
+		if ws, ok := w.c.o.Memory.(interface{ WriteString(uint32, string) bool }); ok && n > 0 {
+			// wazero's memory writes a string without a copy to a []byte.
+			if !ws.WriteString(ptr, s) {
+				return 0, 0, trapf("%d bytes at %#x are out of bounds", n, ptr)
+			}
+			return ptr, uint32(n), nil
+		}
 		return ptr, uint32(n), w.write(ptr, []byte(s))
 	case component.UTF16:
 		worst := 2 * n
