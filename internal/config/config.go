@@ -190,6 +190,10 @@ type Limits struct {
 	// time): past it the call is refused at once with -32001. Zero means
 	// min(timeout, 5s).
 	QueueWait Duration `toml:"queue_wait" json:"queue_wait,omitempty"`
+	// Idle is how long an instance may stay unused in its plugin's pool
+	// before it is closed, so that a plugin nobody calls costs only its
+	// compiled code. Zero means the default, 5m.
+	Idle Duration `toml:"idle" json:"idle,omitempty"`
 	// BackgroundCPUs is how many calls that have run past CPUSlice of
 	// guest time may run guest code at once, server-wide; the others are
 	// parked and take turns, shared round robin between plugins, so that
@@ -349,14 +353,16 @@ type Plugin struct {
 	// Prefix is prepended to the plugin's tool and prompt names. Default
 	// none.
 	Prefix string `toml:"prefix" json:"prefix,omitempty"`
-	// Timeout, Memory, MaxOutput, Instances, MaxQueue and QueueWait override the
-	// [limits] of the same name for this plugin; zero inherits them.
+	// Timeout, Memory, MaxOutput, Instances, MaxQueue, QueueWait and Idle
+	// override the [limits] of the same name for this plugin; zero
+	// inherits them.
 	Timeout   Duration `toml:"timeout" json:"timeout,omitempty"`
 	Memory    Size     `toml:"memory" json:"memory,omitempty"`
 	MaxOutput Size     `toml:"max_output" json:"max_output,omitempty"`
 	Instances int      `toml:"instances" json:"instances,omitempty"`
 	MaxQueue  int      `toml:"max_queue" json:"max_queue,omitempty"`
 	QueueWait Duration `toml:"queue_wait" json:"queue_wait,omitempty"`
+	Idle      Duration `toml:"idle" json:"idle,omitempty"`
 	// Scopes, when set, restrict the plugin to authenticated HTTP callers
 	// whose token carries at least one of these scopes: to everyone else
 	// its tools, prompts and resources do not exist (they are neither
@@ -690,6 +696,9 @@ func (c *Config) LimitsFor(p *Plugin) Limits {
 	}
 	if p.QueueWait != 0 {
 		l.QueueWait = p.QueueWait
+	}
+	if p.Idle != 0 {
+		l.Idle = p.Idle
 	}
 	return l
 }

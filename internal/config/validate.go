@@ -219,7 +219,7 @@ func (c *Config) Validate() error {
 		if !prefixPattern.MatchString(p.Prefix) {
 			bad("%s: prefix: %q must match ^[A-Za-z0-9_-]{0,63}$", where, p.Prefix)
 		}
-		override := Limits{Memory: p.Memory, Timeout: p.Timeout, MaxOutput: p.MaxOutput, Instances: p.Instances, MaxQueue: p.MaxQueue, QueueWait: p.QueueWait}
+		override := Limits{Memory: p.Memory, Timeout: p.Timeout, MaxOutput: p.MaxOutput, Instances: p.Instances, MaxQueue: p.MaxQueue, QueueWait: p.QueueWait, Idle: p.Idle}
 		errs = append(errs, checkLimits(where, override, true)...)
 		errs = append(errs, checkScopes(where+": scopes", p.Scopes)...)
 		errs = append(errs, checkGrants(where+": grants", &p.Grants)...)
@@ -254,6 +254,9 @@ func checkLimits(where string, l Limits, overrides bool) []error {
 	}
 	if l.QueueWait < 0 {
 		bad("queue_wait: must not be negative")
+	}
+	if l.Idle < 0 {
+		bad("idle: must not be negative")
 	}
 	if l.BackgroundCPUs < -1 {
 		bad("background_cpus: must be -1 (scheduler off), 0 (default) or positive")

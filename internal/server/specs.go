@@ -84,6 +84,8 @@ func specFor(cfg *config.Config, p *config.Plugin, path string) plugins.Spec {
 			Instances: l.Instances,
 			MaxQueue:  l.MaxQueue,
 			QueueWait: time.Duration(l.QueueWait),
+			// Zero leaves the runtime's default.
+			IdleTimeout: time.Duration(l.Idle),
 		},
 		Grants: hostapi.Grants{
 			HTTP:        p.Grants.HTTP,
