@@ -16,9 +16,11 @@
 //
 // Nested components are supported only in the form wit-component gives
 // exported interfaces: an instance of a component that re-exports the
-// functions it is instantiated with. Not supported yet: nested
-// components with code of their own, lowering a lifted function (a
-// component calling its own export), and the spec's reentrancy flags.
+// functions it is instantiated with. The spec's reentrancy rules hold: an
+// export called from inside a call of the same instance, or an import
+// called (from realloc) while values are lowered into the guest, is a
+// trap. Not supported yet: nested components with code of their own, and
+// lowering a lifted function (a component calling its own export).
 package component
 
 import (

@@ -224,3 +224,44 @@ func TestMismatched(t *testing.T) {
 		t.Fatal("a core import of the wrong type linked")
 	}
 }
+
+// TestReentrance checks the spec's may_leave and may_enter: a guest may
+// not call an import while values are lowered into it, and an export may
+// not be called again from inside a call of the instance.
+func TestReentrance(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	var in *Instance
+	pings := 0
+	host := &Host{Funcs: map[string]Func{"ping": func(ctx context.Context, _ []any) (any, error) {
+		pings++
+		if pings > 1 {
+			return nil, nil
+		}
+		_, err := in.Call(ctx, "call-ping")
+		return nil, err
+	}}}
+	cc, err := Compile(ctx, rt, load(t, "testdata/reenter.wasm"), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	if in, err = cc.Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Call(ctx, "call-ping"); !errors.Is(err, canon.ErrTrap) || pings != 1 {
+		t.Fatalf("re-entering the instance: %v (%d pings)", err, pings)
+	}
+	in.Close(ctx)
+
+	pings = 1 // ping just returns now
+	if in, err = cc.Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close(ctx)
+	if _, err := in.Call(ctx, "len", "abc"); !errors.Is(err, canon.ErrTrap) || pings != 1 {
+		t.Fatalf("an import called from realloc while lowering: %v (%d pings)", err, pings-1)
+	}
+	if _, err := in.Call(ctx, "call-ping"); !errors.Is(err, ErrTrapped) {
+		t.Fatalf("after the trap: %v", err)
+	}
+}

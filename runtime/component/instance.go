@@ -30,6 +30,10 @@ type Instance struct {
 	funcs   map[target]api.Function  // wazero makes a new call engine per ExportedFunction
 	lifted  map[*export]api.Function // exports' core functions, their types checked
 	trapped bool
+	// entered is set during a call of an export (the spec's may_enter
+	// cleared), lowering while values are lowered into the guest (its
+	// may_leave cleared): the guest may not call an import then.
+	entered, lowering bool
 }
 
 // Instantiate creates an instance: the host module, then every core
@@ -96,6 +100,12 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 	if in.trapped {
 		return nil, ErrTrapped
 	}
+	if in.entered {
+		in.trapped = true
+		return nil, canon.ErrTrap // spec: trap_if(not may_enter)
+	}
+	in.entered = true
+	defer func() { in.entered = false }()
 	o, err := in.options(&e.opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -112,11 +122,13 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 		in.lifted[e] = fn
 	}
 	c := e.fn.NewCall(o)
+	in.lowering = true
 	flat, err := c.LowerArgs(ctx, args)
+	in.lowering = false
 	if err != nil {
-		if errors.Is(err, canon.ErrTrap) {
-			in.trapped = true
-		}
+		// A value that does not fit is the caller's mistake; anything
+		// else (a realloc that trapped or misbehaved) is the guest's.
+		in.trapped = in.trapped || !errors.Is(err, canon.ErrValue)
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	stack := make([]uint64, max(e.nparams, e.nresults))
@@ -325,6 +337,9 @@ func (in *Instance) lowered(cf cm.CoreFunc) (api.GoModuleFunction, []api.ValueTy
 	np := len(params)
 	byteLists := cc.host.ByteLists
 	g := api.GoModuleFunc(func(ctx context.Context, _ api.Module, stack []uint64) {
+		if in.lowering {
+			in.check(fmt.Errorf("%s called while values are lowered into the guest: %w", name, canon.ErrTrap))
+		}
 		o, err := in.options(&refs)
 		in.check(err)
 		if byteLists {
@@ -338,7 +353,9 @@ func (in *Instance) lowered(cf cm.CoreFunc) (api.GoModuleFunction, []api.ValueTy
 		in.check(wrap(name, err))
 		res, err := impl(ctx, args)
 		in.check(wrap(name, err))
+		in.lowering = true
 		flat, err := c.LowerResults(ctx, res, stack[:np])
+		in.lowering = false
 		in.check(wrap(name, err))
 		copy(stack, flat)
 	})

@@ -209,6 +209,7 @@ type Call struct {
 	o       *Options
 	borrows int
 	lenders []uint32
+	added   []uint32 // handles lowered into the table by this call
 	ended   bool
 }
 
@@ -221,8 +222,32 @@ func (f *Func) NewCall(o *Options) *Call { return &Call{f: f, o: o} }
 func (c *Call) LowerArgs(ctx context.Context, args []any) ([]uint64, error) {
 	f := c.f
 	if len(args) != len(f.params) {
-		return nil, fmt.Errorf("canon: %d arguments, the function takes %d", len(args), len(f.params))
+		return nil, fmt.Errorf("canon: %d arguments, the function takes %d: %w", len(args), len(f.params), ErrValue)
 	}
+	flat, err := c.lowerArgs(ctx, args)
+	if err != nil {
+		c.unlower()
+	}
+	c.added = nil
+	return flat, err
+}
+
+// unlower removes the handles a failed lowering put in the table: they
+// are still the caller's.
+func (c *Call) unlower() {
+	t := c.o.Table
+	for _, i := range c.added {
+		if int64(i) < int64(len(t.entries)) && t.entries[i].used {
+			if t.entries[i].scope == c {
+				c.borrows--
+			}
+			t.remove(i)
+		}
+	}
+}
+
+func (c *Call) lowerArgs(ctx context.Context, args []any) ([]uint64, error) {
+	f := c.f
 	w := &lowerer{c: c}
 	if f.spillParams {
 		ptr, err := w.alloc(ctx, 0, 0, f.tuple.align, uint64(f.tuple.size))

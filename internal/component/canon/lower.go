@@ -67,7 +67,7 @@ func (w *lowerer) write(ptr uint32, b []byte) error {
 
 func (w *lowerer) table(t *component.Type) (*ResourceTable, error) {
 	if w.c.o.Table == nil {
-		return nil, fmt.Errorf("canon: cannot lower %s: the instance has no handle table", t)
+		return nil, fmt.Errorf("canon: cannot lower %s: the instance has no handle table: %w", t, ErrValue)
 	}
 	return w.c.o.Table, nil
 }
@@ -136,10 +136,16 @@ func (w *lowerer) handle(l *layout, v any) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
+	var i uint32
 	if l.kind == component.Own {
-		return tb.New(l.res, uint32(rep))
+		i, err = tb.New(l.res, uint32(rep))
+	} else {
+		i, err = tb.lowerBorrow(w.c, l.res, uint32(rep))
 	}
-	return tb.lowerBorrow(w.c, l.res, uint32(rep))
+	if err == nil {
+		w.c.added = append(w.c.added, i)
+	}
+	return i, err
 }
 
 // store lowers v as a value of layout l into b, which has room for its

@@ -178,3 +178,21 @@ func TestOwnMoves(t *testing.T) {
 		t.Fatalf("borrow passed as own: %v", err)
 	}
 }
+
+// TestFailedLowerKeepsHandles checks that a lowering that fails on a bad
+// value takes back the handles it had already put in the table.
+func TestFailedLowerKeepsHandles(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(4096, component.UTF8)
+	f, _ := NewFunc(fn(nil, own(hostRes), borrow(hostRes), tU8))
+	c := f.NewCall(e.opts)
+	if _, err := c.LowerArgs(ctx, []any{uint32(1), uint32(2), "not a u8"}); !errors.Is(err, ErrValue) {
+		t.Fatalf("bad value: %v", err)
+	}
+	if n := e.table.Len(); n != 0 || c.borrows != 0 {
+		t.Fatalf("%d handles and %d borrows left after a failed lowering", n, c.borrows)
+	}
+	if _, err := c.LowerArgs(ctx, []any{uint32(1), uint32(2), 3}); err != nil || e.table.Len() != 2 {
+		t.Fatalf("lowering again: %v, %d handles", err, e.table.Len())
+	}
+}

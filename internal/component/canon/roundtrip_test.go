@@ -2,6 +2,7 @@ package canon
 
 import (
 	"context"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -276,8 +277,8 @@ func TestLowerRefusesBadValues(t *testing.T) {
 			if err == nil {
 				t.Fatalf("lowered %#v as %s", tc.v, tc.t)
 			}
-			if !strings.Contains(err.Error(), "canon") {
-				t.Fatalf("error %q does not say where it comes from", err)
+			if !strings.Contains(err.Error(), "canon") || !errors.Is(err, ErrValue) || errors.Is(err, ErrTrap) {
+				t.Fatalf("error %q: not an ErrValue saying where it comes from", err)
 			}
 		})
 	}

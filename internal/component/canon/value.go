@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -8,13 +9,18 @@ import (
 	"github.com/wasmcp/wasmcp/internal/component"
 )
 
+// ErrValue is wrapped by the errors of lowering a Go value that does not
+// fit its type. It is not a trap: the mistake is the host's, and the
+// guest is left as it was (but for memory its realloc gave).
+var ErrValue = errors.New("the value does not fit the type")
+
 // valueError describes a Go value that does not fit the type it is
-// lowered as. It is not a trap: it is the host's mistake, not the guest's.
+// lowered as.
 func valueError(t *component.Type, v any, why string) error {
 	if why == "" {
-		return fmt.Errorf("canon: cannot lower %T as %s", v, t)
+		return fmt.Errorf("canon: cannot lower %T as %s: %w", v, t, ErrValue)
 	}
-	return fmt.Errorf("canon: cannot lower %T as %s: %s", v, t, why)
+	return fmt.Errorf("canon: cannot lower %T as %s: %s: %w", v, t, why, ErrValue)
 }
 
 // integer returns a Go integer, or an integral float, as a sign and a
