@@ -61,7 +61,16 @@ func zero(t *cm.Type) any {
 // returning zero values, and records the calls.
 func stubHost(c *cm.Component, calls *[]string) *Host {
 	h := &Host{Funcs: map[string]Func{}}
+	stub := func(name string, res *cm.Type) {
+		h.Funcs[name] = func(context.Context, []any) (any, error) {
+			*calls = append(*calls, name)
+			return zero(res), nil
+		}
+	}
 	for _, imp := range c.Imports {
+		if imp.Sort == cm.SortFunc && imp.Type != nil {
+			stub(imp.Name, imp.Type.Result)
+		}
 		if imp.Sort != cm.SortInstance || imp.Type == nil {
 			continue
 		}
@@ -69,12 +78,7 @@ func stubHost(c *cm.Component, calls *[]string) *Host {
 			if e.Sort != cm.SortFunc {
 				continue
 			}
-			name := imp.Name + "#" + e.Name
-			res := e.Type.Result
-			h.Funcs[name] = func(context.Context, []any) (any, error) {
-				*calls = append(*calls, name)
-				return zero(res), nil
-			}
+			stub(imp.Name+"#"+e.Name, e.Type.Result)
 		}
 	}
 	return h
@@ -156,4 +160,33 @@ func sameValue(a, b any) bool {
 		return ok && sameValue(x.Value, y.Value)
 	}
 	return a == b
+}
+
+// TestFlatteningMatchesWitComponent links flat.wasm, whose core
+// signatures wit-component checked against its own flattening when
+// build.sh made it (testdata/flat): canon's flattening must give the
+// same types, for the lowered imports (instantiation links them by type)
+// and for the lifted exports.
+func TestFlatteningMatchesWitComponent(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	c := load(t, "testdata/flat.wasm")
+	var calls []string
+	cc, err := Compile(ctx, rt, c, stubHost(c, &calls))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatalf("lowered imports: %v", err)
+	}
+	defer in.Close(ctx)
+	if n := len(cc.Exports()); n != 19 {
+		t.Fatalf("%d exports, want 19", n)
+	}
+	for _, name := range cc.Exports() {
+		if _, err := in.liftedCore(cc.exports[name]); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

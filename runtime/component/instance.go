@@ -110,16 +110,9 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	fn := in.lifted[e]
-	if fn == nil {
-		if fn, err = in.function(e.core); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		params, results := e.fn.CoreType(false)
-		if !hasType(fn, coreTypes(params), coreTypes(results)) {
-			return nil, fmt.Errorf("%s: the core function's type is not the flattening of %s", name, e.fn.Type)
-		}
-		in.lifted[e] = fn
+	fn, err := in.liftedCore(e)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := e.fn.NewCall(o)
 	in.lowering = true
@@ -145,6 +138,24 @@ func (in *Instance) Call(ctx context.Context, name string, args ...any) (any, er
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return v, nil
+}
+
+// liftedCore returns the core function export e lifts, checking once
+// that its type is e's flattening.
+func (in *Instance) liftedCore(e *export) (api.Function, error) {
+	if fn := in.lifted[e]; fn != nil {
+		return fn, nil
+	}
+	fn, err := in.function(e.core)
+	if err != nil {
+		return nil, err
+	}
+	params, results := e.fn.CoreType(false)
+	if !hasType(fn, coreTypes(params), coreTypes(results)) {
+		return nil, fmt.Errorf("the core function's type is not the flattening of %s", e.fn.Type)
+	}
+	in.lifted[e] = fn
+	return fn, nil
 }
 
 // hasType reports whether core function f has the given signature.
