@@ -1,15 +1,16 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Push uploads wasm to r (a tag or a digest reference) in the CNCF Wasm
@@ -20,8 +21,6 @@ func (f *Fetcher) Push(ctx context.Context, r Ref, wasm []byte, annotations map[
 	if !r.OCI {
 		return "", fmt.Errorf("%s: push needs an oci:// reference", r)
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
-	defer cancel()
 	layer := v1.Descriptor{MediaType: MediaWasm, Digest: hashOf(wasm), Size: int64(len(wasm))}
 	cfg, _ := json.Marshal(map[string]any{"architecture": "wasm", "os": "wasip1", "layerDigests": []string{layer.Digest.String()}})
 	m := v1.Manifest{SchemaVersion: 2, MediaType: mediaOCIManifest, ArtifactType: MediaWasm,
@@ -32,23 +31,14 @@ func (f *Fetcher) Push(ctx context.Context, r Ref, wasm []byte, annotations map[
 	if err != nil {
 		return "", err
 	}
-	rt, err := f.transport(ctx, r, true)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", r, err)
-	}
-	for _, b := range [][]byte{cfg, wasm} {
-		if err := f.uploadBlob(ctx, rt, r, b); err != nil {
-			return "", fmt.Errorf("%s: %w", r, err)
-		}
-	}
 	ref := r.Tag
 	if r.Digest != "" {
 		ref = r.Digest
 	}
-	if err := f.put(ctx, rt, f.registryURL(r, "manifests", ref), mediaOCIManifest, raw); err != nil {
-		return "", fmt.Errorf("%s: manifest: %w", r, err)
+	d, err := f.PushManifest(ctx, r, ref, mediaOCIManifest, raw, cfg, wasm)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", r, err)
 	}
-	d := digestOf(raw)
 	if r.Digest != "" && r.Digest != d {
 		return "", fmt.Errorf("%s: %w: pushed manifest is %s", r, ErrDigest, d)
 	}
@@ -56,8 +46,9 @@ func (f *Fetcher) Push(ctx context.Context, r Ref, wasm []byte, annotations map[
 }
 
 // PushManifest uploads a manifest's blobs and the manifest itself under
-// ref (a tag or its digest); it returns the manifest digest. Tests and
-// tools use it for layouts Push does not write.
+// ref (a tag or its digest; "" for the digest) with go-containerregistry's
+// remote; it returns the manifest digest. Tests and tools use it for
+// layouts Push does not write.
 func (f *Fetcher) PushManifest(ctx context.Context, r Ref, ref string, mediaType string, raw []byte, blobs ...[]byte) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
@@ -65,69 +56,39 @@ func (f *Fetcher) PushManifest(ctx context.Context, r Ref, ref string, mediaType
 	if err != nil {
 		return "", err
 	}
+	var opts []name.Option
+	if loopback(r.Host) {
+		opts = append(opts, name.Insecure)
+	}
+	repo, err := name.NewRepository(r.Host+"/"+r.Repo, opts...)
+	if err != nil {
+		return "", fmt.Errorf("repository: %w", err)
+	}
+	ropts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(rt)}
 	for _, b := range blobs {
-		if err := f.uploadBlob(ctx, rt, r, b); err != nil {
-			return "", err
+		if err := remote.WriteLayer(repo, static.NewLayer(b, "application/octet-stream"), ropts...); err != nil {
+			return "", fmt.Errorf("blob upload: %w", redact(unwrapURL(err)))
 		}
 	}
+	d := digestOf(raw)
 	if ref == "" {
-		ref = digestOf(raw)
+		ref = d
 	}
-	if err := f.put(ctx, rt, f.registryURL(r, "manifests", ref), mediaType, raw); err != nil {
-		return "", err
+	var dst name.Reference = repo.Tag(ref)
+	if strings.HasPrefix(ref, "sha256:") {
+		dst = repo.Digest(ref)
 	}
-	return digestOf(raw), nil
+	if err := remote.Put(dst, rawManifest{raw, types.MediaType(mediaType)}, ropts...); err != nil {
+		return "", fmt.Errorf("manifest: %w", redact(unwrapURL(err)))
+	}
+	return d, nil
 }
 
-// uploadBlob uploads b with a monolithic POST+PUT unless it is there.
-func (f *Fetcher) uploadBlob(ctx context.Context, rt http.RoundTripper, r Ref, b []byte) error {
-	d := digestOf(b)
-	head, err := http.NewRequestWithContext(ctx, http.MethodHead, f.registryURL(r, "blobs", d), nil)
-	if err != nil {
-		return err
-	}
-	if resp, err := f.client(rt).Do(head); err == nil {
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme(r.Host)+"://"+r.Host+"/v2/"+r.Repo+"/blobs/uploads/", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := f.client(rt).Do(req)
-	if err != nil {
-		return fmt.Errorf("blob upload: %w", unwrapURL(err))
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("blob upload: registry answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	}
-	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
-	if err != nil || resp.Header.Get("Location") == "" {
-		return fmt.Errorf("blob upload: bad Location")
-	}
-	q := loc.Query()
-	q.Set("digest", d)
-	loc.RawQuery = q.Encode()
-	return f.put(ctx, rt, loc.String(), "application/octet-stream", b)
+// rawManifest is a manifest as bytes, for remote.Put.
+type rawManifest struct {
+	raw []byte
+	mt  types.MediaType
 }
 
-func (f *Fetcher) put(ctx context.Context, rt http.RoundTripper, u, contentType string, b []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", contentType)
-	resp, err := f.client(rt).Do(req)
-	if err != nil {
-		return unwrapURL(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
-		p, _ := url.Parse(u)
-		return fmt.Errorf("PUT %s: registry answered %d %s", strings.SplitN(p.Path, "?", 2)[0], resp.StatusCode, http.StatusText(resp.StatusCode))
-	}
-	return nil
-}
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
+func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
