@@ -318,7 +318,7 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 		result <- s.reg.Load(loadCtx, specs)
 	}()
 	if s.gate != nil {
-		go s.background(result, wait)
+		go s.background(loadCtx, result, wait)
 		return nil
 	}
 	err, done := s.awaitLoad(ctx, result, wait)
@@ -366,12 +366,18 @@ func (s *Server) lateLoad(result <-chan error) error {
 
 // background waits for the first load behind the start gate: it opens the
 // gate when the load is done or after wait, and sends the load's fatal
-// failures to startErr.
-func (s *Server) background(result <-chan error, wait time.Duration) {
+// failures to startErr. A load that Close stopped (loadCtx cancelled) did
+// not fail: what it did not finish is no plugin's fault, so nothing is
+// sent but nil.
+func (s *Server) background(loadCtx context.Context, result <-chan error, wait time.Duration) {
 	err, done := s.awaitLoad(context.Background(), result, wait)
 	s.gate.open()
 	if !done {
 		err = s.lateLoad(result)
+	}
+	if err != nil && loadCtx.Err() != nil {
+		s.log.Info("plugin loading stopped by shutdown", "unfinished", len(unjoin(err)))
+		err = nil
 	}
 	s.startErr <- s.fatal(err)
 }

@@ -50,3 +50,30 @@ func TestBackgroundStart(t *testing.T) {
 		t.Error("no StartErr after the load")
 	}
 }
+
+// TestCloseDuringBackgroundStart: a server closed while its first load is
+// still running (a client that closed stdin at once) reports no failure
+// through StartErr, although a plugin that must load did not finish: the
+// load was stopped, nothing failed. Before, StartErr named the plugin with
+// "context canceled", and wasmcp serve logged "a plugin that must load
+// failed to load" and exited 2.
+func TestCloseDuringBackgroundStart(t *testing.T) {
+	srv, _, err := newLoggedServer(t, memKV+slowTOML(t, t.TempDir(), "5000"), Options{Background: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srv.Registry().Plugins()) != 0 {
+		t.Fatal("the slow plugin loaded before Close")
+	}
+	if err := srv.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-srv.StartErr():
+		if err != nil {
+			t.Errorf("StartErr after Close during the load: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Error("no StartErr after Close")
+	}
+}
