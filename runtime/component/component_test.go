@@ -36,6 +36,23 @@ func newRuntime(t *testing.T) (context.Context, wazero.Runtime) {
 	return ctx, rt
 }
 
+// start compiles and instantiates the component at path, closing both
+// when the test ends.
+func start(t *testing.T, ctx context.Context, rt wazero.Runtime, path string, host *Host) (*Compiled, *Instance) {
+	t.Helper()
+	cc, err := Compile(ctx, rt, load(t, path), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close(ctx) })
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(ctx) })
+	return cc, in
+}
+
 func TestEcho(t *testing.T) {
 	ctx, rt := newRuntime(t)
 	cc, err := Compile(ctx, rt, load(t, "../../internal/component/testdata/echo.wasm"), nil)
@@ -197,16 +214,7 @@ func TestLinkedHostErrors(t *testing.T) {
 // options have the wrong types fail with errors.
 func TestMismatched(t *testing.T) {
 	ctx, rt := newRuntime(t)
-	cc, err := Compile(ctx, rt, load(t, "testdata/mismatched.wasm"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close(ctx)
-	in, err := cc.Instantiate(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close(ctx)
+	_, in := start(t, ctx, rt, "testdata/mismatched.wasm", nil)
 	for name, want := range map[string]string{"bad-type": "not the flattening", "bad-realloc": "realloc option"} {
 		if _, err := in.Call(ctx, name, "x"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, want)

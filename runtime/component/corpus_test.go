@@ -169,18 +169,8 @@ func sameValue(a, b any) bool {
 // and for the lifted exports.
 func TestFlatteningMatchesWitComponent(t *testing.T) {
 	ctx, rt := newRuntime(t)
-	c := load(t, "testdata/flat.wasm")
 	var calls []string
-	cc, err := Compile(ctx, rt, c, stubHost(c, &calls))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close(ctx)
-	in, err := cc.Instantiate(ctx)
-	if err != nil {
-		t.Fatalf("lowered imports: %v", err)
-	}
-	defer in.Close(ctx)
+	cc, in := start(t, ctx, rt, "testdata/flat.wasm", stubHost(load(t, "testdata/flat.wasm"), &calls))
 	if n := len(cc.Exports()); n != 19 {
 		t.Fatalf("%d exports, want 19", n)
 	}
