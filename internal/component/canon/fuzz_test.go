@@ -119,6 +119,7 @@ func FuzzLift(f *testing.F) {
 		}
 		e := newEnv(4096, enc)
 		e.opts.MaxLift = 1 << 20
+		e.opts.ByteLists = g.next()%2 == 0
 		copy(e.mem.b, data)
 		for i := range 4 {
 			if _, err := e.table.New(g.res[i%2], uint32(i)); err != nil {
@@ -148,7 +149,7 @@ func FuzzLift(f *testing.F) {
 		args, err := c.LiftArgs(ctx, core(len(ps)))
 		c.End()
 		if err == nil {
-			roundTrip(t, fnc, enc, args)
+			roundTrip(t, fnc, e.opts, args)
 		}
 		_, rs := fnc.CoreType(false)
 		_, _ = fnc.NewCall(e.opts).LiftResults(ctx, core(len(rs)))
@@ -157,9 +158,10 @@ func FuzzLift(f *testing.F) {
 
 // roundTrip lowers lifted arguments into a fresh memory and lifts them
 // again: they must come back the same.
-func roundTrip(t *testing.T, fnc *Func, enc component.Encoding, args []any) {
+func roundTrip(t *testing.T, fnc *Func, o *Options, args []any) {
 	ctx := context.Background()
-	e := newEnv(1<<22, enc)
+	e := newEnv(1<<22, o.Encoding)
+	e.opts.ByteLists = o.ByteLists
 	flat, err := fnc.NewCall(e.opts).LowerArgs(ctx, args)
 	if err != nil {
 		t.Fatalf("lowering lifted args %s of %s: %v", show(args), fnc.Type, err)
