@@ -49,6 +49,16 @@ func (p *Plugin) Name() string { return p.name }
 // Manifest returns the plugin's manifest as it described itself.
 func (p *Plugin) Manifest() *Manifest { return p.manifest }
 
+// ToolNames returns the names clients call the plugin's tools by (its
+// prefix included), in manifest order.
+func (p *Plugin) ToolNames() []string {
+	names := make([]string, len(p.tools))
+	for i, t := range p.tools {
+		names[i] = t.name
+	}
+	return names
+}
+
 // SHA256 returns the hex digest of the plugin's .wasm file.
 func (p *Plugin) SHA256() string { return p.digest }
 

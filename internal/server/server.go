@@ -181,6 +181,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 			MaxBytes: int(cfg.Limits.MaxManifestBytes),
 		},
 		OnListChanged: func(kind string) {
+			s.toolMetrics()
 			// Behind a closed start gate no list has been answered yet,
 			// so no client holds one to refresh.
 			if s.mcp != nil && (s.gate == nil || s.gate.ready.Load()) {

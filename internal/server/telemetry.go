@@ -31,6 +31,21 @@ func (s *Server) telemetryConfig(version string) telemetry.Config {
 	}
 }
 
+// toolMetrics tells the metrics the tools each loaded plugin serves, so
+// that the series of tools and plugins gone are dropped (a plugin that
+// renames its tools on every call must not grow /metrics).
+func (s *Server) toolMetrics() {
+	if s.tel == nil || s.reg == nil {
+		return
+	}
+	ps := s.reg.Plugins()
+	tools := make(map[string][]string, len(ps))
+	for _, p := range ps {
+		tools[p.Name()] = p.ToolNames()
+	}
+	s.tel.SetTools(tools)
+}
+
 // pluginStats is what the metrics report of each live plugin's pool.
 func (s *Server) pluginStats() []telemetry.PluginStats {
 	if s.reg == nil {

@@ -143,12 +143,15 @@ type stdio struct {
 	wait map[string]chan json.RawMessage
 	next int
 	done chan struct{}
+	// notes receives the method of each notification from the server
+	// (dropped when full).
+	notes chan string
 }
 
 func startStdio(t *testing.T, srv *server.Server) *stdio {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &stdio{t: t, w: inW, wait: map[string]chan json.RawMessage{}, done: make(chan struct{})}
+	c := &stdio{t: t, w: inW, wait: map[string]chan json.RawMessage{}, done: make(chan struct{}), notes: make(chan string, 64)}
 	go func() {
 		_ = srv.ServeStdio(context.Background(), inR, outW)
 		outW.Close()
@@ -159,10 +162,18 @@ func startStdio(t *testing.T, srv *server.Server) *stdio {
 		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
 			var m struct {
-				ID json.RawMessage `json:"id"`
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
 			}
 			line := append([]byte(nil), sc.Bytes()...)
-			if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			if json.Unmarshal(line, &m) != nil {
+				continue
+			}
+			if m.ID == nil {
+				select {
+				case c.notes <- m.Method:
+				default:
+				}
 				continue
 			}
 			c.mu.Lock()
@@ -203,6 +214,22 @@ func (c *stdio) call(method string, params any) json.RawMessage {
 	case <-time.After(20 * time.Second):
 		c.t.Fatalf("no response to %s", method)
 		return nil
+	}
+}
+
+// note waits for a notification of method.
+func (c *stdio) note(method string) {
+	c.t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m := <-c.notes:
+			if m == method {
+				return
+			}
+		case <-timeout:
+			c.t.Fatalf("no %s", method)
+		}
 	}
 }
 

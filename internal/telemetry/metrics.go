@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,20 @@ var methods = map[string]bool{
 	"subscriptions/listen": true,
 }
 
+// MaxPluginSeries bounds the operation histogram's series one plugin's
+// tools/call requests may hold: one per (tool, error type) pair. Past it,
+// and for a tool the plugin no longer serves, a call is recorded under the
+// tool name OtherTool and counted in wasmcp_metrics_folded_total, so that
+// a plugin that renames its tools on every call (notify/list_changed)
+// cannot grow /metrics (each series is 17 lines) for the process's life.
+// The series of tools a plugin no longer serves are dropped when the
+// server reports its tools (Telemetry.SetTools).
+const MaxPluginSeries = 128
+
+// OtherTool is the gen_ai_tool_name of the calls folded past
+// MaxPluginSeries or of a tool no longer served.
+const OtherTool = "_OTHER"
+
 // metrics are the Prometheus series of one Telemetry, in a registry of
 // their own.
 type metrics struct {
@@ -35,20 +50,42 @@ type metrics struct {
 	httpBytes  *prometheus.CounterVec
 	// deniedFolded counts the denial records DenialLog folded.
 	deniedFolded prometheus.Counter
+	// folded counts, by plugin, the calls recorded under OtherTool.
+	folded *prometheus.CounterVec
+	// onFold is called the first time a plugin's calls fold (a log line).
+	onFold func(plugin string)
 
 	// The series bound once, so that a call hashes no label values: per
 	// plugin, and of the histogram per method, tool and error type.
 	plugins cache[string, *pluginSeries]
-	ops     cache[opKey, prometheus.Observer]
+	ops     cache[opKey, prometheus.Observer] // the series without a tool
+
+	// toolMu guards tools and told, and serializes the series' deletion
+	// with their creation (a cache miss).
+	toolMu sync.Mutex
+	tools  map[string]*toolSeries // by plugin
+	told   bool                   // SetTools was called: plugins not in it are gone
 }
+
+// toolSeries are the tool-labelled histogram series of one plugin.
+type toolSeries struct {
+	known  map[string]bool  // the tools it serves (SetTools); nil: never told
+	used   map[toolKey]bool // the series it holds, at most MaxPluginSeries
+	warned bool             // onFold was called
+}
+
+type toolKey struct{ tool, errType string }
 
 type pluginSeries struct {
 	queueWait, queued, runTime, hostCalls, httpReqs, httpSent, httpRecv prometheus.Counter
 	ok                                                                  prometheus.Counter // the outcomes' most common
 	outcomes                                                            cache[string, prometheus.Counter]
 	// okTools are the histogram's series of the plugin's tools/call
-	// requests that succeeded, by tool: the common case, one lookup.
-	okTools cache[string, prometheus.Observer]
+	// requests that succeeded, by tool: the common case, one lookup;
+	// errTools those that failed, by tool and error type. Folded calls
+	// are not cached (their names are the plugin's to make up).
+	okTools  cache[string, prometheus.Observer]
+	errTools cache[toolKey, prometheus.Observer]
 }
 
 // cache is a map read without a lock or an interface key (sync.Map
@@ -86,6 +123,44 @@ func (c *cache[K, V]) get(k K, mk func() V) V {
 	return v
 }
 
+// lookup returns the value of k, if there is one.
+func (c *cache[K, V]) lookup(k K) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+// keys returns the keys, in no order.
+func (c *cache[K, V]) keys() []K {
+	var ks []K
+	if m := c.m.Load(); m != nil {
+		for k := range *m {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// drop removes the entries whose keys gone reports.
+func (c *cache[K, V]) drop(gone func(K) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	if old == nil {
+		return
+	}
+	m := make(map[K]V, len(*old))
+	for k, v := range *old {
+		if !gone(k) {
+			m[k] = v
+		}
+	}
+	c.m.Store(&m)
+}
+
 type opKey struct{ method, tool, errType string }
 
 func newMetrics(stats func() []PluginStats) *metrics {
@@ -117,7 +192,10 @@ func newMetrics(stats func() []PluginStats) *metrics {
 		"Bytes of the plugin's http/fetch calls as the plugin sent and received them (JSON, body included).", "direction")
 	m.deniedFolded = prometheus.NewCounter(prometheus.CounterOpts{Name: "wasmcp_audit_denials_folded_total",
 		Help: "Capability denial records not written one by one (rate-limited per plugin and capability) but folded into a \"capability denials folded\" record."})
-	m.reg.MustRegister(m.opDuration, m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes, m.deniedFolded,
+	m.folded = counter("wasmcp_metrics_folded_total",
+		"tools/call requests of the plugin recorded under gen_ai_tool_name=\""+OtherTool+"\": past its "+strconv.Itoa(MaxPluginSeries)+" histogram series, or of a tool it no longer serves.")
+	m.tools = map[string]*toolSeries{}
+	m.reg.MustRegister(m.opDuration, m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes, m.deniedFolded, m.folded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.reg.MustRegister(&poolCollector{stats: stats})
@@ -154,10 +232,18 @@ func (m *metrics) call(st *reqState, method, outcome, errType string, d time.Dur
 	s := m.series(st.plugin)
 	switch {
 	case method == "tools/call" && errType == "":
-		tool := st.target
-		s.okTools.get(tool, func() prometheus.Observer { return m.opDuration.WithLabelValues(method, tool, "") }).Observe(d.Seconds())
-	case method == "tools/call":
-		m.operation(method, st.target, errType, d) // known tools only: a client cannot make up series
+		if o, ok := s.okTools.lookup(st.target); ok {
+			o.Observe(d.Seconds())
+		} else {
+			m.toolObserver(s, st.plugin, toolKey{st.target, ""}).Observe(d.Seconds())
+		}
+	case method == "tools/call": // known tools only: a client cannot make up series
+		k := toolKey{st.target, errType}
+		if o, ok := s.errTools.lookup(k); ok {
+			o.Observe(d.Seconds())
+		} else {
+			m.toolObserver(s, st.plugin, k).Observe(d.Seconds())
+		}
 	default:
 		m.operation(method, "", errType, d)
 	}
@@ -181,7 +267,112 @@ func (m *metrics) call(st *reqState, method, outcome, errType string, d time.Dur
 	}
 }
 
+// toolObserver returns the histogram series of plugin's tools/call
+// requests of k (a cache miss of s): k's own series while the plugin
+// serves the tool and holds fewer than MaxPluginSeries, else the
+// OtherTool series of k's error type, counted as folded.
+func (m *metrics) toolObserver(s *pluginSeries, plugin string, k toolKey) prometheus.Observer {
+	m.toolMu.Lock()
+	defer m.toolMu.Unlock()
+	ts := m.tools[plugin]
+	if ts == nil {
+		ts = &toolSeries{used: map[toolKey]bool{}}
+		m.tools[plugin] = ts
+	}
+	if !ts.used[k] {
+		if (ts.known == nil && m.told) || (ts.known != nil && !ts.known[k.tool]) || len(ts.used) >= MaxPluginSeries {
+			m.folded.WithLabelValues(plugin).Inc()
+			if !ts.warned && m.onFold != nil {
+				ts.warned = true
+				m.onFold(plugin)
+			}
+			return m.opDuration.WithLabelValues("tools/call", OtherTool, k.errType)
+		}
+		ts.used[k] = true
+	}
+	o := m.opDuration.WithLabelValues("tools/call", k.tool, k.errType)
+	if k.errType == "" {
+		s.okTools.get(k.tool, func() prometheus.Observer { return o })
+	} else {
+		s.errTools.get(k, func() prometheus.Observer { return o })
+	}
+	return o
+}
+
+// setTools makes the tool-labelled series match the tools each plugin
+// now serves (tools, by plugin): the series of tools no longer served are
+// dropped, and every series of the plugins not in tools.
+func (m *metrics) setTools(tools map[string][]string) {
+	m.toolMu.Lock()
+	defer m.toolMu.Unlock()
+	m.told = true
+	had := map[toolKey]bool{} // the tool series before, then those no plugin keeps
+	for _, ts := range m.tools {
+		for k := range ts.used {
+			had[k] = true
+		}
+	}
+	next := make(map[string]*toolSeries, len(tools))
+	for plugin, names := range tools {
+		ts := m.tools[plugin]
+		if ts == nil {
+			ts = &toolSeries{used: map[toolKey]bool{}}
+		}
+		ts.known = make(map[string]bool, len(names))
+		for _, n := range names {
+			ts.known[n] = true
+		}
+		for k := range ts.used {
+			if !ts.known[k.tool] {
+				delete(ts.used, k)
+			}
+		}
+		next[plugin] = ts
+		if s, ok := m.plugins.lookup(plugin); ok {
+			gone := func(tool string) bool { return !ts.known[tool] }
+			s.okTools.drop(gone)
+			s.errTools.drop(func(k toolKey) bool { return gone(k.tool) })
+		}
+	}
+	for _, plugin := range m.plugins.keys() { // loaded no more
+		if next[plugin] == nil {
+			m.dropPlugin(plugin)
+		}
+	}
+	m.tools = next
+	for _, ts := range next {
+		for k := range ts.used {
+			delete(had, k)
+		}
+	}
+	for k := range had {
+		m.opDuration.DeleteLabelValues("tools/call", k.tool, k.errType)
+	}
+}
+
+// dropPlugin deletes every series labelled with plugin.
+func (m *metrics) dropPlugin(plugin string) {
+	l := prometheus.Labels{"plugin": plugin}
+	for _, v := range []*prometheus.CounterVec{m.calls, m.queueWait, m.queued, m.runTime, m.hostCalls, m.denials, m.httpReqs, m.httpBytes, m.folded} {
+		v.DeletePartialMatch(l)
+	}
+	m.plugins.drop(func(p string) bool { return p == plugin })
+}
+
 func (m *metrics) denial(plugin, kind string) { m.denials.WithLabelValues(plugin, kind).Inc() }
+
+// SetTools tells the metrics which tools each loaded plugin serves now
+// (by plugin name, the names clients call): the histogram series of tools
+// no longer served and every series of plugins not in tools are dropped,
+// and a later call of a tool not in it is recorded under OtherTool. The
+// server calls it whenever its tool list changes (load, reload, unload, a
+// plugin's re-describe). Until the first call every tool a plugin's calls
+// name gets series, up to MaxPluginSeries per plugin.
+func (t *Telemetry) SetTools(tools map[string][]string) {
+	if t != nil && t.metrics != nil {
+		t.metrics.setTools(tools)
+	}
+}
 
 // MetricsHandler serves the Prometheus text format of t's metrics; 404
 // when metrics are off.

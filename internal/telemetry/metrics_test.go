@@ -204,3 +204,68 @@ path = `+quote(hostile("garbage"))+`
 		}
 	}
 }
+
+// TestMetricsToolRenames: a plugin that renames its tool on every call
+// (it re-describes through notify/list_changed) does not grow /metrics:
+// the series of a tool the plugin no longer serves are dropped, so the
+// line count after 200 renames is what it was after 20. Before, every
+// name kept its histogram (17 lines) for the process's life.
+func TestMetricsToolRenames(t *testing.T) {
+	noOTEL(t)
+	const manifest = `{"abi":1,"tools":[{"name":"ok"},{"name":"relie","inputSchema":{"type":"object","properties":{"manifest":{"type":"string"}}}}]}`
+	srv, _ := newServer(t, `
+[server]
+kv_dir = ":memory:"
+[telemetry]
+metrics = "127.0.0.1:0"
+[[plugins]]
+name = "liar"
+path = `+quote(hostile("liar"))+`
+[plugins.grants]
+kv = true
+config = { manifest = '`+manifest+`' }
+`)
+	base := serveMetrics(t, srv)
+	c := startStdio(t, srv)
+	c.initialize()
+	rename := func(i int) {
+		t.Helper()
+		name := fmt.Sprintf("renamed_%d", i)
+		m := `{"abi":1,"tools":[{"name":"ok"},{"name":"relie","inputSchema":{"type":"object"}},{"name":"` + name + `"}]}`
+		if got := text(t, c.call("tools/call", tool("relie", map[string]any{"manifest": m}, nil))); got != "relied" {
+			t.Fatalf("relie %d: %q", i, got)
+		}
+		c.note("notifications/tools/list_changed")
+		if got := text(t, c.call("tools/call", tool(name, nil, nil))); got != "ok" {
+			t.Fatalf("%s: %q", name, got)
+		}
+	}
+	lines := func() (int, string) {
+		body := get(t, base+"/metrics")
+		return strings.Count(body, "\n"), body
+	}
+	const first, total = 20, 200
+	for i := range first {
+		rename(i)
+	}
+	before, _ := lines()
+	for i := first; i < total; i++ {
+		rename(i)
+	}
+	after, body := lines()
+	t.Logf("/metrics: %d lines after %d renames, %d after %d", before, first, after, total)
+	// A few lines of slack: the Go runtime's own series vary.
+	if after > before+10 {
+		t.Errorf("/metrics grew from %d to %d lines over %d renames", before, after, total-first)
+	}
+	if strings.Contains(body, `gen_ai_tool_name="renamed_5"`) {
+		t.Error("the series of a tool the plugin no longer serves are still there")
+	}
+	last := fmt.Sprintf(`gen_ai_tool_name="renamed_%d"`, total-1)
+	if n, _ := scrape(t, body, "mcp_server_operation_duration_seconds_count", last); n != 1 {
+		t.Errorf("%s: count %v, want 1 (the tool it serves keeps its series)", last, n)
+	}
+	if n, _ := scrape(t, body, "wasmcp_plugin_calls_total", `plugin="liar"`, `outcome="ok"`); n != 2*total {
+		t.Errorf("liar's ok calls = %v, want %d (its counters are kept)", n, 2*total)
+	}
+}

@@ -137,6 +137,11 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 	t.denials = NewDenialLog(t.log)
 	if t.metrics != nil {
 		t.denials.onFold = func(n int64) { t.metrics.deniedFolded.Add(float64(n)) }
+		log := t.log
+		t.metrics.onFold = func(plugin string) {
+			log.Warn("telemetry: the plugin's tools/call metrics fold into gen_ai_tool_name=\""+OtherTool+"\" (a tool it no longer serves, or past its series budget); wasmcp_metrics_folded_total counts them",
+				"plugin", plugin, "max_series", MaxPluginSeries)
+		}
 	}
 	if tracing {
 		res, err := newResource(ctx, &c)
