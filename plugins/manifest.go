@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 )
@@ -80,6 +81,11 @@ func (l ManifestLimits) withDefaults() ManifestLimits {
 // ErrManifestLimit is a manifest over one of its ManifestLimits.
 var ErrManifestLimit = errors.New("manifest over its limit")
 
+// ErrManifestEncoding is a manifest that is not valid UTF-8: JSON allows
+// no other encoding, and an item holding such bytes cannot be listed to a
+// client (its list would not be valid JSON).
+var ErrManifestEncoding = errors.New("manifest is not valid UTF-8")
+
 // ParseManifest decodes and checks a describe answer within limits (a
 // manifest over one is refused before its items are looked at, with an
 // error wrapping ErrManifestLimit that names the limit). Every other
@@ -97,6 +103,9 @@ func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
 	if n := len(m.Tools) + len(m.Resources) + len(m.ResourceTemplates) + len(m.Prompts); n > limits.MaxItems {
 		return nil, fmt.Errorf("%w: %d items (%d tools, %d resources, %d resource templates, %d prompts), over the limit of %d ([limits] max_manifest_items)",
 			ErrManifestLimit, n, len(m.Tools), len(m.Resources), len(m.ResourceTemplates), len(m.Prompts), limits.MaxItems)
+	}
+	if !utf8.Valid(data) {
+		return nil, encodingError(data, &m)
 	}
 	var errs []error
 	if m.ABI != abi.Version {
@@ -140,6 +149,47 @@ func ParseManifest(data []byte, limits ManifestLimits) (*Manifest, error) {
 		return nil, errors.Join(errs...)
 	}
 	return &m, nil
+}
+
+// encodingError names where data, the manifest m was decoded from, first
+// holds invalid UTF-8: the item, by its field, index and name (or uri),
+// else the byte of the manifest.
+func encodingError(data []byte, m *Manifest) error {
+	for _, f := range []struct {
+		field string
+		items []json.RawMessage
+	}{{"tools", m.Tools}, {"resources", m.Resources}, {"resourceTemplates", m.ResourceTemplates}, {"prompts", m.Prompts}} {
+		for i, raw := range f.items {
+			if utf8.Valid(raw) {
+				continue
+			}
+			name, err := itemString(raw, "name")
+			if err != nil {
+				name, _ = itemString(raw, "uri")
+			}
+			return fmt.Errorf("%w: %s[%d] %q, at byte %d of the item", ErrManifestEncoding, f.field, i, name, invalidAt(raw))
+		}
+	}
+	for i, sk := range m.Skills {
+		for path, content := range sk.Files {
+			if strings.ContainsRune(path+content, utf8.RuneError) {
+				return fmt.Errorf("%w: skills[%d], file %q", ErrManifestEncoding, i, path)
+			}
+		}
+	}
+	return fmt.Errorf("%w: at byte %d", ErrManifestEncoding, invalidAt(data))
+}
+
+// invalidAt returns the offset of the first invalid UTF-8 sequence of b.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // checkNamed appends to errs what is wrong with items, the manifest's

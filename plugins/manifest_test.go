@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // manifestWith returns a manifest with n tools named t0, t1, ...
@@ -59,11 +60,19 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`{"abi":1,"prompts":[{"name":"p"}],"resourceTemplates":[{"uriTemplate":"a://{x}","name":"t"}]}`), 1, 100)
 	f.Add([]byte(`{"abi":1,"tools":[{"name":"a"},{"name":"a"}]}`), 10, 1<<20)
 	f.Add([]byte(`[`), 0, 0)
+	f.Add([]byte("{\"abi\":1,\"tools\":[{\"name\":\"t\",\"description\":\"caf\xff\"}]}"), 10, 1<<10)
+	f.Add([]byte("{\"abi\":1,\"description\":\"\xc3\",\"skills\":[{\"files\":{\"SKILL.md\":\"\xed\xa0\x80\"}}]}"), 10, 1<<10)
 	f.Fuzz(func(t *testing.T, data []byte, items, size int) {
 		l := ManifestLimits{MaxItems: items % 100, MaxBytes: size % (1 << 16)}
 		m, err := ParseManifest(data, l)
+		if errors.Is(err, ErrManifestEncoding) && utf8.Valid(data) {
+			t.Fatalf("valid UTF-8 refused as invalid: %v", err)
+		}
 		if err != nil {
 			return
+		}
+		if !utf8.Valid(data) {
+			t.Fatalf("accepted a manifest that is not valid UTF-8: %q", data)
 		}
 		l = l.withDefaults()
 		if len(data) > l.MaxBytes {
@@ -97,5 +106,28 @@ func TestManifestTaskSupport(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want %q", tc.exec, err, tc.want)
 		}
+	}
+}
+
+// TestManifestInvalidUTF8: a manifest holding invalid UTF-8 is refused
+// with ErrManifestEncoding, naming the item that holds it (its field,
+// index and name or uri), else the byte of the manifest.
+func TestManifestInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		name, manifest, want string
+	}{
+		{"tool description", "{\"abi\":1,\"tools\":[{\"name\":\"ok\"},{\"name\":\"bad\",\"description\":\"caf\xff\"}]}", `tools[1] "bad", at byte 32 of the item`},
+		{"tool name", "{\"abi\":1,\"tools\":[{\"name\":\"b\xffd\"}]}", "tools[0] \"b\uFFFDd\""},
+		{"resource", "{\"abi\":1,\"resources\":[{\"uri\":\"a://\xfe\"}]}", "resources[0] \"a://\uFFFD\""},
+		{"prompt", "{\"abi\":1,\"prompts\":[{\"name\":\"p\",\"description\":\"\xc3(\"}]}", `prompts[0] "p"`},
+		{"skill file", "{\"abi\":1,\"skills\":[{\"files\":{\"SKILL.md\":\"\xff\"}}]}", `skills[0], file "SKILL.md"`},
+		{"description", "{\"abi\":1,\"description\":\"\xe2\x82\"}", `at byte 24`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseManifest([]byte(tc.manifest), ManifestLimits{})
+			if !errors.Is(err, ErrManifestEncoding) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want ErrManifestEncoding naming %s", err, tc.want)
+			}
+		})
 	}
 }

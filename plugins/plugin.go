@@ -220,7 +220,7 @@ func (p *Plugin) describe(ctx context.Context, limits ManifestLimits) error {
 		return fmt.Errorf("describe: plugin answered status %d: %s", status, truncate(out, 200))
 	}
 	m, err := ParseManifest(out, limits)
-	if errors.Is(err, ErrManifestLimit) {
+	if errors.Is(err, ErrManifestLimit) || errors.Is(err, ErrManifestEncoding) {
 		return fmt.Errorf("describe: plugin %q: %w", p.name, err)
 	}
 	if err != nil {
