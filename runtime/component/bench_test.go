@@ -37,3 +37,26 @@ func BenchmarkEcho(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkHostCall measures a call of linked.wasm's sum, whose core
+// function calls the host's add: two lifts and two lowers of two u32s.
+func BenchmarkHostCall(b *testing.B) {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	cc, err := Compile(ctx, rt, load(b, "testdata/linked.wasm"), (&linkedHost{}).host())
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close(ctx)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := in.Call(ctx, "sum", uint64(1), uint64(2)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

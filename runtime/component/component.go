@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -46,6 +47,8 @@ type Host struct {
 	// Funcs maps an imported function to its implementation: by its
 	// name for a function the world imports, by "INSTANCE#NAME" for a
 	// function of an imported instance ("wasi:cli/stdout@0.2.3#get-stdout").
+	// A key without the instance's version ("wasi:cli/stdout#get-stdout")
+	// implements the function for every version the exact name does not.
 	Funcs map[string]Func
 	// Drop, if set, is called when the guest drops its own handle of a
 	// resource the host implements (an imported resource type).
@@ -55,6 +58,19 @@ type Host struct {
 	ByteLists bool
 	// MaxLift bounds what one lift may allocate (see canon.Options.MaxLift).
 	MaxLift int64
+}
+
+// lookup returns the implementation of import name: its exact name's,
+// else that of its name without the instance's version.
+func (h *Host) lookup(name string) Func {
+	if f := h.Funcs[name]; f != nil {
+		return f
+	}
+	inst, fn, ok := strings.Cut(name, "#")
+	if at := strings.LastIndexByte(inst, '@'); ok && at > 0 {
+		return h.Funcs[inst[:at]+"#"+fn]
+	}
+	return nil
 }
 
 // target is where an import resolves: export name of core instance inst,
@@ -326,7 +342,7 @@ func (cc *Compiled) checkHostFunc(k int) error {
 		if err != nil {
 			return fmt.Errorf("core func %d: %w", k, err)
 		}
-		if cc.host.Funcs[name] == nil {
+		if cc.host.lookup(name) == nil {
 			return fmt.Errorf("import %q is not implemented by the host", name)
 		}
 		fn, err := canon.NewFunc(def.Type)

@@ -102,7 +102,7 @@ func (h *linkedHost) host() *Host {
 			"test:rt/host@0.2.3#greet": func(_ context.Context, args []any) (any, error) {
 				return "hello, " + args[0].(string), nil
 			},
-			"test:rt/host@0.2.3#add": func(_ context.Context, args []any) (any, error) {
+			"test:rt/host#add": func(_ context.Context, args []any) (any, error) { // any version
 				return args[0].(uint64) + args[1].(uint64), nil
 			},
 			"test:rt/host@0.2.3#make": func(_ context.Context, args []any) (any, error) {
@@ -178,14 +178,14 @@ func TestLinkedHostErrors(t *testing.T) {
 	ctx, rt := newRuntime(t)
 	c := load(t, "testdata/linked.wasm")
 	h := (&linkedHost{}).host()
-	delete(h.Funcs, "test:rt/host@0.2.3#add")
+	delete(h.Funcs, "test:rt/host#add")
 	if _, err := Compile(ctx, rt, c, h); err == nil || !strings.Contains(err.Error(), "test:rt/host@0.2.3#add") {
 		t.Fatalf("missing import: %v", err)
 	}
 	h = (&linkedHost{}).host()
 	boom := errors.New("boom")
 	h.Funcs["test:rt/host@0.2.3#greet"] = func(context.Context, []any) (any, error) { return nil, boom }
-	h.Funcs["test:rt/host@0.2.3#add"] = func(context.Context, []any) (any, error) { return "not a u32", nil }
+	h.Funcs["test:rt/host#add"] = func(context.Context, []any) (any, error) { return "not a u32", nil }
 	cc, err := Compile(ctx, rt, c, h)
 	if err != nil {
 		t.Fatal(err)
@@ -271,5 +271,32 @@ func TestReentrance(t *testing.T) {
 	}
 	if _, err := in.Call(ctx, "call-ping"); !errors.Is(err, ErrTrapped) {
 		t.Fatalf("after the trap: %v", err)
+	}
+}
+
+func TestHostLookup(t *testing.T) {
+	exact := func(context.Context, []any) (any, error) { return "exact", nil }
+	any2 := func(context.Context, []any) (any, error) { return "any", nil }
+	h := &Host{Funcs: map[string]Func{
+		"wasi:cli/stdout@0.2.3#get-stdout": exact,
+		"wasi:cli/stdout#get-stdout":       any2,
+		"f":                                exact,
+	}}
+	for name, want := range map[string]string{
+		"wasi:cli/stdout@0.2.3#get-stdout":  "exact",
+		"wasi:cli/stdout@0.2.12#get-stdout": "any",
+		"wasi:cli/stdout@0.2.0#get-stdout":  "any",
+		"f":                                 "exact",
+		"wasi:cli/stderr@0.2.3#get-stderr":  "",
+		"g":                                 "",
+	} {
+		got := ""
+		if f := h.lookup(name); f != nil {
+			v, _ := f(context.Background(), nil)
+			got = v.(string)
+		}
+		if got != want {
+			t.Errorf("lookup(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

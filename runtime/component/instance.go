@@ -335,7 +335,7 @@ func (in *Instance) lowered(cf cm.CoreFunc) (api.GoModuleFunction, []api.ValueTy
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	impl := cc.host.Funcs[name]
+	impl := cc.host.lookup(name)
 	fn, err := canon.NewFunc(def.Type)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("import %q: %w", name, err)
