@@ -352,6 +352,9 @@ func (cc *Compiled) checkHostFunc(k int) error {
 		if fn.NeedsMemory() && cf.Opts.Memory < 0 {
 			return fmt.Errorf("import %q: lowered without the memory option it needs", name)
 		}
+		if fn.NeedsRealloc(true) && cf.Opts.Realloc < 0 {
+			return fmt.Errorf("import %q: lowered without the realloc option it needs", name)
+		}
 		if _, err := cc.optRefs(cf.Opts); err != nil {
 			return fmt.Errorf("import %q: %w", name, err)
 		}
@@ -394,6 +397,9 @@ func (cc *Compiled) collectExports() error {
 		}
 		if fn.NeedsMemory() && refs.memory == nil {
 			return fmt.Errorf("export %q: lifted without the memory option it needs", name)
+		}
+		if fn.NeedsRealloc(false) && refs.realloc == nil {
+			return fmt.Errorf("export %q: lifted without the realloc option it needs", name)
 		}
 		params, results := fn.CoreType(false)
 		cc.exports[name] = &export{name: name, fn: fn, core: core, opts: refs, nparams: len(params), nresults: len(results)}

@@ -178,6 +178,25 @@ func (f *Func) NeedsMemory() bool {
 	return f.result != nil && needsMemory(f.result, 0)
 }
 
+// NeedsRealloc reports whether calls of the function allocate in guest
+// memory, so a realloc option is required: to lower the arguments of an
+// export (lower false) that hold strings or lists or are spilled, or the
+// result of an import (lower true) that holds strings or lists.
+func (f *Func) NeedsRealloc(lower bool) bool {
+	if lower {
+		return f.result != nil && needsMemory(f.result, 0)
+	}
+	if f.spillParams {
+		return true
+	}
+	for _, l := range f.params {
+		if needsMemory(l, 0) {
+			return true
+		}
+	}
+	return false
+}
+
 func needsMemory(l *layout, depth int) bool {
 	if l == nil || depth > maxDepth {
 		return false

@@ -178,3 +178,31 @@ func TestStoreGolden(t *testing.T) {
 		})
 	}
 }
+
+func TestNeeds(t *testing.T) {
+	seventeen := make([]*component.Type, 17)
+	for i := range seventeen {
+		seventeen[i] = tU8
+	}
+	cases := []struct {
+		ft                    *component.Type
+		memory, liftRe, lowRe bool
+	}{
+		{fn(tU32, tU32), false, false, false},
+		{fn(tString, tU32), true, false, true},
+		{fn(tU32, tString), true, true, false},
+		{fn(option(list(tU8))), true, false, true},
+		{fn(record(tU8, tU64)), true, false, false},
+		{fn(nil, seventeen...), true, true, false},
+		{fn(nil, option(tuple(tU8, list(tU8)))), true, true, false},
+	}
+	for _, tc := range cases {
+		f, err := NewFunc(tc.ft)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.NeedsMemory() != tc.memory || f.NeedsRealloc(false) != tc.liftRe || f.NeedsRealloc(true) != tc.lowRe {
+			t.Errorf("%s: memory %v, realloc lift %v lower %v", tc.ft, f.NeedsMemory(), f.NeedsRealloc(false), f.NeedsRealloc(true))
+		}
+	}
+}
