@@ -26,26 +26,10 @@ import (
 // names: every Fetch hashes it again; online it is discarded and fetched
 // again, offline the Fetch fails naming the digest.
 func TestCachedBlobRehashed(t *testing.T) {
-	var down atomic.Bool
-	host := startRegistry(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if down.Load() {
-				http.Error(w, "down", http.StatusServiceUnavailable)
-				return
-			}
-			h.ServeHTTP(w, r)
-		})
-	})
+	e := newCacheEnv(t)
+	host, down, image, cncf, layer := e.host, &e.down, e.image, e.cncf, e.layer
 	ctx := context.Background()
-	pusher := newFetcher(t, Options{})
 	evil := []byte("\x00asm\x01\x00\x00\x00 evil plugin!")
-	empty := []byte("{}")
-	layer := tarGz(t, map[string][]byte{"plugin.wasm": testWasm})
-	image := pushLayout(t, pusher, host, "acme/image", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), desc("application/vnd.oci.image.layer.v1.tar+gzip", layer)), empty, layer)
-	cncf, err := pusher.Push(ctx, mustRef(t, "oci://"+host+"/acme/cncf:1"), testWasm, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	wasmSHA := strings.TrimPrefix(digestOf(testWasm), "sha256:")
 	for _, c := range []struct {
 		name, ref string
@@ -94,6 +78,39 @@ func TestCachedBlobRehashed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cacheEnv is a loopback registry that can be taken down, holding
+// acme/image (hyper-mcp's image layout, /plugin.wasm in a gzipped layer)
+// and acme/cncf:1 (the CNCF layout), both of testWasm.
+type cacheEnv struct {
+	host        string
+	down        atomic.Bool // the registry answers 503
+	image, cncf string      // manifest digests
+	layer       []byte      // acme/image's layer
+}
+
+func newCacheEnv(t *testing.T) *cacheEnv {
+	t.Helper()
+	e := &cacheEnv{}
+	e.host = startRegistry(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if e.down.Load() {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	pusher := newFetcher(t, Options{})
+	empty := []byte("{}")
+	e.layer = tarGz(t, map[string][]byte{"plugin.wasm": testWasm})
+	e.image = pushLayout(t, pusher, e.host, "acme/image", "1", imageOf(mediaOCIManifest, "", desc("application/vnd.oci.image.config.v1+json", empty), desc("application/vnd.oci.image.layer.v1.tar+gzip", e.layer)), empty, e.layer)
+	var err error
+	if e.cncf, err = pusher.Push(context.Background(), mustRef(t, "oci://"+e.host+"/acme/cncf:1"), testWasm, nil); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // heapPeak samples the heap in use every millisecond while run runs and

@@ -300,12 +300,53 @@ func (f *Fetcher) blobPath(digest string) string {
 	return filepath.Join(f.opts.Dir, "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
 }
 
+// errBadEntry is wrapped by openCached for a cache entry that is there
+// but cannot be what wasmcp wrote: not a regular file, or too large.
+var errBadEntry = errors.New("not a cache entry")
+
+// openCached opens the cache file at path for reading, looking before it
+// reads: the cache directory is not trusted, so an entry must be a
+// regular file (not a symbolic link, device or FIFO; opened without
+// blocking and checked again through the descriptor) of at most limit
+// bytes. A missing entry is an error wrapping fs.ErrNotExist; a bad one
+// wraps errBadEntry.
+func openCached(path string, limit int64) (*os.File, error) {
+	check := func(fi os.FileInfo) error {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%w: %s is %s", errBadEntry, filepath.Base(path), fi.Mode().Type())
+		}
+		if fi.Size() > limit {
+			return fmt.Errorf("%w: %s is %d bytes, over %d", errBadEntry, filepath.Base(path), fi.Size(), limit)
+		}
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(fi); err != nil {
+		return nil, err
+	}
+	fh, err := openNonblock(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = fh.Stat(); err == nil {
+		err = check(fi)
+	}
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
+}
+
 // cached returns the cached bytes of digest when present and intact.
 func (f *Fetcher) cached(ctx context.Context, digest string, limit int64) ([]byte, bool) {
 	if !digestPattern.MatchString(digest) {
 		return nil, false
 	}
-	fh, err := os.Open(f.blobPath(digest))
+	fh, err := openCached(f.blobPath(digest), limit)
 	if err != nil {
 		return nil, false
 	}
@@ -322,9 +363,10 @@ func (f *Fetcher) cached(ctx context.Context, digest string, limit int64) ([]byt
 // to digest (read at most limit+1 bytes). The cache directory is not
 // trusted: what a signature covers is hashed again on every use.
 func (f *Fetcher) intact(digest string, limit int64) (present, ok bool) {
-	fh, err := os.Open(f.blobPath(digest))
+	fh, err := openCached(f.blobPath(digest), limit)
 	if err != nil {
-		return false, false
+		_, lerr := os.Lstat(f.blobPath(digest))
+		return lerr == nil, false
 	}
 	defer fh.Close()
 	h := sha256.New()
@@ -444,7 +486,7 @@ func (f *Fetcher) Named(name string, a *Artifact) (string, error) {
 }
 
 func (f *Fetcher) storeCopy(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := openCached(src, f.opts.MaxBlob)
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}

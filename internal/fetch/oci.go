@@ -311,7 +311,7 @@ func (f *Fetcher) pluginFromLayer(ctx context.Context, r Ref, l v1.Descriptor, a
 		return "", fmt.Errorf("%w: layer is %d bytes, limit %d", ErrTooLarge, l.Size, f.opts.MaxBlob)
 	}
 	fresh := false
-	if _, err := os.Stat(f.blobPath(l.Digest.String())); err != nil {
+	if _, err := os.Lstat(f.blobPath(l.Digest.String())); err != nil {
 		a.Cached, fresh = false, true
 		if err := f.downloadBlob(ctx, r, l); err != nil {
 			return "", err
@@ -336,7 +336,10 @@ var errAltered = fmt.Errorf("%w: cached layer altered", ErrDigest)
 // extractPlugin reads the cached layer l once, hashing every byte, and
 // stores its /plugin.wasm only when the layer hashes to l.Digest.String().
 func (f *Fetcher) extractPlugin(ctx context.Context, l v1.Descriptor) (string, error) {
-	fh, err := os.Open(f.blobPath(l.Digest.String()))
+	fh, err := openCached(f.blobPath(l.Digest.String()), f.opts.MaxBlob)
+	if errors.Is(err, errBadEntry) {
+		return "", fmt.Errorf("%w: %w", errAltered, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("cache: %w", err)
 	}

@@ -76,17 +76,41 @@ func (f *Fetcher) Signatures(ctx context.Context, r Ref, digest string, cached b
 		return nil, fmt.Errorf("%s: signatures: %w", r, err)
 	}
 	if b, err := json.Marshal(sigs); err == nil {
-		_ = os.MkdirAll(filepath.Dir(f.sigPath(r, digest)), 0o700)
-		tmp := f.sigPath(r, digest) + ".tmp"
-		if os.WriteFile(tmp, b, 0o600) == nil {
-			_ = os.Rename(tmp, f.sigPath(r, digest))
-		}
+		f.writeCache(f.sigPath(r, digest), b)
 	}
 	return sigs, nil
 }
 
+// writeCache replaces the cache file at path with b, through a new
+// temporary file (never one that is there: it could be a link), best
+// effort.
+func (f *Fetcher) writeCache(path string, b []byte) {
+	if os.MkdirAll(filepath.Dir(path), 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), path)
+	}
+}
+
+// cachedSignatures reads the cached signature material of digest: at
+// most what lookupSignatures keeps (MaxManifest bytes, base64 in JSON),
+// from a regular file. package verify checks it as it checks what the
+// registry sends.
 func (f *Fetcher) cachedSignatures(r Ref, digest string) ([]Signature, bool) {
-	b, err := os.ReadFile(f.sigPath(r, digest))
+	limit := 2 * f.opts.MaxManifest
+	fh, err := openCached(f.sigPath(r, digest), limit)
+	if err != nil {
+		return nil, false
+	}
+	defer fh.Close()
+	b, err := readLimited(fh, limit, "cached signatures")
 	if err != nil {
 		return nil, false
 	}
@@ -99,6 +123,17 @@ func (f *Fetcher) cachedSignatures(r Ref, digest string) ([]Signature, bool) {
 
 func (f *Fetcher) lookupSignatures(ctx context.Context, r Ref, digest string) ([]Signature, error) {
 	var sigs []Signature
+	// All the material kept for an image is bounded by MaxManifest, as
+	// one document would be: it is cached and read back whole.
+	total := int64(0)
+	keep := func(s Signature) error {
+		total += int64(len(s.Bundle) + len(s.Payload) + len(s.Signature) + len(s.Certificate) + len(s.Chain) + len(s.RekorBundle))
+		if total > f.opts.MaxManifest {
+			return fmt.Errorf("%w: the signature material of %s is over %d bytes", ErrTooLarge, digest, f.opts.MaxManifest)
+		}
+		sigs = append(sigs, s)
+		return nil
+	}
 	refs, err := f.referrers(ctx, r, digest)
 	if err != nil {
 		return nil, err
@@ -130,7 +165,9 @@ func (f *Fetcher) lookupSignatures(ctx context.Context, r Ref, digest string) ([
 			if err != nil {
 				return nil, fmt.Errorf("referrer %s: %w", d.Digest, err)
 			}
-			sigs = append(sigs, Signature{Source: "referrer", Bundle: b})
+			if err := keep(Signature{Source: "referrer", Bundle: b}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	m, _, err := f.manifest(ctx, r, strings.Replace(digest, ":", "-", 1)+".sig", "")
@@ -147,9 +184,11 @@ func (f *Fetcher) lookupSignatures(ctx context.Context, r Ref, digest string) ([
 			if err != nil {
 				return nil, fmt.Errorf("signature tag: %w", err)
 			}
-			sigs = append(sigs, Signature{Source: "tag", Payload: b,
+			if err := keep(Signature{Source: "tag", Payload: b,
 				Signature: l.Annotations[annSignature], Certificate: l.Annotations[annCertificate],
-				Chain: l.Annotations[annChain], RekorBundle: l.Annotations[annBundle]})
+				Chain: l.Annotations[annChain], RekorBundle: l.Annotations[annBundle]}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return sigs, nil
