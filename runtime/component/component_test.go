@@ -300,3 +300,40 @@ func TestHostLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentInstances runs instances of one Compiled on several
+// goroutines at once (run with -race): a Compiled and its canon.Funcs are
+// shared, everything else is per instance.
+func TestConcurrentInstances(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	cc, err := Compile(ctx, rt, load(t, "testdata/linked.wasm"), (&linkedHost{}).host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			in, err := cc.Instantiate(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer in.Close(ctx)
+			for i := range 50 {
+				name := fmt.Sprintf("g%d-%d", g, i)
+				got, err := in.Call(ctx, "hello", name)
+				if err != nil || got != "hello, "+name {
+					errs <- fmt.Errorf("hello(%s) = %v, %v", name, got, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/internal/component"
@@ -204,5 +205,44 @@ func TestNeeds(t *testing.T) {
 		if f.NeedsMemory() != tc.memory || f.NeedsRealloc(false) != tc.liftRe || f.NeedsRealloc(true) != tc.lowRe {
 			t.Errorf("%s: memory %v, realloc lift %v lower %v", tc.ft, f.NeedsMemory(), f.NeedsRealloc(false), f.NeedsRealloc(true))
 		}
+	}
+}
+
+// TestLayoutLimits checks that types too large, too deep or cyclic (only
+// hand-built ones can be: the decoder's are DAGs within its own bounds)
+// are refused, not computed.
+func TestLayoutLimits(t *testing.T) {
+	wide := func(e *component.Type, n int) *component.Type {
+		ts := make([]*component.Type, n)
+		for i := range ts {
+			ts[i] = e
+		}
+		return tuple(ts...)
+	}
+	// 4096 x 4096 x 4096 x u64 = 2^39 bytes, shared nodes: cheap to
+	// describe, refused by size.
+	huge := wide(wide(wide(tU64, 4096), 4096), 4096)
+	if _, err := NewFunc(fn(nil, huge)); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("huge type: %v", err)
+	}
+	big := wide(wide(tU64, 4096), 4096) // 2^27 bytes: allowed
+	if s, err := Size(big); err != nil || s != 1<<27 {
+		t.Fatalf("big type: %d, %v", s, err)
+	}
+	deep := tU8
+	for range maxDepth + 5 {
+		deep = list(deep)
+	}
+	if _, err := NewFunc(fn(nil, deep)); err == nil || !strings.Contains(err.Error(), "deeper") {
+		t.Fatalf("deep type: %v", err)
+	}
+	cyclic := &component.Type{Kind: component.List}
+	cyclic.Elem = option(cyclic)
+	if _, err := NewFunc(fn(nil, cyclic)); err == nil {
+		t.Fatal("cyclic type accepted")
+	}
+	bad := &component.Type{Kind: component.Own}
+	if _, err := NewFunc(fn(nil, bad)); err == nil {
+		t.Fatal("handle without a resource accepted")
 	}
 }
