@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/internal/component"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -171,6 +172,12 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 	name := spec.Name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
+	}
+	if component.IsComponent(wasm) {
+		if d.compiled != nil {
+			d.compiled()
+		}
+		return nil, componentError(wasm)
 	}
 	p := &Plugin{name: name, spec: spec, digest: digest, rt: &pluginRuntime{}}
 	defer func() {

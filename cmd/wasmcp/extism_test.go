@@ -712,3 +712,37 @@ func TestExtismInspect(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentInspect: `wasmcp inspect` on a component says so, prints
+// its WIT world and the tools it maps to, with --json too.
+func TestComponentInspect(t *testing.T) {
+	stdout, stderr, code := wasmcp(t, "", "inspect", "testdata/components/rust-shapes.wasm")
+	for _, want := range []string{
+		"component rust-shapes.wasm\n",
+		"mode      component (WASI 0.2)",
+		"  reverse                      Reverses a string, character by character.\n",
+		"  wasmcp_rust-shapes_shapes_0_1_0_area ",
+		"  world component {\n",
+		"    export reverse: func(s: string) -> string;\n",
+		"    import wasi:filesystem/preopens@0.2.12: interface {\n",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("inspect: exit %d, want %q in\n%s%s", code, want, stdout, stderr)
+		}
+	}
+	stdout, stderr, code = wasmcp(t, "", "inspect", "--json", "testdata/components/c-text.wasm")
+	var rep struct {
+		Mode  string `json:"mode"`
+		WIT   string `json:"wit"`
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); code != 0 || err != nil {
+		t.Fatalf("inspect --json: exit %d, %v\n%s%s", code, err, stdout, stderr)
+	}
+	if rep.Mode != "component" || len(rep.Tools) != 5 || rep.Tools[0].Name != "greet" || !strings.Contains(rep.WIT, "export add: func(a: s32, b: s32) -> s32;") {
+		t.Errorf("report %+v", rep)
+	}
+}

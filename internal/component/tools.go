@@ -36,6 +36,16 @@ type Tool struct {
 	Result *Type
 }
 
+// CallName names the tool's function as runtime/component's Call does:
+// "NAME" for a world-level function, "INTERFACE#NAME" for a function of
+// an exported interface.
+func (t *Tool) CallName() string {
+	if t.Func == "" {
+		return t.Export
+	}
+	return t.Export + "#" + t.Func
+}
+
 // Skipped is an exported function that maps to no tool, with the reason.
 type Skipped struct {
 	Export, Func, Reason string

@@ -223,6 +223,12 @@ func TestToolsSkipAndDocs(t *testing.T) {
 	if got := toolByName(t, tools, "get-time").Description; got != "Auto-generated schema for function 'get-time'" {
 		t.Errorf("get-time description %q", got)
 	}
+	if got := toolByName(t, tools, "test_types_shapes_1_2_0_area").CallName(); got != "test:types/shapes@1.2.0#area" {
+		t.Errorf("area CallName %q", got)
+	}
+	if got := toolByName(t, tools, "list-directory").CallName(); got != "list-directory" {
+		t.Errorf("list-directory CallName %q", got)
+	}
 	if w.Docs != "Shapes and files." {
 		t.Errorf("package docs %q", w.Docs)
 	}
@@ -423,5 +429,31 @@ func FuzzDescribe(f *testing.F) {
 		w := cc.Describe()
 		_ = w.String()
 		w.Tools()
+	})
+}
+
+// FuzzDescribeBinary: whatever the decoder accepts, the WIT view, its
+// text and the tool mapping never panic, and every tool's schemas are
+// JSON.
+func FuzzDescribeBinary(f *testing.F) {
+	for _, p := range []string{"testdata/echo.wasm", "testdata/types.wasm"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Decode(b)
+		if err != nil {
+			return
+		}
+		w := c.Describe()
+		_ = w.String()
+		tools, _ := w.Tools()
+		for _, tool := range tools {
+			if !json.Valid(tool.InputSchema) || (tool.OutputSchema != nil && !json.Valid(tool.OutputSchema)) {
+				t.Fatalf("%s: schemas not JSON", tool.Name)
+			}
+			_, _ = tool.Args([]byte(`{}`))
+		}
 	})
 }

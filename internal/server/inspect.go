@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wasmcp/wasmcp/internal/component"
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/plugins"
 	"github.com/wasmcp/wasmcp/runtime"
@@ -26,6 +28,97 @@ type Report struct {
 	Manifest  *plugins.Manifest `json:"manifest"`
 	Requested plugins.Requested `json:"requested"`
 	Granted   config.Grants     `json:"granted"`
+	// WIT, Tools and Skipped describe a component (Mode "component"): its
+	// WIT world, the tools its exported functions map to, and those that
+	// map to none, with the reason. A component has no Manifest.
+	WIT     string          `json:"wit,omitempty"`
+	Tools   []ComponentTool `json:"tools,omitempty"`
+	Skipped []string        `json:"skipped,omitempty"`
+}
+
+// ComponentTool is one tool a component maps to, as tools/list would
+// list it.
+type ComponentTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+}
+
+// inspectComponent reports on a component: what it imports and exports,
+// its WIT world and its tools.
+func inspectComponent(path string, c *component.Component, wasm []byte, granted config.Grants) *Report {
+	w := c.Describe()
+	rep := &Report{Path: path, SHA256: fmt.Sprintf("%x", sha256.Sum256(wasm)), Size: len(wasm),
+		Mode: "component", ABI: "component", Granted: granted, WIT: w.String()}
+	for _, im := range w.Imports {
+		rep.Imports = append(rep.Imports, im.Name)
+	}
+	for _, ex := range w.Exports {
+		rep.Exports = append(rep.Exports, ex.Name)
+	}
+	tools, skipped := w.Tools()
+	for _, t := range tools {
+		rep.Tools = append(rep.Tools, ComponentTool{t.Name, t.Description, t.InputSchema, t.OutputSchema})
+	}
+	for _, s := range skipped {
+		rep.Skipped = append(rep.Skipped, s.String())
+	}
+	return rep
+}
+
+// writeComponent prints a component's report for a person.
+func (r *Report) writeComponent(w io.Writer) {
+	fmt.Fprintf(w, "component %s\n", filepath.Base(r.Path))
+	fmt.Fprintf(w, "file      %s (%d bytes, sha256 %s)\n", r.Path, r.Size, r.SHA256)
+	fmt.Fprintf(w, "mode      component (WASI 0.2): wasmcp does not run components yet\n")
+	if len(r.Tools) > 0 {
+		fmt.Fprintf(w, "tools\n")
+		for _, t := range r.Tools {
+			desc, _, _ := strings.Cut(t.Description, "\n")
+			fmt.Fprintf(w, "  %-28s %s\n", t.Name, desc)
+		}
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "not tools\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+	fmt.Fprintf(w, "wit\n")
+	for _, line := range strings.Split(strings.TrimRight(r.WIT, "\n"), "\n") {
+		fmt.Fprintln(w, strings.TrimRight("  "+line, " "))
+	}
+	writeGranted(w, r.Granted)
+}
+
+// writeGranted prints the grants of a plugin that declares no
+// capabilities of its own.
+func writeGranted(w io.Writer, g config.Grants) {
+	fmt.Fprintf(w, "granted by the config\n")
+	var fs []string
+	for _, f := range g.FS {
+		fs = append(fs, f.Guest+" ("+f.Mode+")")
+	}
+	for _, row := range []struct {
+		name string
+		v    []string
+	}{{"http", g.HTTP}, {"fs", fs}, {"env", sortedKeys(g.Env)}, {"config", sortedKeys(g.Config)}} {
+		v := "-"
+		if len(row.v) > 0 {
+			v = strings.Join(row.v, ", ")
+		}
+		fmt.Fprintf(w, "  %-12s %s\n", row.name, v)
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
 }
 
 // Inspect loads the plugin at path (with the grants cfg gives a
@@ -42,6 +135,11 @@ func Inspect(ctx context.Context, cfg *config.Config, path string) (*Report, err
 			entry = &cfg.Plugins[i]
 		}
 	}
+	if c, wasm, err := plugins.ReadComponent(abs, uint64(cfg.Limits.MaxModuleSize)); err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", abs, err)
+	} else if c != nil {
+		return inspectComponent(abs, c, wasm, entry.Grants), nil
+	}
 	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Modules: moduleLimits(cfg.Limits)})
 	if err != nil {
 		return nil, err
@@ -52,6 +150,10 @@ func Inspect(ctx context.Context, cfg *config.Config, path string) (*Report, err
 
 // WriteText prints r for a person.
 func (r *Report) WriteText(w io.Writer) {
+	if r.Mode == "component" {
+		r.writeComponent(w)
+		return
+	}
 	m := r.Manifest
 	fmt.Fprintf(w, "plugin   %s %s\n", m.Name, m.Version)
 	if m.Description != "" {
@@ -96,14 +198,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		return "-"
 	}
-	keys := func(m map[string]string) []string {
-		var k []string
-		for x := range m {
-			k = append(k, x)
-		}
-		sort.Strings(k)
-		return k
-	}
+	keys := sortedKeys
 	var fs []string
 	for _, f := range r.Granted.FS {
 		fs = append(fs, f.Guest+" ("+f.Mode+")")
