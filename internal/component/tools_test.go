@@ -457,3 +457,19 @@ func FuzzDescribeBinary(f *testing.F) {
 		}
 	})
 }
+
+// TestToolsNested: an interface exported as the instance of a nested
+// component (as wit-component builds it) gives its functions' tools, named
+// by the export's name as Wassette names them.
+func TestToolsNested(t *testing.T) {
+	tools, skipped := decodeFile(t, "testdata/nested.wasm").Describe().Tools()
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name+"="+tool.CallName())
+	}
+	want := []string{"ping=ping", "tools_sum=tools#sum", "tools_pick=tools#pick",
+		"my_pkg_tools_1_0_0_sum=my:pkg/tools@1.0.0#sum", "my_pkg_tools_1_0_0_pick=my:pkg/tools@1.0.0#pick"}
+	if !reflect.DeepEqual(names, want) || len(skipped) != 0 {
+		t.Errorf("tools %v skipped %v, want %v", names, skipped, want)
+	}
+}
