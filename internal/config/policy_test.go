@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -305,4 +306,34 @@ func FuzzParsePolicy(f *testing.F) {
 			t.Fatalf("accepted policy gives invalid grants: %v\n%s", errs, data)
 		}
 	})
+}
+
+// TestPolicyLock: the lock records the grants a policy gives, and a
+// policy edited to allow more is refused as widened grants.
+func TestPolicyLock(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "p.yaml")
+	cfgPath := filepath.Join(dir, "wasmcp.toml")
+	writeFile := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(cfgPath, "[[plugins]]\nname = \"w\"\nurl = \"oci://ghcr.io/x/w:1\"\npolicy = \"p.yaml\"\n")
+	writeFile(pol, "version: \"1.0\"\npermissions:\n  network:\n    allow:\n      - host: a.example\n")
+	c, err := Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := &Lock{Plugins: []LockEntry{{Name: "w", URL: "oci://ghcr.io/x/w:1", Grants: c.Plugins[0].Grants}}}
+	if err := lock.Check(&c.Plugins[0]); err != nil {
+		t.Fatalf("unchanged policy: %v", err)
+	}
+	writeFile(pol, "version: \"1.0\"\npermissions:\n  network:\n    allow:\n      - host: a.example\n      - host: b.example\n")
+	if c, err = Load(cfgPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.Check(&c.Plugins[0]); !errors.Is(err, ErrGrantsWidened) || !strings.Contains(err.Error(), "https://b.example/") {
+		t.Fatalf("widened policy: %v", err)
+	}
 }
