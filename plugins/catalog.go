@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // catalog is an immutable index of everything the loaded plugins expose.
@@ -28,6 +29,56 @@ type catalog struct {
 	// app may call; anyAppOnly says whether there is one.
 	appOnly    []bool
 	anyAppOnly bool
+
+	// matched remembers, for the URIs read lately, the first template
+	// that matched: a resources/read looks its URI up twice (the run slot
+	// share, then the call), and matching is the costly part.
+	matched templateMemo
+}
+
+// templateMemo maps a URI to the index of the first template that
+// matched it (-1: none), for at most maxMemo URIs (then it starts over).
+type templateMemo struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+const (
+	maxMemo    = 128
+	maxMemoURI = 8 << 10 // the engine's default max_uri
+)
+
+// firstTemplate returns the index of the first template matching uri, or
+// -1.
+func (c *catalog) firstTemplate(uri string) int {
+	c.matched.mu.Lock()
+	i, ok := c.matched.m[uri]
+	c.matched.mu.Unlock()
+	if ok {
+		return i
+	}
+	i = c.nextTemplate(uri, 0)
+	if len(uri) > maxMemoURI {
+		return i
+	}
+	c.matched.mu.Lock()
+	if c.matched.m == nil || len(c.matched.m) >= maxMemo {
+		c.matched.m = make(map[string]int, maxMemo)
+	}
+	c.matched.m[uri] = i
+	c.matched.mu.Unlock()
+	return i
+}
+
+// nextTemplate returns the index of the first template from from on that
+// matches uri, or -1.
+func (c *catalog) nextTemplate(uri string, from int) int {
+	for i := from; i < len(c.templates); i++ {
+		if c.templates[i].tmpl.Matches(uri) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Collision is two plugins exposing the same tool, prompt, resource URI or
@@ -147,12 +198,20 @@ func (c *catalog) owner(uri string) *Plugin {
 	if e, ok := c.resources[uri]; ok {
 		return e.plugin
 	}
-	for _, t := range c.templates {
-		if _, ok := t.tmpl.Match(uri); ok {
-			return t.plugin
-		}
+	if i := c.firstTemplate(uri); i >= 0 {
+		return c.templates[i].plugin
 	}
 	return nil
+}
+
+// ResourceOwner returns the name of the plugin that serves uri for
+// resources/read (catalog.owner), or "": what the run slot share of a
+// read needs, from the lookup the read itself reuses.
+func (r *Registry) ResourceOwner(uri string) string {
+	if p := r.cat.Load().owner(uri); p != nil {
+		return p.name
+	}
+	return ""
 }
 
 // findResource returns the plugin that serves uri for req: a static
@@ -162,9 +221,9 @@ func (c *catalog) findResource(uri string, req *Request) (*Plugin, bool) {
 	if e, ok := c.resources[uri]; ok && req.mayUse(e.plugin) {
 		return e.plugin, true
 	}
-	for _, t := range c.templates {
-		if _, ok := t.tmpl.Match(uri); ok && req.mayUse(t.plugin) {
-			return t.plugin, true
+	for i := c.firstTemplate(uri); i >= 0; i = c.nextTemplate(uri, i+1) {
+		if req.mayUse(c.templates[i].plugin) {
+			return c.templates[i].plugin, true
 		}
 	}
 	return nil, false

@@ -19,10 +19,20 @@ type URITemplate struct {
 	names []string
 }
 
+// MaxTemplateVars bounds the variables of one URI template. Matching a
+// URI costs time in proportion to the URI's length times the template's
+// size (Go's regexp is linear in the input, with a factor of its
+// program), so both are bounded: a template by this and its 2048 bytes
+// at load, a URI by the engine's max_uri (8 KiB) at request.
+const MaxTemplateVars = 16
+
 // ParseURITemplate compiles a template.
 func ParseURITemplate(s string) (*URITemplate, error) {
 	if len(s) > 2048 {
 		return nil, fmt.Errorf("uri template is over 2048 bytes")
+	}
+	if n := strings.Count(s, "{"); n > MaxTemplateVars {
+		return nil, fmt.Errorf("uri template %q: %d expressions, at most %d", short(s), n, MaxTemplateVars)
 	}
 	var b strings.Builder
 	var names []string
@@ -103,6 +113,9 @@ func ParseURITemplate(s string) (*URITemplate, error) {
 			}
 		}
 	}
+	if len(names) > MaxTemplateVars {
+		return nil, fmt.Errorf("uri template %q: %d variables, at most %d", short(s), len(names), MaxTemplateVars)
+	}
 	b.WriteString("$")
 	re, err := regexp.Compile(b.String())
 	if err != nil {
@@ -122,6 +135,18 @@ func validVarName(v string) bool {
 
 // String returns the template as written.
 func (t *URITemplate) String() string { return t.raw }
+
+// short returns s, cut for an error message.
+func short(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// Matches reports whether uri is an expansion of the template: Match
+// without the variables, several times cheaper (no submatches kept).
+func (t *URITemplate) Matches(uri string) bool { return t.re.MatchString(uri) }
 
 // Match reports whether uri is an expansion of the template, and returns
 // the extracted variables (percent-decoded where possible).

@@ -288,7 +288,8 @@ type Limits struct {
 
 	// MaxSubscriptions bounds the resource subscriptions of one session
 	// (resources/subscribe, or one subscriptions/listen stream), and
-	// MaxURI the length of a subscribed URI; beyond them the request
+	// MaxURI the length of a subscribed URI (and of the URI of
+	// resources/read and of a completion's ref); beyond them the request
 	// fails with -32602, and a resources/updated for a longer URI is
 	// dropped with a log line. NotifyQueue bounds the notifications a
 	// stdio client that does not read may have waiting; past it they are

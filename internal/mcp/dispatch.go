@@ -110,6 +110,14 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 		if e := parseParams(&cl.req); e != nil {
 			return nil, e
 		}
+		// A resource URI is matched against every template a plugin
+		// declares: its length is bounded as a subscribed one is.
+		if e := s.checkURI(m, cl.req.Parsed.URI); e != nil {
+			return nil, e
+		}
+		if e := s.checkURI(m+" ref", cl.req.Parsed.Ref.URI); e != nil {
+			return nil, e
+		}
 	}
 	if m == methodToolsCall {
 		if res, err, done := s.tasks.toolsCall(cl); done {

@@ -99,7 +99,8 @@ type Options struct {
 
 	// MaxSubscriptions bounds the resource subscriptions of one legacy
 	// session (resources/subscribe) and of one subscriptions/listen
-	// stream, and MaxURIBytes the length of a subscribed URI; beyond
+	// stream, and MaxURIBytes the length of a subscribed URI (and of the
+	// URI of resources/read and of a completion's ref); beyond
 	// them the request fails with -32602. A resources/updated
 	// notification for a longer URI is dropped (and logged). Defaults 100
 	// and 8 KiB.

@@ -292,7 +292,8 @@ func (s *Server) fanResourceUpdated(uri string) bool {
 	return true
 }
 
-// checkURI refuses a subscribed URI longer than Options.MaxURIBytes.
+// checkURI refuses a subscribed or read URI (resources/read, a
+// completion's ref) longer than Options.MaxURIBytes.
 func (s *Server) checkURI(method, uri string) *jsonrpc.Error {
 	if len(uri) > s.opts.MaxURIBytes {
 		return invalidParams(method + ": uri of " + strconv.Itoa(len(uri)) + " bytes; at most " + strconv.Itoa(s.opts.MaxURIBytes))

@@ -12,20 +12,14 @@ import (
 // Each plugin's calls share the server's run slots ([limits]
 // plugin_concurrent): the engine asks SlotShare which plugin a call goes
 // to before it takes a slot. Tools, prompts (and their completions) and
-// static resources are found by name, other resources by the plugins'
-// templates, in load order, as the registry finds them.
+// static resources are found by name, other resources by the registry's
+// own template lookup.
 
 // shareIndex maps the names a client calls to the plugin serving them,
 // for one set of loaded plugins.
 type shareIndex struct {
 	plugins []*plugins.Plugin
 	names   map[string]string // "t name", "p name", "r uri" -> plugin name
-	tmpls   []shareTemplate
-}
-
-type shareTemplate struct {
-	t      *plugins.URITemplate
-	plugin string
 }
 
 // SlotShare implements mcp.SlotSharer: the name of the plugin the call
@@ -56,13 +50,9 @@ func (p *provider) SlotShare(r *mcp.Request) string {
 	if plugin, ok := ix.names[string(key)]; ok || kind != 'r' {
 		return plugin
 	}
-	uri := name
-	for _, st := range ix.tmpls {
-		if _, ok := st.t.Match(uri); ok {
-			return st.plugin
-		}
-	}
-	return ""
+	// A template: the registry's lookup, which the read itself reuses
+	// (a URI is matched against the templates once per request).
+	return p.reg.ResourceOwner(name)
 }
 
 func member(obj json.RawMessage, name string) string {
@@ -100,11 +90,6 @@ func (p *provider) shareIndex() *shareIndex {
 		}
 		for _, res := range m.Resources {
 			add("r "+member(res, "uri"), pl.Name())
-		}
-		for _, rt := range m.ResourceTemplates {
-			if t, err := plugins.ParseURITemplate(member(rt, "uriTemplate")); err == nil {
-				ix.tmpls = append(ix.tmpls, shareTemplate{t, pl.Name()})
-			}
 		}
 	}
 	p.shares.Store(ix)
