@@ -322,6 +322,13 @@ type Limits struct {
 	// defaults: 128MiB and 32MiB.
 	MaxTaskBytes             Size `toml:"max_task_bytes" json:"max_task_bytes,omitempty"`
 	MaxTaskBytesPerPrincipal Size `toml:"max_task_bytes_per_principal" json:"max_task_bytes_per_principal,omitempty"`
+	// TaskLease is how long a running task's record vouches for the
+	// server running it, renewed every third of it: with a shared task
+	// store ([cluster]), a task whose server died or lost the store is
+	// seen failed by the other servers once its lease passes, and stops
+	// counting against the caps. Server-wide only. Zero means the
+	// default: 30s.
+	TaskLease Duration `toml:"task_lease" json:"task_lease,omitempty"`
 }
 
 // Plugin is one [[plugins]] entry. Zero limit fields inherit from

@@ -155,7 +155,7 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		key string
 		v   Duration
-	}{{"task_timeout", c.Limits.TaskTimeout}, {"task_ttl", c.Limits.TaskTTL}} {
+	}{{"task_timeout", c.Limits.TaskTimeout}, {"task_ttl", c.Limits.TaskTTL}, {"task_lease", c.Limits.TaskLease}} {
 		if d.v != 0 && (d.v < Duration(time.Second) || d.v > Duration(7*24*time.Hour)) {
 			bad("limits.%s: %s is not between 1s and 168h", d.key, d.v)
 		}

@@ -249,6 +249,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxTasksPerPrincipal:     cfg.Limits.MaxTasksPerPrincipal,
 		MaxTaskBytes:             int64(cfg.Limits.MaxTaskBytes),
 		MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal),
+		TaskLease:                time.Duration(cfg.Limits.TaskLease),
 	})
 	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress)
 	if err != nil {

@@ -7,6 +7,7 @@ package redistest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -159,4 +160,70 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Do sends one command to the server and returns its reply: a simple
+// string, a bulk string ("" for nil), an integer in decimal, or the
+// elements of an array joined by newlines. A Redis error reply is
+// returned as an error. Tests use it to look at, or plant, what the
+// server stores.
+func (s *Server) Do(args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := c.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	return readReply(bufio.NewReader(c))
+}
+
+// readReply reads one RESP2 reply.
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", fmt.Errorf("redistest: empty reply line")
+	}
+	switch body := line[1:]; line[0] {
+	case '+', ':':
+		return body, nil
+	case '-':
+		return "", fmt.Errorf("redis: %s", body)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return "", err
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return "", err
+		}
+		var out []string
+		for range n {
+			v, err := readReply(r)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, v)
+		}
+		return strings.Join(out, "\n"), nil
+	}
+	return "", fmt.Errorf("redistest: unexpected reply %q", line)
 }
