@@ -15,8 +15,17 @@ import (
 type Config struct {
 	// CacheDir is the directory of the compilation cache. Empty means
 	// os.UserCacheDir()/wasmcp/cache; the engine creates it 0700 and keeps
-	// entries per wazero version. It holds native code: keep it private.
+	// entries per wazero version. It holds native code, and the engine
+	// treats it as untrusted: every entry is authenticated (an
+	// HMAC-SHA256 under the cache key) before wazero reads it, and one
+	// that does not verify is deleted and the module compiled again.
 	CacheDir string
+	// CacheKeyFile is the 32-byte key that authenticates the cache's
+	// entries, created 0600 on first use; it must be outside CacheDir.
+	// Empty means $WASMCP_CACHE_KEY, else
+	// os.UserConfigDir()/wasmcp/cache.key. Without a usable key the
+	// engine runs without the on-disk cache and logs why.
+	CacheKeyFile string
 	// NoCache disables the on-disk cache (compiled code is still shared in
 	// memory within the process).
 	NoCache bool

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -85,42 +84,56 @@ type Engine struct {
 	mu     sync.Mutex
 	mods   map[*Module]struct{}
 
-	// What this engine compiled (keys of noteCompiled), and the directory
-	// of the markers of what any engine compiled into the on-disk cache
-	// ("" without it).
-	compiled  sync.Map
-	markerDir string
+	// What this engine compiled (compiledKey), and the
+	// authenticated on-disk cache (nil without it; see cache.go).
+	compiled sync.Map
+	disk     *diskCache
 }
 
 // NewEngine creates an Engine. The on-disk cache directory (Config.CacheDir
 // or the user cache directory) is created 0700 and namespaced by the wazero
-// version, so a server upgrade never loads stale native code.
+// version, so a server upgrade never loads stale native code; its entries
+// are authenticated before use (see Config.CacheDir).
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}, sched: newScheduler(cfg)}
 	e.done, e.stop = context.WithCancel(context.Background())
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.NoCache {
-		e.cache = wazero.NewCompilationCache()
-	} else {
+	e.cache = wazero.NewCompilationCache()
+	if !cfg.NoCache {
 		dir, err := cacheDir(cfg.CacheDir)
 		if err != nil {
 			return nil, err
 		}
-		c, err := wazero.NewCompilationCacheWithDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("open compilation cache: %w", err)
+		root := cfg.CacheDir
+		if root == "" {
+			root = filepath.Dir(dir)
 		}
-		e.cache = c
-		e.markerDir = filepath.Join(dir, "wasmcp-compiled")
-		if err := os.MkdirAll(e.markerDir, 0o700); err != nil {
-			e.markerDir = "" // every compile counts as a miss
+		disk, err := newDiskCache(root, dir, cfg.CacheKeyFile, e.log)
+		if err != nil {
+			e.log.Warn("compilation cache: the on-disk cache is off (every start compiles)", "error", err)
+		} else {
+			c, err := wazero.NewCompilationCacheWithDir(disk.work)
+			if err == nil {
+				err = disk.setFiles()
+			}
+			if err != nil {
+				_ = disk.close()
+				if c != nil {
+					_ = c.Close(ctx)
+				}
+				return nil, fmt.Errorf("open compilation cache: %w", err)
+			}
+			e.cache, e.disk = c, disk
 		}
 	}
 	rt, err := e.newRuntime(ctx, false)
 	if err != nil {
 		_ = e.cache.Close(ctx)
+		if e.disk != nil {
+			_ = e.disk.close()
+		}
 		return nil, err
 	}
 	e.rt = rt
@@ -259,6 +272,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.safeMu.Unlock()
 	errs = append(errs, e.cache.Close(ctx))
+	if e.disk != nil {
+		errs = append(errs, e.disk.close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -298,33 +314,54 @@ func (e *Engine) waitGuests(ctx context.Context) bool {
 	return e.inGuest.Load() == 0
 }
 
-// noteCompiled reports whether the compilation cache already held the
-// native code of code (compiled on the instrumented runtime, kind 'i', or
-// the fallback one, 'b') before the compile that just succeeded, and
-// records that it holds it now. wazero does not tell whether a compile
-// came from its cache; wasmcp knows what it compiled into it: in this
-// process (the shared in-memory cache) or, with the on-disk cache, by any
-// process (a marker file per module, in the per-wazero-version
-// directory). A cache entry removed by hand while its marker stays is
-// counted a hit.
-func (e *Engine) noteCompiled(kind byte, code []byte) bool {
+// compiledKey identifies code compiled on the instrumented runtime
+// (kind 'i') or the fallback one ('b') in Engine.compiled.
+func compiledKey(kind byte, code []byte) [sha256.Size]byte {
 	h := sha256.New()
 	h.Write([]byte{kind})
 	h.Write(code)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	if _, seen := e.compiled.LoadOrStore(key, struct{}{}); seen {
-		return true
+	return key
+}
+
+// compileModule compiles code on rt (the fallback runtime when
+// ensureTermination) through the authenticated on-disk cache, and
+// reports whether the native code came from a cache: compiled before by
+// this engine, or a verified entry of the on-disk cache. An entry that
+// does not verify is discarded (logged, naming the plugin) and the module
+// compiled; so is a verified one that wazero cannot load.
+func (e *Engine) compileModule(ctx context.Context, rt wazero.Runtime, ensureTermination bool, plugin string, code []byte) (wazero.CompiledModule, bool, error) {
+	kind := byte('i')
+	if ensureTermination {
+		kind = 'b'
 	}
-	if e.markerDir == "" {
-		return false
+	key := compiledKey(kind, code)
+	_, seen := e.compiled.Load(key)
+	if e.disk == nil {
+		cm, err := rt.CompileModule(ctx, code)
+		if err == nil {
+			e.compiled.Store(key, struct{}{})
+		}
+		return cm, seen, err
 	}
-	p := filepath.Join(e.markerDir, hex.EncodeToString(key[:]))
-	if _, err := os.Stat(p); err == nil {
-		return true
+	names := e.disk.names(code, ensureTermination)
+	defer e.disk.clear(names)
+	placed := e.disk.place(plugin, names)
+	cm, err := rt.CompileModule(ctx, code)
+	if err != nil && placed && ctx.Err() == nil {
+		e.log.Warn("compilation cache: a verified entry does not load; discarded, the plugin is compiled again",
+			"plugin", plugin, "error", err)
+		e.disk.drop(names)
+		placed = false
+		cm, err = rt.CompileModule(ctx, code)
 	}
-	if err := os.WriteFile(p, nil, 0o600); err != nil {
-		e.log.Debug("compilation cache: cannot write a marker", "error", err)
+	if err != nil {
+		return nil, false, err
 	}
-	return false
+	e.compiled.Store(key, struct{}{})
+	if !placed {
+		e.disk.seal(plugin, names)
+	}
+	return cm, seen || placed, nil
 }

@@ -195,29 +195,29 @@ func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte, hi
 }
 
 // compile compiles the instrumented module on e.rt or, when wasm cannot be
-// instrumented because it exports a reserved name or has no memory (or,
-// defensively, when the instrumented module does not compile), wasm with
-// only the module limits applied (instrument.Bound) on the fallback
-// runtime. Any other instrumentation error (a malformed module, an index
-// past the module's own, a module limit, an unsupported feature) refuses
-// the module: compiling it uninstrumented would skip the checks. maxMem
-// is the declared memory maximum that instrumentation removed (bytes, -1
-// for none), which the instance's allocator enforces instead.
+// instrumented because it exports a reserved name or has no memory, wasm
+// with only the module limits applied (instrument.Bound) on the fallback
+// runtime. Any other error (a malformed module, an index past the
+// module's own, a module limit, an unsupported feature, an instrumented
+// module that does not compile) refuses the module: compiling it
+// uninstrumented would skip the checks. maxMem is the declared memory
+// maximum that instrumentation removed (bytes, -1 for none), which the
+// instance's allocator enforces instead.
 func (e *Engine) compile(ctx context.Context, name string, wasm []byte, hit *bool) (rt wazero.Runtime, cm wazero.CompiledModule, maxMem int64, err error) {
 	lim := e.cfg.Modules.withDefaults().instrumentLimits()
 	out, info, ierr := instrument.Instrument(wasm, lim)
 	switch {
 	case ierr == nil:
-		cm, err := e.rt.CompileModule(ctx, out)
-		if err == nil {
-			*hit = e.noteCompiled('i', out)
-			maxMem = -1
-			if info.MemoryMax >= 0 {
-				maxMem = info.MemoryMax << 16
-			}
-			return e.rt, cm, maxMem, nil
+		cm, cached, err := e.compileModule(ctx, e.rt, false, name, out)
+		if err != nil {
+			return nil, nil, -1, err
 		}
-		ierr = fmt.Errorf("instrumented module does not compile: %w", err)
+		*hit = cached
+		maxMem = -1
+		if info.MemoryMax >= 0 {
+			maxMem = info.MemoryMax << 16
+		}
+		return e.rt, cm, maxMem, nil
 	case errors.Is(ierr, instrument.ErrReserved), errors.Is(ierr, instrument.ErrNoMemory):
 	default:
 		return nil, nil, -1, ierr
@@ -230,11 +230,10 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, hit *boo
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	cm, err = rt.CompileModule(ctx, bounded)
+	cm, *hit, err = e.compileModule(ctx, rt, true, name, bounded)
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	*hit = e.noteCompiled('b', bounded)
 	e.log.Warn("plugin not instrumented for interruption; its calls use wazero's slower CloseOnContextDone",
 		"plugin", name, "reason", ierr.Error())
 	return rt, cm, -1, nil
