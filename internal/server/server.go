@@ -64,7 +64,10 @@ type Options struct {
 	// has loaded or failed, at most LoadWait from New; the plugins still
 	// loading after that are served, with list_changed, as each is ready.
 	// The failures of plugins that must load arrive on StartErr instead of
-	// being returned by New.
+	// being returned by New. url plugins resolve in the background too:
+	// no registry or HTTPS source holds up the local plugins; each is
+	// served, with list_changed, once fetched and loaded, and StartErr
+	// waits for the required ones.
 	Background bool
 }
 
@@ -105,6 +108,13 @@ type Server struct {
 	startErr chan error
 	// src resolves the url plugins; nil when there are none.
 	src *urlSources
+	// With Options.Background the url plugins resolve behind the local
+	// ones (resolveLate): urlErr receives the failures of required ones,
+	// stopResolve cancels the resolution and resolving is closed when it
+	// has returned.
+	urlErr      chan error
+	stopResolve context.CancelFunc
+	resolving   chan struct{}
 	// progress receives Options.Progress lines; nil for none.
 	progress io.Writer
 }
@@ -255,12 +265,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, err
 	}
-	if s.src != nil {
+	if s.src != nil && !opts.Background {
 		wait := opts.LoadWait
 		if wait <= 0 {
 			wait = defaultLoadWait
 		}
-		if err := s.src.resolveAll(ctx, wait); err != nil {
+		if err := s.src.resolveAll(ctx, wait, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -268,8 +278,19 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, err
 	}
+	if s.src != nil && opts.Background {
+		s.urlErr = make(chan error, 1)
+	}
 	if err := s.load(ctx, specs, opts.LoadWait); err != nil {
 		return nil, err
+	}
+	if s.urlErr != nil {
+		rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopResolve, s.resolving = stop, make(chan struct{})
+		go func() {
+			defer close(s.resolving)
+			s.urlErr <- s.resolveLate(rctx)
+		}()
 	}
 	watchCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan struct{})
@@ -381,7 +402,43 @@ func (s *Server) background(loadCtx context.Context, result <-chan error, wait t
 		s.log.Info("plugin loading stopped by shutdown", "unfinished", len(unjoin(err)))
 		err = nil
 	}
-	s.startErr <- s.fatal(err)
+	err = s.fatal(err)
+	if err == nil && s.urlErr != nil {
+		err = <-s.urlErr
+	}
+	s.startErr <- err
+}
+
+// resolveLate resolves the url plugins of a server started with
+// Options.Background, behind the local plugins: those serve (and the
+// start gate opens) without waiting for any registry, and each url plugin
+// is added, with list_changed, as soon as it is resolved and the first
+// load is done. It returns the failures of required url plugins, to
+// resolve or to load; the others are logged, naming the plugin, and
+// retried (urlSources.run). It returns nil once ctx is cancelled (Close).
+func (s *Server) resolveLate(ctx context.Context) error {
+	var mu sync.Mutex
+	var fatal []error
+	err := s.src.resolveAll(ctx, 0, func(p *config.Plugin) {
+		select {
+		case <-s.loaded:
+		case <-ctx.Done():
+			return
+		}
+		specs, err := specsWith(s.cfg, s.src)
+		if err == nil {
+			err = s.reg.Reload(ctx, specs)
+		}
+		if err = s.fatal(err); err != nil {
+			mu.Lock()
+			fatal = append(fatal, err)
+			mu.Unlock()
+		}
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.Join(append(fatal, err)...)
 }
 
 // StartErr receives, once, the failures of the plugins that must load
@@ -508,9 +565,15 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 // Close stops watching, drops every plugin (calls in flight finish), and
 // closes the engine and the kv store.
 func (s *Server) Close(ctx context.Context) error {
+	if s.stopResolve != nil {
+		s.stopResolve()
+	}
 	if s.stop != nil {
 		s.stop()
 		<-s.done
+	}
+	if s.stopResolve != nil {
+		<-s.resolving
 	}
 	if s.stopLoad != nil {
 		s.stopLoad()

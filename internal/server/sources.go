@@ -93,11 +93,13 @@ func newURLSources(cfg *config.Config, log *slog.Logger, roots *x509.CertPool, p
 	return &urlSources{cfg: cfg, log: log, fetcher: f, lock: lock, state: map[string]*urlState{}}, nil
 }
 
-// resolveAll resolves every url plugin in parallel. The failures of
-// required plugins are returned; the others are logged and retried, and
-// get at most wait (a stalling registry does not hold up the start past
-// the load wait; the fetch's own timeout still bounds required ones).
-func (u *urlSources) resolveAll(ctx context.Context, wait time.Duration) error {
+// resolveAll resolves every url plugin in parallel and calls resolved
+// (if set) for each one resolved, as soon as it is. The failures of
+// required plugins are returned; the others are logged and retried. With
+// wait > 0 an optional plugin gets at most wait (a stalling registry does
+// not hold up a start that waits for it past the load wait); the fetch's
+// own timeouts bound the rest.
+func (u *urlSources) resolveAll(ctx context.Context, wait time.Duration, resolved func(*config.Plugin)) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var fatal []error
@@ -110,12 +112,15 @@ func (u *urlSources) resolveAll(ctx context.Context, wait time.Duration) error {
 		go func() {
 			defer wg.Done()
 			pctx := ctx
-			if !p.Required {
+			if !p.Required && wait > 0 {
 				var cancel context.CancelFunc
 				pctx, cancel = context.WithTimeout(ctx, wait)
 				defer cancel()
 			}
 			err := u.update(pctx, p)
+			if err == nil && resolved != nil {
+				resolved(p)
+			}
 			if err != nil && p.Required {
 				mu.Lock()
 				fatal = append(fatal, err)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,6 +37,15 @@ type urlEnv struct {
 	dir     string        // the fetcher's cache
 	stall   atomic.Bool   // manifest requests hang until the client gives up
 	wait    time.Duration // Options.LoadWait of start
+	// hold, when set, makes manifest requests wait until it is closed (or
+	// the client gives up: counted in gaveUp); held counts those waiting,
+	// and arrived is closed when the first one does.
+	hold       chan struct{}
+	held       atomic.Int32
+	gaveUp     atomic.Int32
+	arrived    chan struct{}
+	arriveOnce sync.Once
+	background bool // Options.Background of start
 }
 
 func (e *urlEnv) fetcherDir(t *testing.T) string { return e.dir }
@@ -56,6 +66,18 @@ func newURLEnv(t *testing.T) *urlEnv {
 		if e.stall.Load() && strings.Contains(r.URL.Path, "/manifests/") {
 			<-r.Context().Done()
 			return
+		}
+		if e.hold != nil && strings.Contains(r.URL.Path, "/manifests/") {
+			e.held.Add(1)
+			e.arriveOnce.Do(func() { close(e.arrived) })
+			select {
+			case <-e.hold:
+				e.held.Add(-1)
+			case <-r.Context().Done():
+				e.held.Add(-1)
+				e.gaveUp.Add(1)
+				return
+			}
 		}
 		reg.ServeHTTP(w, r)
 	}))
@@ -108,7 +130,7 @@ func (e *urlEnv) start(t *testing.T, dir, toml string) (*Server, *logBuffer, err
 	}
 	logs := &logBuffer{}
 	srv, err := New(context.Background(), cfg, Options{Version: "test", RootCAs: e.roots, RetryTick: 50 * time.Millisecond, LoadWait: e.wait,
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), Background: e.background})
 	if err == nil {
 		t.Cleanup(func() { srv.Close(context.Background()) })
 	}
@@ -265,4 +287,100 @@ prefix = "s_"
 	if !strings.Contains(logs.String(), `plugin \"stuck\"`) || !strings.Contains(logs.String(), "context deadline exceeded") {
 		t.Errorf("log does not name the stalled plugin and its timeout:\n%s", logs)
 	}
+}
+
+// TestURLStallBackground: with a background start (wasmcp serve), a
+// registry that stalls holds up nothing: New returns, initialize and
+// tools/list answer with the local plugin while the registry still holds
+// the manifest request; once the registry answers, the url plugin is
+// served and the session is told with tools/list_changed. A url plugin
+// that cannot be resolved is logged, naming it, and the local one keeps
+// serving; a required one arrives on StartErr.
+func TestURLStallBackground(t *testing.T) {
+	const config = urlHeader + `
+[[plugins]]
+name = "local"
+path = "{{good}}"
+[[plugins]]
+name = "remote"
+url = "oci://{{host}}/good:1"
+prefix = "r_"
+`
+	t.Run("stalled, then answers", func(t *testing.T) {
+		e := newURLEnv(t)
+		e.background = true
+		e.hold, e.arrived = make(chan struct{}), make(chan struct{})
+		released := false
+		release := func() {
+			if !released {
+				released = true
+				close(e.hold)
+			}
+		}
+		t.Cleanup(release)
+		srv, logs := e.serve(t, t.TempDir(), config)
+		c := startSession(t, srv)
+		tools := toolsList(c, t)
+		if !strings.Contains(tools, `"echo"`) || strings.Contains(tools, "r_echo") {
+			t.Fatalf("tools/list while the registry stalls: %s", tools)
+		}
+		select {
+		case <-e.arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the url plugin was never requested from the registry")
+		}
+		if e.held.Load() == 0 || e.gaveUp.Load() != 0 {
+			t.Fatalf("the local plugin was served only after a registry request was given up (%d held, %d given up):\n%s", e.held.Load(), e.gaveUp.Load(), logs)
+		}
+		release()
+		waitNote(t, c, "notifications/tools/list_changed")
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(toolsList(c, t), "r_echo") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the url plugin is not listed after the registry answered:\n%s", logs)
+			}
+			waitNote(t, c, "notifications/tools/list_changed")
+		}
+		if err := echo(t, srv, "r_echo"); err != nil {
+			t.Error(err)
+		}
+		select {
+		case err := <-srv.StartErr():
+			if err != nil {
+				t.Errorf("StartErr: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("no StartErr")
+		}
+	})
+	t.Run("not found", func(t *testing.T) {
+		e := newURLEnv(t)
+		e.background = true
+		srv, logs := e.serve(t, t.TempDir(), strings.Replace(config, "good:1", "good:404", 1))
+		select {
+		case err := <-srv.StartErr():
+			if err != nil {
+				t.Errorf("StartErr for an optional url plugin: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no StartErr")
+		}
+		logs.waitLog(t, "url plugin not available", `plugin \"remote\"`)
+		if err := echo(t, srv, "echo"); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("required, not found", func(t *testing.T) {
+		e := newURLEnv(t)
+		e.background = true
+		srv, _ := e.serve(t, t.TempDir(), strings.Replace(config, "good:1", "good:404", 1)+"required = true\n")
+		select {
+		case err := <-srv.StartErr():
+			if err == nil || !strings.Contains(err.Error(), `plugin "remote"`) {
+				t.Errorf("StartErr = %v, want the required plugin's error", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no StartErr")
+		}
+	})
 }
