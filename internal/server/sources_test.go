@@ -344,26 +344,16 @@ prefix = "r_"
 		if err := echo(t, srv, "r_echo"); err != nil {
 			t.Error(err)
 		}
-		select {
-		case err := <-srv.StartErr():
-			if err != nil {
-				t.Errorf("StartErr: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("no StartErr")
+		if err := awaitStartErr(t, srv); err != nil {
+			t.Errorf("StartErr: %v", err)
 		}
 	})
 	t.Run("not found", func(t *testing.T) {
 		e := newURLEnv(t)
 		e.background = true
 		srv, logs := e.serve(t, t.TempDir(), strings.Replace(config, "good:1", "good:404", 1))
-		select {
-		case err := <-srv.StartErr():
-			if err != nil {
-				t.Errorf("StartErr for an optional url plugin: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("no StartErr")
+		if err := awaitStartErr(t, srv); err != nil {
+			t.Errorf("StartErr for an optional url plugin: %v", err)
 		}
 		logs.waitLog(t, "url plugin not available", `plugin \"remote\"`)
 		if err := echo(t, srv, "echo"); err != nil {
@@ -374,13 +364,20 @@ prefix = "r_"
 		e := newURLEnv(t)
 		e.background = true
 		srv, _ := e.serve(t, t.TempDir(), strings.Replace(config, "good:1", "good:404", 1)+"required = true\n")
-		select {
-		case err := <-srv.StartErr():
-			if err == nil || !strings.Contains(err.Error(), `plugin "remote"`) {
-				t.Errorf("StartErr = %v, want the required plugin's error", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("no StartErr")
+		if err := awaitStartErr(t, srv); err == nil || !strings.Contains(err.Error(), `plugin "remote"`) {
+			t.Errorf("StartErr = %v, want the required plugin's error", err)
 		}
 	})
+}
+
+// awaitStartErr returns what srv's StartErr receives, waiting at most 30 s.
+func awaitStartErr(t *testing.T, srv *Server) error {
+	t.Helper()
+	select {
+	case err := <-srv.StartErr():
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("no StartErr")
+		return nil
+	}
 }
