@@ -58,6 +58,11 @@ type Host struct {
 	ByteLists bool
 	// MaxLift bounds what one lift may allocate (see canon.Options.MaxLift).
 	MaxLift int64
+	// Prepare, if set, is given each core module (its imports already
+	// renamed) before it is compiled, and returns what to compile: the
+	// runtime instruments modules there for deadlines. Imports it adds
+	// resolve in the wazero runtime by module name, as usual.
+	Prepare func(core []byte) ([]byte, error)
 }
 
 // lookup returns the implementation of import name: its exact name's,
@@ -147,6 +152,12 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *cm.Component, host *Host
 		if err != nil {
 			cc.Close(ctx)
 			return nil, fmt.Errorf("core instance %d (module %d): %w", i, ci.Module, err)
+		}
+		if host.Prepare != nil {
+			if bin, err = host.Prepare(bin); err != nil {
+				cc.Close(ctx)
+				return nil, fmt.Errorf("core instance %d (module %d): %w", i, ci.Module, err)
+			}
 		}
 		m, err := rt.CompileModule(ctx, bin)
 		if err != nil {

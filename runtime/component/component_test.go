@@ -337,3 +337,24 @@ func TestConcurrentInstances(t *testing.T) {
 		}
 	}
 }
+
+func TestPrepare(t *testing.T) {
+	ctx, rt := newRuntime(t)
+	c := load(t, "testdata/linked.wasm")
+	h := (&linkedHost{}).host()
+	var seen int
+	h.Prepare = func(b []byte) ([]byte, error) {
+		seen++
+		return b, nil
+	}
+	cc, err := Compile(ctx, rt, c, h)
+	if err != nil || seen != 2 {
+		t.Fatalf("Prepare saw %d modules, %v", seen, err)
+	}
+	cc.Close(ctx)
+	boom := errors.New("boom")
+	h.Prepare = func([]byte) ([]byte, error) { return nil, boom }
+	if _, err := Compile(ctx, rt, c, h); !errors.Is(err, boom) {
+		t.Fatalf("Prepare error: %v", err)
+	}
+}

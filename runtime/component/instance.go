@@ -38,7 +38,9 @@ type Instance struct {
 
 // Instantiate creates an instance: the host module, then every core
 // instance in the component's order, each linked to what its imports
-// resolve to. Core start functions run (only those: no "_start").
+// resolve to. Core start functions run (only those: no "_start"). ctx
+// reaches wazero's instantiation, so its context options (a memory
+// allocator, listeners) apply to every core instance.
 func (cc *Compiled) Instantiate(ctx context.Context) (*Instance, error) {
 	in := &Instance{cc: cc, mods: make([]api.Module, len(cc.c.CoreInstances)), opts: map[*optRefs]*canon.Options{}, funcs: map[target]api.Function{}, lifted: map[*export]api.Function{}}
 	in.table = &canon.ResourceTable{OnDrop: in.onDrop}
