@@ -363,9 +363,14 @@ func (f *Fetcher) cached(ctx context.Context, digest string, limit int64) ([]byt
 // to digest (read at most limit+1 bytes). The cache directory is not
 // trusted: what a signature covers is hashed again on every use.
 func (f *Fetcher) intact(digest string, limit int64) (present, ok bool) {
-	fh, err := openCached(f.blobPath(digest), limit)
+	return intactAt(f.blobPath(digest), digest, limit)
+}
+
+// intactAt is intact for the cache file at path.
+func intactAt(path, digest string, limit int64) (present, ok bool) {
+	fh, err := openCached(path, limit)
 	if err != nil {
-		_, lerr := os.Lstat(f.blobPath(digest))
+		_, lerr := os.Lstat(path)
 		return lerr == nil, false
 	}
 	defer fh.Close()
@@ -464,13 +469,24 @@ func (t *tempBlob) discard() {
 // Named returns a path of a's wasm file that is its own for plugin name
 // (Dir/named/NAME/SHA256.wasm, a hard link, else a copy): the plugin
 // registry tells plugins apart by path, and two plugins may share bytes.
+// What is at that path is used only when it is a hard link of a's file
+// or a regular file with its bytes; anything else (a FIFO, a link,
+// other bytes) is replaced.
 func (f *Fetcher) Named(name string, a *Artifact) (string, error) {
 	if name == "" || strings.ContainsAny(name, `/\.`) {
 		return "", fmt.Errorf("fetch: bad plugin name %q", name)
 	}
 	dst := filepath.Join(f.opts.Dir, "named", name, a.SHA256+".wasm")
-	if _, err := os.Stat(dst); err == nil {
-		return dst, nil
+	if fi, err := os.Lstat(dst); err == nil {
+		if src, err := os.Stat(a.Path); err == nil && fi.Mode().IsRegular() && os.SameFile(fi, src) {
+			return dst, nil
+		}
+		if _, ok := intactAt(dst, "sha256:"+a.SHA256, f.opts.MaxBlob); ok {
+			return dst, nil
+		}
+		if err := os.Remove(dst); err != nil {
+			return "", fmt.Errorf("cache: %w", err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return "", fmt.Errorf("cache: %w", err)

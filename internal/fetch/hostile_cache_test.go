@@ -126,3 +126,40 @@ func TestSignatureMaterialBound(t *testing.T) {
 		t.Fatalf("error = %v, want ErrTooLarge", err)
 	}
 }
+
+// TestNamedEntryReplaced: a plugin's named path (what the loader reads)
+// replaced by a FIFO, a link to /dev/zero or other bytes is made again
+// from the verified blob.
+func TestNamedEntryReplaced(t *testing.T) {
+	e := newCacheEnv(t)
+	f := newFetcher(t, Options{})
+	a, err := f.Fetch(context.Background(), mustRef(t, "oci://"+e.host+"/acme/cncf@"+e.cncf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mk := range map[string]func(p string) error{
+		"FIFO":              func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"link to /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+		"other bytes":       func(p string) error { return os.WriteFile(p, []byte("\x00asm\x01\x00\x00\x00 evil"), 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := f.Named("time", a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(p)
+			if err := mk(p); err != nil {
+				t.Fatal(err)
+			}
+			if p, err = f.Named("time", a); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("named path is %v (%v)", fi.Mode(), err)
+			}
+			if b, _ := os.ReadFile(p); digestOf(b) != digestOf(testWasm) {
+				t.Fatalf("named path holds %q", b)
+			}
+		})
+	}
+}
