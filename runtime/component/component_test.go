@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -356,5 +357,48 @@ func TestPrepare(t *testing.T) {
 	h.Prepare = func([]byte) ([]byte, error) { return nil, boom }
 	if _, err := Compile(ctx, rt, c, h); !errors.Is(err, boom) {
 		t.Fatalf("Prepare error: %v", err)
+	}
+}
+
+// TestLimits checks that the engine's limits apply to a component's core
+// instances: a call past its deadline is stopped (with wazero's
+// CloseOnContextDone) and leaves the instance unusable; memory.grow
+// stops at the runtime's page limit, and the next instance works.
+func TestLimits(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true).WithMemoryLimitPages(16))
+	defer rt.Close(ctx)
+	cc, err := Compile(ctx, rt, load(t, "testdata/spin.wasm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close(ctx)
+	in, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := in.Call(ctx, "hog"); err != nil || got != uint64(16) {
+		t.Fatalf("hog: %v, %v; want the 16-page limit", got, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := in.Call(dctx, "spin"); err == nil {
+		t.Fatal("spin returned")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("spin stopped after %v", d)
+	}
+	if _, err := in.Call(ctx, "hog"); !errors.Is(err, ErrTrapped) {
+		t.Fatalf("after the deadline: %v", err)
+	}
+	in.Close(ctx)
+	in2, err := cc.Instantiate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in2.Close(ctx)
+	if got, err := in2.Call(ctx, "hog"); err != nil || got != uint64(16) {
+		t.Fatalf("a new instance: %v, %v", got, err)
 	}
 }
