@@ -44,6 +44,7 @@ func (p *Pool) ctxError(ctx, cctx context.Context, start time.Time, err error) *
 // instrumented module), then a closed engine, then memory (Go reports OOM as a trap
 // or an exit), then exits, start failures, bad pointers and other traps.
 func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, refused bool, stderr string) *Error {
+	settle(cctx, time.Time{}) // a guest stopped at its deadline is a deadline, whatever it trapped with
 	starting := false
 	var se *startError
 	if errors.As(err, &se) {

@@ -24,6 +24,7 @@ func (p *Pool) command(ctx, cctx context.Context, start time.Time, input []byte,
 	mem := &limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible(), acct: &p.memBytes}
 	mod, _, err := p.instantiate(cctx, st, mem, mc)
 	p.created.Add(1)
+	settle(cctx, time.Time{})
 	if err == nil && cctx.Err() != nil {
 		err = cctx.Err()
 	}

@@ -16,7 +16,10 @@ import (
 // when something asks for Done (a host call that blocks, a call queued
 // for an instance, the scheduler parking a call, wazero's watcher on the
 // fallback runtime). Err and Done agree: until Done has been asked for,
-// Err reads the clock; afterwards it is the derived context's.
+// Err reads the clock (and Done, asked for then, is closed at once);
+// afterwards it is the derived context's. Err never blocks: a caller that
+// must see a deadline the clock has passed before the derived context's
+// timer fires waits for Done itself (settle).
 type deadlineCtx struct {
 	parent   context.Context
 	d        time.Time  // the earlier of the call's and the parent's deadline
@@ -54,29 +57,18 @@ func (c *deadlineCtx) Done() <-chan struct{} { return c.ctx().Done() }
 func (c *deadlineCtx) Err() error { return c.errAt(time.Time{}) }
 
 // errAt is Err at now (zero for the clock's time). Once Done has been
-// asked for, it is the derived context's error; past the deadline by the
-// clock, it waits for that context's timer to catch up (it is due, and
-// may lag by a moment), so that a call stopped at its deadline by the
-// probes (task.expired reads the clock) is never seen as running. Once
-// it has answered DeadlineExceeded by the clock it always does, as a
-// context's Err must, though the parent be cancelled or the call released
-// afterwards (and the context derived then be context.Canceled).
+// asked for, it is the derived context's error, as context.WithDeadline's
+// (nil until its timer fires, even when the clock has passed the
+// deadline). Before, it answers from the parent, the release and the
+// clock; once it has answered DeadlineExceeded by the clock it always
+// does, as a context's Err must, and a Done asked for afterwards is
+// derived so that it agrees (ctx).
 func (c *deadlineCtx) errAt(now time.Time) error {
+	if dc := c.derived.Load(); dc != nil {
+		return dc.ctx.Err()
+	}
 	if c.expired.Load() {
 		return context.DeadlineExceeded
-	}
-	if dc := c.derived.Load(); dc != nil {
-		if err := dc.ctx.Err(); err != nil {
-			return err
-		}
-		if now.IsZero() {
-			now = time.Now()
-		}
-		if now.Before(c.d) {
-			return nil
-		}
-		<-dc.ctx.Done()
-		return dc.ctx.Err()
 	}
 	if err := c.parent.Err(); err != nil {
 		return err
@@ -87,11 +79,37 @@ func (c *deadlineCtx) errAt(now time.Time) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	if !now.Before(c.d) {
-		c.expired.Store(true)
-		return context.DeadlineExceeded
+	if now.Before(c.d) {
+		return nil
 	}
-	return nil
+	// Past the deadline: decide under mu, so that a Done derived at the
+	// same moment and this answer agree.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if dc := c.derived.Load(); dc != nil {
+		return dc.ctx.Err()
+	}
+	c.expired.Store(true)
+	return context.DeadlineExceeded
+}
+
+// settle waits, for a guest call that ended at end (zero: now) at or past
+// ctx's deadline, until ctx is done: its timer is due and may lag the
+// clock by a moment, while the interrupter (or the scheduler's probe,
+// which reads the clock) may have stopped the guest already. A call its
+// deadline stopped is then classified as such (ctx.Err), never as a trap
+// or a success.
+func settle(ctx context.Context, end time.Time) {
+	d, ok := ctx.Deadline()
+	if !ok || ctx.Err() != nil {
+		return
+	}
+	if end.IsZero() {
+		end = time.Now()
+	}
+	if !end.Before(d) {
+		<-ctx.Done()
+	}
 }
 
 // Value returns the guest call's state for stateKey, once set, and
@@ -118,7 +136,14 @@ func (c *deadlineCtx) ctx() context.Context {
 	if dc := c.derived.Load(); dc != nil {
 		return dc.ctx
 	}
-	ctx, cancel := context.WithDeadline(c.parent, c.d)
+	parent := c.parent
+	if c.expired.Load() {
+		// Err has answered DeadlineExceeded: so must the derived context,
+		// whatever becomes of the parent (its deadline is past, so it is
+		// done at once).
+		parent = context.WithoutCancel(parent)
+	}
+	ctx, cancel := context.WithDeadline(parent, c.d)
 	if c.released.Load() {
 		cancel()
 	}

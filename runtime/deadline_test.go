@@ -112,6 +112,11 @@ func TestDeadlineCtxErrSticks(t *testing.T) {
 				_ = c.Done()
 			}
 			time.Sleep(time.Until(d))
+			if tc.doneBefore {
+				// As context.WithDeadline's: nil until its timer fires,
+				// which may lag the clock by a moment.
+				<-c.Done()
+			}
 			if err := c.Err(); err != context.DeadlineExceeded {
 				t.Fatalf("Err() past the deadline = %v", err)
 			}
@@ -180,5 +185,40 @@ func TestDerivedContextsStartNoGoroutine(t *testing.T) {
 	case <-c.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call's context not done after its parent was cancelled")
+	}
+}
+
+// TestDeadlineCtxErrNeverBlocks: Err answers at once, as a context's Err
+// must, even when the clock (here errAt's now) is past the deadline and
+// the derived context's timer has not fired: it answers what Done says
+// (nil, not closed yet). settle is what waits for a due deadline. Before,
+// errAt waited for the derived context's timer.
+func TestDeadlineCtxErrNeverBlocks(t *testing.T) {
+	c := withCallDeadline(context.Background(), time.Now().Add(time.Hour))
+	defer c.release()
+	_ = c.Done()
+	got := make(chan error, 1)
+	go func() { got <- c.errAt(time.Now().Add(2 * time.Hour)) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Errorf("errAt past the deadline, Done not closed: %v, want nil (Err agrees with Done)", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("errAt blocked")
+	}
+
+	d := time.Now().Add(20 * time.Millisecond)
+	c2 := withCallDeadline(context.Background(), d)
+	defer c2.release()
+	_ = c2.Done()
+	settle(c2, d) // a call that ended at its deadline
+	select {
+	case <-c2.Done():
+	default:
+		t.Fatal("settle returned before Done was closed")
+	}
+	if err := c2.Err(); err != context.DeadlineExceeded {
+		t.Errorf("Err after settle = %v, want DeadlineExceeded", err)
 	}
 }

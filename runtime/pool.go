@@ -347,8 +347,9 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 		err = inst.it.overflow(err)
 	}
 	status := uint32(inst.stack[0])
-	if err == nil {
-		err = cctx.errAt(end) // pitfall 8: the watcher may have closed the module after a clean return
+	if err == nil { // pitfall 8: the watcher may have closed the module after a clean return
+		settle(cctx, end)
+		err = cctx.errAt(end)
 	}
 	if err != nil {
 		cerr := p.classify(ctx, cctx, start, err, inst.mem.refused, string(inst.stderr.keep))
