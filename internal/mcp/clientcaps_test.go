@@ -113,3 +113,41 @@ func TestSessionCapabilitiesBounded(t *testing.T) {
 		}
 	})
 }
+
+// FuzzKeptCapabilities: whatever JSON a client sends as its capabilities
+// or clientInfo, what a session keeps is valid JSON, an object, within a
+// few KiB, and kept again unchanged (the session store's read-back
+// bounds it again).
+func FuzzKeptCapabilities(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `null`, `"x"`,
+		`{"roots":{"listChanged":true},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}`,
+		`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},"a\u00e9\"b":{}}}`,
+		`{"tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}},"roots":null,"extensions":{"x":null}}`,
+		`{"name":"n\ud800","version":"1","title":"t","icons":[{}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		caps := mcp.KeptCapabilities(data)
+		if !json.Valid(caps) || caps[0] != '{' || len(caps) > 16*(128*6+256+8)+512 {
+			t.Fatalf("kept capabilities %q of %q", caps, data)
+		}
+		if again := mcp.KeptCapabilities(caps); string(again) != string(caps) {
+			t.Fatalf("kept twice: %q, then %q", caps, again)
+		}
+		info := mcp.KeptClientInfo(data)
+		if info == nil {
+			return
+		}
+		if !json.Valid(info) || info[0] != '{' || len(info) > 5*(256*6+16)+2 {
+			t.Fatalf("kept clientInfo %q of %q", info, data)
+		}
+		if again := mcp.KeptClientInfo(info); string(again) != string(info) {
+			t.Fatalf("clientInfo kept twice: %q, then %q", info, again)
+		}
+	})
+}

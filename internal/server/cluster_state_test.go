@@ -226,6 +226,27 @@ func TestClusterInvalidRecords(t *testing.T) {
 		}
 	})
 
+	t.Run("session record bounded", func(t *testing.T) {
+		// What a session keeps of 48 KiB of capabilities and clientInfo,
+		// read from Redis on every request of a shared session: a few
+		// hundred bytes (before: every byte).
+		pad := strings.Repeat("x", 12<<10)
+		c := &legacyClient{t: t, urls: urls}
+		init := c.post(0, rpc(1, "initialize", map[string]any{"protocolVersion": "2025-11-25",
+			"capabilities": map[string]any{"experimental": map[string]any{"a": pad}, "sampling": map[string]any{"b": pad},
+				"extensions": map[string]any{"io.modelcontextprotocol/ui": map[string]any{"c": pad}}},
+			"clientInfo": map[string]any{"name": pad, "version": "1"}}))
+		c.sid = init.header.Get("Mcp-Session-Id")
+		js, err := r.Do("GET", "wasmcp:session:"+c.sid)
+		if err != nil || js == "" {
+			t.Fatalf("session record: %q, %v (initialize: %s)", js, err, init.raw)
+		}
+		t.Logf("session record: %d bytes", len(js))
+		if len(js) > 1024 || !strings.Contains(js, `"sampling":{}`) {
+			t.Errorf("session record of %d bytes: %.300s", len(js), js)
+		}
+	})
+
 	t.Run("session", func(t *testing.T) {
 		big := strings.Repeat("x", 3<<20)
 		tests := []struct {
