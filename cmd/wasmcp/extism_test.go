@@ -730,6 +730,26 @@ func TestComponentInspect(t *testing.T) {
 			t.Errorf("inspect: exit %d, want %q in\n%s%s", code, want, stdout, stderr)
 		}
 	}
+	// With a configuration whose entry for the file has a policy.yaml:
+	// the grants it gives, beside the WASI interfaces that use them.
+	dir := t.TempDir()
+	abs, err := filepath.Abs("../../testdata/components/rust-shapes.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "wasmcp.toml")
+	if err := os.WriteFile(cfg, []byte("[[plugins]]\nname = \"shapes\"\npath = \""+abs+"\"\npolicy = \"p.yaml\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy := "version: \"1.0\"\npermissions:\n  storage:\n    allow:\n      - uri: \"fs://" + dir + "/**\"\n        access: [read]\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = wasmcp(t, "", "inspect", "--config", cfg, "testdata/components/rust-shapes.wasm")
+	if want := "  fs           wasi:filesystem/preopens@0.2.12 | " + dir + " (ro)\n"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("inspect with a policy: exit %d, want %q in\n%s%s", code, want, stdout, stderr)
+	}
+
 	stdout, stderr, code = wasmcp(t, "", "inspect", "--json", "testdata/components/c-text.wasm")
 	var rep struct {
 		Mode  string `json:"mode"`

@@ -89,26 +89,45 @@ func (r *Report) writeComponent(w io.Writer) {
 	for _, line := range strings.Split(strings.TrimRight(r.WIT, "\n"), "\n") {
 		fmt.Fprintln(w, strings.TrimRight("  "+line, " "))
 	}
-	writeGranted(w, r.Granted)
+	writeGranted(w, r.Imports, r.Granted)
 }
 
-// writeGranted prints the grants of a plugin that declares no
-// capabilities of its own.
-func writeGranted(w io.Writer, g config.Grants) {
-	fmt.Fprintf(w, "granted by the config\n")
+// writeGranted prints, for each grant a component can use, the WASI
+// interfaces it imports that use it and what the config grants.
+func writeGranted(w io.Writer, imports []string, g config.Grants) {
+	fmt.Fprintf(w, "%-15s%-31s | %s\n", "capabilities", "imported by the component", "granted by the config")
 	var fs []string
 	for _, f := range g.FS {
 		fs = append(fs, f.Guest+" ("+f.Mode+")")
 	}
-	for _, row := range []struct {
-		name string
-		v    []string
-	}{{"http", g.HTTP}, {"fs", fs}, {"env", sortedKeys(g.Env)}, {"config", sortedKeys(g.Config)}} {
-		v := "-"
-		if len(row.v) > 0 {
-			v = strings.Join(row.v, ", ")
+	uses := func(prefixes ...string) []string {
+		var out []string
+		for _, im := range imports {
+			for _, p := range prefixes {
+				if strings.HasPrefix(im, p) {
+					out = append(out, im)
+				}
+			}
 		}
-		fmt.Fprintf(w, "  %-12s %s\n", row.name, v)
+		return out
+	}
+	list := func(s []string) string {
+		if len(s) == 0 {
+			return "-"
+		}
+		return strings.Join(s, ", ")
+	}
+	for _, row := range []struct {
+		name       string
+		imported   []string
+		configured []string
+	}{
+		{"http", uses("wasi:http/outgoing-handler"), g.HTTP},
+		{"fs", uses("wasi:filesystem/preopens"), fs},
+		{"env", uses("wasi:cli/environment"), sortedKeys(g.Env)},
+		{"config", uses("wasi:config/store", "wasi:config/runtime"), sortedKeys(g.Config)},
+	} {
+		fmt.Fprintf(w, "  %-12s %-31s | %s\n", row.name, list(row.imported), list(row.configured))
 	}
 }
 
