@@ -15,7 +15,9 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
+	"time"
 )
 
 // The on-disk compilation cache holds native code, which runs outside the
@@ -49,6 +51,12 @@ const (
 	// maxSealedEntry bounds the entry read back: far above the native
 	// code of the largest module the module limits admit.
 	maxSealedEntry = 1 << 30
+	// maxCacheBytes bounds the sealed entries of one wazero version and
+	// platform on disk: past it the least recently used are deleted.
+	maxCacheBytes = 1 << 30
+	// staleTemp is the age past which a temporary file in the sealed
+	// directory is a crashed writer's and is deleted.
+	staleTemp = time.Hour
 	// CacheKeyEnv names the environment variable that overrides the
 	// location of the cache key (Config.CacheKeyFile takes precedence).
 	CacheKeyEnv = "WASMCP_CACHE_KEY"
@@ -65,6 +73,7 @@ type diskCache struct {
 	key    []byte
 	domain []byte // MAC prefix: format, wazero version, platform
 	log    *slog.Logger
+	max    int64 // bytes of sealed entries kept (maxCacheBytes)
 }
 
 // entryName is one of wazero's file names for a module.
@@ -118,6 +127,10 @@ func (c *diskCache) place(plugin string, names []entryName) bool {
 		switch {
 		case err == nil:
 			placed = true
+			// Mark it used, for the eviction (seal trims the least
+			// recently used first).
+			now := time.Now()
+			_ = os.Chtimes(filepath.Join(c.sealed, n.String()), now, now)
 		case errors.Is(err, fs.ErrNotExist):
 		default:
 			c.log.Warn("compilation cache: entry does not verify; discarded, the plugin is compiled again",
@@ -194,11 +207,65 @@ func (c *diskCache) unseal(n entryName) error {
 // back into cache_dir (each written to a temporary file and renamed, so a
 // concurrent reader sees a whole entry or none).
 func (c *diskCache) seal(plugin string, names []entryName) {
+	sealed := false
 	for _, n := range names {
-		if err := c.seal1(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := c.seal1(n)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			c.log.Warn("compilation cache: cannot store an entry", "plugin", plugin, "error", err)
 		}
+		sealed = sealed || err == nil
 	}
+	if sealed {
+		c.trim()
+	}
+}
+
+// trim deletes the least recently used sealed entries (by modification
+// time, which place renews) until those left weigh at most c.max bytes,
+// and temporary files older than staleTemp. Every file counts, whatever
+// it holds.
+func (c *diskCache) trim() {
+	ents, err := os.ReadDir(c.sealed)
+	if err != nil {
+		return
+	}
+	type entry struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var all []entry
+	var total int64
+	for _, de := range ents {
+		fi, err := de.Info()
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		p := filepath.Join(c.sealed, de.Name())
+		if strings.HasSuffix(de.Name(), ".tmp") {
+			if time.Since(fi.ModTime()) > staleTemp {
+				_ = os.Remove(p)
+			}
+			continue
+		}
+		all = append(all, entry{p, fi.Size(), fi.ModTime()})
+		total += fi.Size()
+	}
+	if total <= c.max {
+		return
+	}
+	slices.SortFunc(all, func(a, b entry) int { return a.mod.Compare(b.mod) })
+	removed := 0
+	for _, e := range all {
+		if total <= c.max {
+			break
+		}
+		if os.Remove(e.path) == nil {
+			total -= e.size
+			removed++
+		}
+	}
+	c.log.Info("compilation cache: least recently used entries deleted", "entries", removed, "kept_bytes", total, "limit_bytes", c.max)
 }
 
 func (c *diskCache) seal1(n entryName) error {
@@ -285,6 +352,7 @@ func newDiskCache(root, dir, keyFile string, log *slog.Logger) (*diskCache, erro
 		key:    key,
 		domain: []byte("wasmcp compiled-code cache v1\x00wazero " + wazeroVersion() + "\x00" + goruntime.GOOS + "/" + goruntime.GOARCH + "\x00"),
 		log:    log,
+		max:    maxCacheBytes,
 	}
 	if err := os.MkdirAll(c.sealed, 0o700); err != nil {
 		return nil, fmt.Errorf("create cache directory: %w", err)

@@ -109,3 +109,60 @@ func FuzzSealedEntry(f *testing.F) {
 		}
 	})
 }
+
+// TestCacheEviction: the sealed entries on disk stay within the cache's
+// byte budget: sealing past it deletes the least recently used ones
+// (a hit renews an entry), so the module compiled last is kept.
+func TestCacheEviction(t *testing.T) {
+	dir, key := t.TempDir(), filepath.Join(t.TempDir(), "cache.key")
+	entries := func(e *Engine) map[string]int64 {
+		ents, err := os.ReadDir(e.disk.sealed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, de := range ents {
+			fi, err := de.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[de.Name()] = fi.Size()
+		}
+		return out
+	}
+	compile := func(e *Engine, module string) bool {
+		m, err := e.Compile(context.Background(), module, file(t, module)())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.cached
+	}
+	first, _ := NewEngine(context.Background(), Config{CacheDir: dir, CacheKeyFile: key})
+	defer first.Close(context.Background())
+	compile(first, watGuest)
+	one := entries(first)
+	if len(one) != 1 {
+		t.Fatalf("entries after one compile: %v", one)
+	}
+	var guest string
+	var size int64
+	for n, s := range one {
+		guest, size = n, s
+	}
+	first.disk.max = size // room for this entry alone
+	compile(first, watCmd)
+	two := entries(first)
+	if _, ok := two[guest]; ok || len(two) != 1 {
+		t.Errorf("entries past the budget: %v (the oldest, %s, should be gone)", two, guest)
+	}
+
+	second, _ := NewEngine(context.Background(), Config{CacheDir: dir, CacheKeyFile: key})
+	defer second.Close(context.Background())
+	second.disk.max = first.disk.max
+	if compile(second, watGuest) {
+		t.Error("the evicted module was a cache hit")
+	}
+	if _, ok := entries(second)[guest]; !ok {
+		t.Errorf("the module compiled last was not kept: %v", entries(second))
+	}
+}
