@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -39,8 +38,12 @@ import (
 type sharedConn struct {
 	close func() // ends the local copy (the httpSession)
 
-	mu   sync.Mutex
-	last []byte // the stored state this copy has
+	mu sync.Mutex
+	// last is the SHA-256 of the stored state this copy has: a digest,
+	// not the record, so that a session keeps no second copy of its
+	// subscriptions and a record read back that is invalid (of any size)
+	// is not kept at all.
+	last [sha256.Size]byte
 }
 
 // sessionState is the stored state of a shared session.
@@ -273,19 +276,19 @@ func (h *httpHandler) touch(ss *httpSession) bool {
 
 // remember records the stored state this copy has.
 func (sh *sharedConn) remember(data []byte) {
+	sum := sha256.Sum256(data)
 	sh.mu.Lock()
-	sh.last = append(sh.last[:0], data...)
+	sh.last = sum
 	sh.mu.Unlock()
 }
 
 // refresh takes the stored state data when it differs from this copy's.
 func (c *conn) refresh(data []byte) {
 	sh := c.shared
+	sum := sha256.Sum256(data)
 	sh.mu.Lock()
-	same := bytes.Equal(sh.last, data)
-	if !same {
-		sh.last = append(sh.last[:0], data...)
-	}
+	same := sh.last == sum
+	sh.last = sum
 	sh.mu.Unlock()
 	if same {
 		return

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"net/http"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -198,4 +199,47 @@ func TestHTTPSharedSession(t *testing.T) {
 			t.Fatalf("B still serves the deleted session: %d", r.StatusCode)
 		}
 	}
+}
+
+// TestSharedSessionKeepsNoRecordCopy: a server holding shared sessions
+// keeps a digest of each one's stored record, not a copy. Records
+// planted in the store (2 MiB, invalid: refused by the size bound) for
+// 40 sessions held here are read back before each session's next
+// request, ignored (the session keeps serving) and not kept: on the
+// code that kept the last record read, the heap grew by the 80 MiB
+// planted.
+func TestSharedSessionKeepsNoRecordCopy(t *testing.T) {
+	store := &memSessions{m: map[string]memSession{}}
+	hub := &memHub{subs: map[*memBus][]chan []byte{}}
+	e := startHTTPWith(t, &mcp.Options{Bus: hub.bus(), Sessions: store, SessionKey: []byte("shared-session-key-0123456789abcdef")}, &mcptest.Options{}, nil)
+	const sessions, planted = 40, 2 << 20
+	var hdrs []map[string]string
+	for range sessions {
+		hdrs = append(hdrs, e.legacySession("2025-11-25", nil))
+	}
+	big := []byte(`{"v":"2025-11-25","ll":0,"cc":{"x":"` + strings.Repeat("a", planted) + `"}}`)
+	store.mu.Lock()
+	for _, h := range hdrs {
+		id := h["Mcp-Session-Id"]
+		store.m[id] = memSession{big, time.Now().Add(time.Hour)} // one array, shared by every entry
+	}
+	store.mu.Unlock()
+	before := heapAfterGC()
+	for i, h := range hdrs {
+		if m := lastMsg(t, e.post(request(i+1, "ping", nil), h)); m.Error != nil {
+			t.Fatalf("ping of session %d after its record was planted: %s", i, m.raw)
+		}
+	}
+	grown := int64(heapAfterGC()) - int64(before)
+	t.Logf("heap grew by %d KiB for %d sessions that read back a %d KiB record", grown>>10, sessions, planted>>10)
+	if grown > 16<<20 {
+		t.Errorf("heap grew by %d MiB: the sessions keep copies of the records read back", grown>>20)
+	}
+}
+
+func heapAfterGC() uint64 {
+	var ms goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
