@@ -278,3 +278,31 @@ func TestPullBudget(t *testing.T) {
 	}
 	_ = io.Discard
 }
+
+// TestPullBudgetEveryResponse: the pull's budget counts every response
+// it reads, not only manifests and blobs: a registry whose first answer
+// (go-containerregistry's ping of /v2/, which it reads to the end) never
+// ends is cut off at the budget, long before the pull's timeout.
+func TestPullBudgetEveryResponse(t *testing.T) {
+	var endless atomic.Bool
+	host := startRegistry(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v2/" && endless.Load() {
+				bigStream(1<<40)(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	if _, err := newFetcher(t, Options{}).Push(context.Background(), mustRef(t, "oci://"+host+"/p:1"), testWasm, nil); err != nil {
+		t.Fatal(err)
+	}
+	endless.Store(true)
+	f := newFetcher(t, Options{MaxBlob: 1 << 20, Timeout: 20 * time.Second})
+	start := time.Now()
+	_, err := f.Fetch(context.Background(), mustRef(t, "oci://"+host+"/p:1"))
+	t.Logf("%v after %v", err, time.Since(start))
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("error = %v, want ErrTooLarge", err)
+	}
+}

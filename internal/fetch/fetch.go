@@ -133,8 +133,9 @@ func New(opts Options) (*Fetcher, error) {
 
 // guard refuses plain HTTP to anything but loopback, wherever the request
 // comes from (a redirect, a token realm, go-containerregistry's ping
-// falling back to http for private addresses); its transport's dialer
-// refuses the addresses the source may not reach (baseFor).
+// falling back to http for private addresses), and counts what a pull
+// reads against its budget; its transport's dialer refuses the addresses
+// the source may not reach (baseFor).
 type guard struct{ inner http.RoundTripper }
 
 func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -144,7 +145,14 @@ func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("%w: plain %s to %s (only loopback hosts are spoken to without TLS)", ErrInsecure, req.URL.Scheme, req.URL.Host)
 	}
-	return g.inner.RoundTrip(req)
+	resp, err := g.inner.RoundTrip(req)
+	if err == nil {
+		// Every answer a pull reads counts against its budget: the
+		// registry's ping and token answers too, not only manifests
+		// and blobs.
+		resp.Body = pullOf(req.Context()).count(resp.Body)
+	}
+	return resp, err
 }
 
 // client returns an HTTP client over rt that refuses redirects to plain
@@ -245,7 +253,6 @@ func (f *Fetcher) get(ctx context.Context, rt http.RoundTripper, u string, accep
 		return nil, unwrapURL(err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		resp.Body = pullOf(ctx).count(resp.Body)
 		return resp, nil
 	}
 	resp.Body.Close()
