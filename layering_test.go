@@ -64,6 +64,7 @@ var allowed = map[string][]string{
 	"cmd/wasmcp":                         {"internal/config", "internal/jsonrpc", "internal/scaffold", "internal/server"},
 	"examples/conformance/go-everything": {"sdk/go"},
 	"examples/go-fetch":                  {"sdk/go"},
+	"examples/go-dashboard":              {"sdk/go"},
 	"examples/go-notes":                  {"examples/internal/slug", "sdk/go"},
 	"examples/go-text":                   {"examples/internal/slug", "sdk/go"},
 	"examples/internal/slug":             {},

@@ -329,8 +329,10 @@ func (p *Plugin) indexApps() {
 		uri, appOnly := toolUI(t.raw)
 		t.appOnly = appOnly
 		if uri != "" && p.spec.Prefix != "" && strings.HasPrefix(uri, uiScheme) {
-			t.raw = rewriteToolUI(t.raw, prefixUI(uri, p.spec.Prefix))
+			uri = prefixUI(uri, p.spec.Prefix)
+			t.raw = rewriteToolUI(t.raw, uri)
 		}
+		t.appURI = uri
 	}
 	for _, d := range p.dropped {
 		p.logger().Warn("app csp domain outside the plugin's http grants; narrowed away", "resource", d.Resource, "list", d.List, "domain", d.Domain)
@@ -351,4 +353,42 @@ func (p *Plugin) DroppedDomains() []DroppedDomain { return slices.Clone(p.droppe
 // String renders d for people.
 func (d DroppedDomain) String() string {
 	return fmt.Sprintf("%s %s %s", d.Resource, d.List, d.Domain)
+}
+
+// withTextFallback makes sure the result out of a tool linked to an app
+// has a text content block, for clients without the extension (ext-apps:
+// tools MUST return meaningful content even when UI is available): a
+// result without one gets the structuredContent as JSON text or, lacking
+// that, a line naming the app. A result that has text, or that is not a
+// CallToolResult object, is returned unchanged.
+func withTextFallback(out, structured json.RawMessage, tool, app string) json.RawMessage {
+	var res map[string]json.RawMessage
+	if json.Unmarshal(out, &res) != nil || res == nil {
+		return out
+	}
+	var content []struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(res["content"], &content)
+	for _, c := range content {
+		if c.Type == "text" {
+			return out
+		}
+	}
+	var items []json.RawMessage
+	_ = json.Unmarshal(res["content"], &items)
+	text := "The result of " + tool + " is shown in its app (" + app + ")."
+	if !isNull(structured) {
+		var b bytes.Buffer
+		if json.Compact(&b, structured) == nil {
+			text = b.String()
+		}
+	}
+	item, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+	res["content"], _ = json.Marshal(append(items, item))
+	b, err := json.Marshal(res)
+	if err != nil {
+		return out
+	}
+	return b
 }

@@ -160,6 +160,9 @@ func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage,
 			return nil, &OutputError{Tool: t.name, Err: err}
 		}
 	}
+	if t.appURI != "" && head.ResultType != "input_required" {
+		out = withTextFallback(out, head.StructuredContent, t.name, t.appURI)
+	}
 	return out, nil
 }
 

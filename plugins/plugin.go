@@ -108,8 +108,9 @@ type toolEntry struct {
 	raw     json.RawMessage
 	input   *validator
 	output  *validator
-	headers bool // inputSchema has x-mcp-header annotations
-	appOnly bool // _meta.ui.visibility without "model" (apps.go)
+	headers bool   // inputSchema has x-mcp-header annotations
+	appOnly bool   // _meta.ui.visibility without "model" (apps.go)
+	appURI  string // _meta.ui.resourceUri as exposed, "" for a tool without an app
 }
 
 type promptEntry struct {

@@ -99,6 +99,9 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 	case methodSkillsList, methodSkillsGet:
 		_, ok := s.p.(SkillProvider)
 		on = f.Skills && f.Resources && ok
+	case methodDirRead:
+		_, ok := s.p.(DirectoryReader)
+		on = f.Skills && f.Resources && f.DirectoryRead && ok
 	}
 	if !on {
 		return nil, methodNotFound(m)
@@ -149,6 +152,8 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 		return s.list(cl, listSkills)
 	case methodSkillsGet:
 		return s.getSkill(cl)
+	case methodDirRead:
+		return s.list(cl, listDirectory)
 	case methodToolsCall:
 		res, err = s.p.CallTool(ctx, r)
 	case methodResRead:

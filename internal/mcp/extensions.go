@@ -92,7 +92,11 @@ func appendExtensions(b []byte, f Features, version string) []byte {
 		add(ExtUI, `{"mimeTypes":["`+UIMimeType+`"]}`)
 	}
 	if f.Skills && f.Resources {
-		add(ExtSkills, "{}")
+		if f.DirectoryRead {
+			add(ExtSkills, `{"directoryRead":true}`)
+		} else {
+			add(ExtSkills, "{}")
+		}
 	}
 	if n > 0 {
 		b = append(b, '}')

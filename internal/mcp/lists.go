@@ -17,6 +17,7 @@ const (
 	listTemplates
 	listPrompts
 	listSkills
+	listDirectory
 )
 
 // lists are, for each listKind, the member of its result and the Provider
@@ -30,6 +31,30 @@ var lists = [...]struct {
 	listTemplates: {"resourceTemplates", Provider.ResourceTemplates},
 	listPrompts:   {"prompts", Provider.Prompts},
 	listSkills:    {"skills", skillsOf},
+	listDirectory: {"resources", directoryOf},
+}
+
+// directoryOf is the items of resources/directory/read (ext-skills): the
+// direct children of the directory resource params.uri, -32602 when it
+// names none. serveFeature routes the method here only for a
+// DirectoryReader.
+func directoryOf(p Provider, ctx context.Context, r *Request) ([]json.RawMessage, error) {
+	uri, ok := stringParam(r.Params, "uri")
+	if !ok || uri == "" {
+		return nil, invalidParams(methodDirRead + ": uri must be a non-empty string")
+	}
+	dr, ok := p.(DirectoryReader)
+	if !ok {
+		return nil, methodNotFound(methodDirRead)
+	}
+	items, found, err := dr.ReadDirectory(ctx, r, uri)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, invalidParams(uri + " is not a directory resource")
+	}
+	return items, nil
 }
 
 // skillsOf is the items of skills/list: serveFeature routes the method

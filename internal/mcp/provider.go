@@ -80,6 +80,18 @@ type Features struct {
 	// implements SkillProvider and serves each skill's files as
 	// resources.
 	Skills bool
+	// DirectoryRead advertises the Skills extension's directoryRead: the
+	// provider implements DirectoryReader.
+	DirectoryRead bool
+}
+
+// DirectoryReader is implemented by a Provider that answers
+// resources/directory/read (ext-skills, Features.DirectoryRead): the
+// Resource objects of the direct children of the directory resource uri
+// (mimeType inode/directory for subdirectories), found false when uri is
+// not one.
+type DirectoryReader interface {
+	ReadDirectory(ctx context.Context, r *Request, uri string) (children []json.RawMessage, found bool, err error)
 }
 
 // SkillProvider is implemented by a Provider that serves skills

@@ -76,6 +76,7 @@ const (
 	methodListen       = "subscriptions/listen"
 	methodSkillsList   = "skills/list"
 	methodSkillsGet    = "skills/get"
+	methodDirRead      = "resources/directory/read"
 
 	notifInitialized = "notifications/initialized"
 	notifCancelled   = "notifications/cancelled"
@@ -96,7 +97,7 @@ func isModernMethod(method string) bool {
 	switch method {
 	case methodDiscover, methodListen, methodToolsList, methodToolsCall, methodResList,
 		methodResTemplates, methodResRead, methodPromptsList, methodPromptsGet, methodComplete,
-		methodTasksGet, methodTasksUpdate, methodTasksCancel, methodSkillsList, methodSkillsGet:
+		methodTasksGet, methodTasksUpdate, methodTasksCancel, methodSkillsList, methodSkillsGet, methodDirRead:
 		return true
 	}
 	return false

@@ -35,13 +35,17 @@ type provider struct {
 	skills *skillSource
 }
 
-var _ mcp.Provider = (*provider)(nil)
+var (
+	_ mcp.Provider        = (*provider)(nil)
+	_ mcp.SkillProvider   = (*provider)(nil)
+	_ mcp.DirectoryReader = (*provider)(nil)
+)
 
 // Features declares every feature: plugins come and go with reloads, so
 // the lists may be empty but the methods always exist.
 func (p *provider) Features() mcp.Features {
 	return mcp.Features{Tools: true, Resources: true, Prompts: true, Completions: true, Subscribe: true, ListChanged: true,
-		UI: true, Skills: true}
+		UI: true, Skills: true, DirectoryRead: true}
 }
 
 // Skills returns the Skill entries (ext-skills) of the skill directories
@@ -51,6 +55,17 @@ func (p *provider) Skills(ctx context.Context, r *mcp.Request) ([]json.RawMessag
 		return nil, nil
 	}
 	return p.skills.current().Entries(), nil
+}
+
+// ReadDirectory answers resources/directory/read for the skill://
+// directories (internal/skills: the skill roots, the directories inside
+// skills and the levels of their paths).
+func (p *provider) ReadDirectory(ctx context.Context, r *mcp.Request, uri string) ([]json.RawMessage, bool, error) {
+	if p.skills == nil {
+		return nil, false, nil
+	}
+	children, ok := p.skills.current().Directory(uri)
+	return children, ok, nil
 }
 
 // The lists are what the caller may see: plugins restricted to scopes are

@@ -318,6 +318,11 @@ func readBounded(name string, limit int) ([]byte, error) {
 type Set struct {
 	skills []*Skill
 	files  map[string]*File
+	// dirs are the directory resources (directory URI -> its direct
+	// children's Resource objects, by URI): every skill root, every
+	// directory inside a skill, and every level of the skill paths'
+	// prefixes.
+	dirs map[string][]json.RawMessage
 }
 
 // NewSet indexes skills. Two skills at one skill path are a collision:
@@ -348,7 +353,69 @@ func NewSet(skills []*Skill) (*Set, error) {
 			s.files[sk.Files[i].URI] = &sk.Files[i]
 		}
 	}
+	s.indexDirs()
 	return s, errors.Join(errs...)
+}
+
+// DirMIME is the MIME type of a directory resource (ext-skills).
+const DirMIME = "inode/directory"
+
+// indexDirs builds dirs from the files: each file is a child of its
+// directory, each directory of its parent, up to the first segment of the
+// skill path (skill://<first>), which has no parent.
+func (s *Set) indexDirs() {
+	children := map[string]map[string]json.RawMessage{}
+	add := func(dir, uri string, item json.RawMessage) {
+		if children[dir] == nil {
+			children[dir] = map[string]json.RawMessage{}
+		}
+		if _, ok := children[dir][uri]; !ok {
+			children[dir][uri] = item
+		}
+	}
+	res := s.Resources()
+	i := 0
+	for _, sk := range s.skills {
+		for _, f := range sk.Files {
+			item := res[i]
+			i++
+			child := f.URI
+			for {
+				cut := strings.LastIndexByte(child, '/')
+				if cut <= len("skill://") {
+					break
+				}
+				dir := child[:cut]
+				add(dir, child, item)
+				b, _ := json.Marshal(map[string]string{"uri": dir, "name": dir[strings.LastIndexByte(dir, '/')+1:], "mimeType": DirMIME})
+				child, item = dir, b
+			}
+		}
+	}
+	s.dirs = make(map[string][]json.RawMessage, len(children))
+	for dir, kids := range children {
+		uris := make([]string, 0, len(kids))
+		for u := range kids {
+			uris = append(uris, u)
+		}
+		sort.Strings(uris)
+		list := make([]json.RawMessage, len(uris))
+		for j, u := range uris {
+			list[j] = kids[u]
+		}
+		s.dirs[dir] = list
+	}
+}
+
+// Directory returns the Resource objects of the direct children of the
+// directory resource uri (no trailing slash), ok false when uri is not
+// one: resources/directory/read of ext-skills.
+func (s *Set) Directory(uri string) (children []json.RawMessage, ok bool) {
+	if s == nil {
+		return nil, false
+	}
+	children, ok = s.dirs[uri]
+	return children, ok
 }
 
 // Skills returns the skills by skill path.

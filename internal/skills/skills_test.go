@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,4 +145,67 @@ func FuzzParseSkillMD(f *testing.F) {
 			t.Fatalf("accepted %q as %s", b, fm)
 		}
 	})
+}
+
+// TestDirectory lists directory resources: the skill root, a directory
+// inside the skill, the levels of a prefixed skill path; files and
+// unknown URIs are no directories.
+func TestDirectory(t *testing.T) {
+	md := func(name string) []byte { return []byte("---\nname: " + name + "\ndescription: d\n---\n") }
+	a, err := New("", map[string][]byte{"SKILL.md": md("pdf"), "templates/invoice.md": []byte("i"), "templates/regional/eu.md": []byte("e")}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New("acme/billing/", map[string][]byte{"SKILL.md": md("refunds")}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet([]*Skill{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		uri  string
+		want []string // uri mimeType of each child
+		ok   bool
+	}{
+		{"skill://pdf", []string{"skill://pdf/SKILL.md text/markdown", "skill://pdf/templates inode/directory"}, true},
+		{"skill://pdf/templates", []string{"skill://pdf/templates/invoice.md text/markdown", "skill://pdf/templates/regional inode/directory"}, true},
+		{"skill://pdf/templates/regional", []string{"skill://pdf/templates/regional/eu.md text/markdown"}, true},
+		{"skill://acme", []string{"skill://acme/billing inode/directory"}, true},
+		{"skill://acme/billing/refunds", []string{"skill://acme/billing/refunds/SKILL.md text/markdown"}, true},
+		{"skill://pdf/SKILL.md", nil, false},
+		{"skill://pdf/", nil, false},
+		{"skill://nope", nil, false},
+	}
+	for _, tt := range tests {
+		kids, ok := set.Directory(tt.uri)
+		var got []string
+		for _, k := range kids {
+			var r struct{ URI, MimeType, Name string }
+			if err := json.Unmarshal(k, &r); err != nil || r.Name == "" {
+				t.Fatalf("%s: child %s: %v", tt.uri, k, err)
+			}
+			got = append(got, r.URI+" "+r.MimeType)
+		}
+		if ok != tt.ok || strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("Directory(%q) = %q, %v; want %q, %v", tt.uri, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestExampleSkills loads examples/skills, the directory the bundled
+// wasmcp.toml serves: both skills load, with their supporting files.
+func TestExampleSkills(t *testing.T) {
+	got, err := LoadDir("../../examples/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, fmt.Sprintf("%s:%d", s.Name, len(s.Files)))
+	}
+	if strings.Join(names, ",") != "date-questions:1,text-cleanup:2" {
+		t.Errorf("examples/skills = %v", names)
+	}
 }

@@ -170,6 +170,7 @@ type manifest struct {
 	Prompts           []Prompt           `json:"prompts"`
 	Completions       bool               `json:"completions"`
 	Capabilities      Capabilities       `json:"capabilities"`
+	Skills            []Skill            `json:"skills,omitempty"`
 }
 
 func (p *Plugin) describe(c *Context) (uint32, []byte) {
@@ -178,6 +179,7 @@ func (p *Plugin) describe(c *Context) (uint32, []byte) {
 		Tools: []toolJSON{}, Resources: []Resource{}, ResourceTemplates: []ResourceTemplate{}, Prompts: []Prompt{},
 		Completions:  len(p.promptCompletions)+len(p.resourceCompletions) > 0,
 		Capabilities: p.info.Capabilities,
+		Skills:       p.skills,
 	}
 	for _, e := range p.tools {
 		if p.listed(c, ListTools, e.tool.Name) {

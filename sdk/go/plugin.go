@@ -21,6 +21,7 @@ type Plugin struct {
 	prompts   []*promptEntry
 	listers   []ResourceLister
 	filter    ListFilter
+	skills    []Skill
 
 	promptCompletions   map[string]CompletionHandler
 	resourceCompletions map[string]CompletionHandler

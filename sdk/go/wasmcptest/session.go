@@ -204,6 +204,7 @@ type Manifest struct {
 	Prompts           []wasmcp.Prompt           `json:"prompts"`
 	Completions       bool                      `json:"completions"`
 	Capabilities      wasmcp.Capabilities       `json:"capabilities"`
+	Skills            []wasmcp.Skill            `json:"skills"`
 }
 
 // ManifestTool is a tool of a Manifest.
@@ -214,6 +215,7 @@ type ManifestTool struct {
 	InputSchema  json.RawMessage         `json:"inputSchema"`
 	OutputSchema json.RawMessage         `json:"outputSchema"`
 	Annotations  *wasmcp.ToolAnnotations `json:"annotations"`
+	Meta         map[string]any          `json:"_meta"`
 }
 
 // Tool returns the manifest's tool named name, or nil.
