@@ -2,7 +2,8 @@
 # Installs the toolchains the tests and example builds need, if missing:
 # Debian packages (clang, lld, wasi-libc, wabt, binaryen, rustc with the
 # wasm32 standard library, redis-server and nginx for the cluster harness
-# scripts/cluster.sh). npm packages and Node 22 are installed by the
+# scripts/cluster.sh, chromium for the MCP Apps browser test
+# scripts/apps-browser.sh). npm packages and Node 22 are installed by the
 # scripts that use them, into .cache/. The tests use no service a package
 # may start: they run their own redis-server and nginx on loopback ports.
 set -euo pipefail
@@ -18,6 +19,7 @@ command -v wasm-opt >/dev/null || need+=(binaryen)
 command -v node >/dev/null || need+=(nodejs npm)
 command -v redis-server >/dev/null || need+=(redis-server)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || need+=(nginx)
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "installing: ${need[*]}"
 	sudo=""

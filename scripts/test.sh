@@ -51,6 +51,8 @@ if [ $quick = 0 ]; then
 		step "MCP conformance suite"
 		scripts/conformance.sh
 	fi
+	step "MCP Apps in headless Chromium (ext-apps AppBridge host, go-dashboard)"
+	scripts/apps-browser.sh
 	step "cluster harness (redis-server, nginx, 3 replicas)"
 	scripts/cluster.sh
 fi
