@@ -52,9 +52,9 @@ var cspKeys = []string{"connectDomains", "resourceDomains", "frameDomains"}
 // DroppedDomain is one csp origin an app asked for that the plugin's http
 // grants do not cover: narrowed away at load.
 type DroppedDomain struct {
-	Resource string // the ui:// URI (as exposed)
-	List     string // connectDomains, resourceDomains or frameDomains
-	Domain   string
+	Resource string `json:"resource"` // the ui:// URI (as exposed)
+	List     string `json:"list"`     // connectDomains, resourceDomains or frameDomains
+	Domain   string `json:"domain"`
 }
 
 // prefixUI returns uri with prefix put in front of its authority when it
@@ -391,4 +391,50 @@ func withTextFallback(out, structured json.RawMessage, tool, app string) json.Ra
 		return out
 	}
 	return b
+}
+
+// App is one MCP App of a plugin as the host serves it, for `wasmcp
+// inspect`: its ui:// URI as exposed, its _meta.ui after narrowing, the
+// csp origins narrowed away, and the tools that point at it.
+type App struct {
+	URI     string          `json:"uri"`
+	UI      json.RawMessage `json:"ui,omitempty"` // _meta.ui as served
+	Dropped []DroppedDomain `json:"dropped,omitempty"`
+	// Tools are the exposed names of the tools whose resourceUri is URI;
+	// AppOnly those of them only the app may call.
+	Tools   []string `json:"tools,omitempty"`
+	AppOnly []string `json:"appOnly,omitempty"`
+}
+
+// Apps returns the plugin's apps, by URI.
+func (p *Plugin) Apps() []App {
+	var out []App
+	for _, e := range p.resources {
+		if !strings.HasPrefix(e.uri, uiScheme) {
+			continue
+		}
+		a := App{URI: e.uri}
+		var r struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(e.raw, &r) == nil {
+			a.UI = r.Meta[uiMetaKey]
+		}
+		for _, d := range p.dropped {
+			if d.Resource == e.uri {
+				a.Dropped = append(a.Dropped, d)
+			}
+		}
+		for _, t := range p.tools {
+			if t.appURI == e.uri {
+				a.Tools = append(a.Tools, t.name)
+				if t.appOnly {
+					a.AppOnly = append(a.AppOnly, t.name)
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(x, y App) int { return strings.Compare(x.URI, y.URI) })
+	return out
 }

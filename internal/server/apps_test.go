@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -8,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/config"
 )
 
 // This file is the acceptance of MCP Apps and Skills (docs/apps-and-
@@ -414,6 +418,45 @@ prefix = "two_"
 					t.Errorf("directory/read of a file = %s %v", r.Result, r.Error)
 				}
 			})
+		}
+	}
+}
+
+// TestInspectApps: the report of `wasmcp inspect` shows a plugin's apps
+// as served (prefixed URI, narrowed _meta.ui, what was narrowed away, the
+// linked and app-only tools) and its skills.
+func TestInspectApps(t *testing.T) {
+	wasm, err := filepath.Abs("../../examples/go-dashboard/go-dashboard.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("[[plugins]]\nname = \"dash\"\npath = "+strconv.Quote(wasm)+
+		"\nprefix = \"d_\"\n[plugins.grants]\nhttp = [\"https://api.example.com/\"]\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Server.CacheDir = testCacheDir(t)
+	rep, err := Inspect(context.Background(), cfg, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Apps) != 1 || len(rep.Skills) != 1 {
+		t.Fatalf("apps %+v skills %+v", rep.Apps, rep.Skills)
+	}
+	a := rep.Apps[0]
+	if a.URI != "ui://d_dashboard/view" || string(a.UI) != `{"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}` ||
+		len(a.Dropped) != 1 || a.Dropped[0].Domain != "https://metrics.example.org" ||
+		!slices.Equal(a.Tools, []string{"d_service_metrics", "d_metrics_page"}) || !slices.Equal(a.AppOnly, []string{"d_metrics_page"}) {
+		t.Errorf("app = %+v", a)
+	}
+	if s := rep.Skills[0]; s.URI != "skill://dash/reading-metrics/SKILL.md" || s.Files != 1 || s.Refused != "" {
+		t.Errorf("skill = %+v", s)
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	for _, want := range []string{"ui://d_dashboard/view", "app-only: d_metrics_page", "narrowed away (not in the http grants): connectDomains https://metrics.example.org", "skill://dash/reading-metrics/SKILL.md"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, b.String())
 		}
 	}
 }

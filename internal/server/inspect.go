@@ -34,6 +34,12 @@ type Report struct {
 	WIT     string          `json:"wit,omitempty"`
 	Tools   []ComponentTool `json:"tools,omitempty"`
 	Skipped []string        `json:"skipped,omitempty"`
+	// Apps are the plugin's MCP Apps as served: _meta.ui after the csp
+	// is narrowed to the http grants, what was narrowed away, the tools
+	// linked to each (docs/apps-and-skills.md).
+	Apps []plugins.App `json:"apps,omitempty"`
+	// Skills are the skills of the manifest as served, or why not.
+	Skills []SkillReport `json:"skills,omitempty"`
 }
 
 // ComponentTool is one tool a component maps to, as tools/list would
@@ -140,6 +146,38 @@ func sortedKeys(m map[string]string) []string {
 	return k
 }
 
+// SkillReport is one skill of a plugin: its SKILL.md URI, files and
+// bytes, or the reason it is refused.
+type SkillReport struct {
+	URI     string `json:"uri,omitempty"`
+	Files   int    `json:"files"`
+	Bytes   int    `json:"bytes"`
+	Refused string `json:"refused,omitempty"`
+}
+
+// pluginSkills reports the skills of p's manifest as skillSource serves
+// them.
+func pluginSkills(p *plugins.Plugin) []SkillReport {
+	var out []SkillReport
+	m := p.Manifest()
+	if m == nil {
+		return nil
+	}
+	for _, ms := range m.Skills {
+		n := 0
+		for _, v := range ms.Files {
+			n += len(v)
+		}
+		sk, err := pluginSkill(p, ms)
+		if err != nil {
+			out = append(out, SkillReport{Files: len(ms.Files), Bytes: n, Refused: err.Error()})
+			continue
+		}
+		out = append(out, SkillReport{URI: sk.URI, Files: len(sk.Files), Bytes: n})
+	}
+	return out
+}
+
 // Inspect loads the plugin at path (with the grants cfg gives a
 // [[plugins]] entry of the same path, else none) and reports its
 // manifest, imports and capabilities.
@@ -201,6 +239,32 @@ func (r *Report) WriteText(w io.Writer) {
 	section("prompts", m.Prompts, "name")
 	if m.Completions {
 		fmt.Fprintf(w, "completions yes\n")
+	}
+	if len(r.Apps) > 0 {
+		fmt.Fprintf(w, "apps\n")
+		for _, a := range r.Apps {
+			fmt.Fprintf(w, "  %-28s tools %s", a.URI, strings.Join(a.Tools, ", "))
+			if len(a.AppOnly) > 0 {
+				fmt.Fprintf(w, " (app-only: %s)", strings.Join(a.AppOnly, ", "))
+			}
+			fmt.Fprintf(w, "\n")
+			if len(a.UI) > 0 {
+				fmt.Fprintf(w, "    _meta.ui %s\n", a.UI)
+			}
+			for _, d := range a.Dropped {
+				fmt.Fprintf(w, "    narrowed away (not in the http grants): %s %s\n", d.List, d.Domain)
+			}
+		}
+	}
+	if len(r.Skills) > 0 {
+		fmt.Fprintf(w, "skills\n")
+		for _, s := range r.Skills {
+			if s.Refused != "" {
+				fmt.Fprintf(w, "  refused: %s\n", s.Refused)
+				continue
+			}
+			fmt.Fprintf(w, "  %-28s %d files, %d bytes\n", s.URI, s.Files, s.Bytes)
+		}
 	}
 	fmt.Fprintf(w, "imports  %s\n", strings.Join(r.Imports, " "))
 	fmt.Fprintf(w, "capabilities   requested by the plugin  |  granted by the config\n")

@@ -111,6 +111,8 @@ func inspectSpec(ctx context.Context, engine *runtime.Engine, s plugins.Spec, gr
 		rep.Imports = append(rep.Imports, imp.Module+"."+imp.Name)
 	}
 	sort.Strings(rep.Imports)
+	rep.Apps = p.Apps()
+	rep.Skills = pluginSkills(p)
 	return rep, nil
 }
 

@@ -79,11 +79,7 @@ func (s *skillSource) current() *skills.Set {
 			continue
 		}
 		for _, ms := range m.Skills {
-			files := make(map[string][]byte, len(ms.Files))
-			for k, v := range ms.Files {
-				files[k] = []byte(v)
-			}
-			sk, err := skills.New(skillSegment(p.Name())+"/", files, "plugin "+p.Name())
+			sk, err := pluginSkill(p, ms)
 			if err != nil {
 				s.log.Warn("plugin skill refused", "plugin", p.Name(), "error", err)
 				continue
@@ -97,6 +93,16 @@ func (s *skillSource) current() *skills.Set {
 	}
 	s.set, s.plugins, s.built = set, ps, true
 	return set
+}
+
+// pluginSkill builds one skill of p's manifest, under p's name
+// (skill://<plugin>/<name>/...).
+func pluginSkill(p *plugins.Plugin, ms plugins.ManifestSkill) (*skills.Skill, error) {
+	files := make(map[string][]byte, len(ms.Files))
+	for k, v := range ms.Files {
+		files[k] = []byte(v)
+	}
+	return skills.New(skillSegment(p.Name())+"/", files, "plugin "+p.Name())
 }
 
 // skillSegment turns a plugin name into a skill path segment: lower
