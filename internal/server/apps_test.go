@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/config"
 )
@@ -129,7 +130,9 @@ name = "dash2"
 path = "dashboard.wasm"
 prefix = "two_"
 `
-	srv, err := buildServer(t, toml, dir, Options{Version: "test"})
+	// Two copies of a 3.7 MB Go module: a cold compile under -race on a
+	// loaded machine can pass the tests' 3 minute load wait.
+	srv, err := buildServer(t, toml, dir, Options{Version: "test", LoadWait: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
