@@ -65,9 +65,9 @@ func TestMemoryBudgetsRSS(t *testing.T) {
 			s.parallel(t, 1, "deny", nil, "")
 			s.parallel(t, 4, "url", nil, "")
 		}},
-		{"arguments and output: 8 calls with 4 MiB bodies (the [http] max_body) answering 4 MiB (the max_output), at once", func(t *testing.T, s *memServer) {
+		{"arguments and output: 40 calls with 4 MiB bodies (the [http] max_body) answering 4 MiB (the max_output), at once (the request bytes in flight)", func(t *testing.T, s *memServer) {
 			text := strings.Repeat("a", 4<<20-1024)
-			s.parallel(t, 8, "good_echo", map[string]any{"text": text}, "aaaa")
+			s.parallel(t, 40, "good_echo", map[string]any{"text": text}, "")
 		}},
 		{"task results: 48 tasks of 4 MiB results from one principal (max_task_bytes_per_principal)", func(t *testing.T, s *memServer) {
 			s.tasks(t, 48)
@@ -337,6 +337,17 @@ func (s *memServer) parallel(t *testing.T, n int, tool string, args map[string]a
 		wg.Go(func() { out[i] = s.call(t, name, args) })
 	}
 	wg.Wait()
+	answers := map[string]int{}
+	for _, o := range out {
+		switch {
+		case strings.Contains(o, "request bytes in flight"):
+			answers["busy: request bytes in flight"]++
+		case strings.Contains(o, `"error"`):
+			answers["error"]++
+		case strings.Contains(o, `"result"`):
+			answers["result"]++
+		}
+	}
 	for i, o := range out {
 		if !strings.Contains(o, `"result"`) && !strings.Contains(o, `"error"`) {
 			t.Errorf("%s call %d: no answer: %.300s", tool, i, o)
@@ -344,7 +355,7 @@ func (s *memServer) parallel(t *testing.T, n int, tool string, args map[string]a
 			t.Errorf("%s call %d: %.300s, want %q", tool, i, o, want)
 		}
 	}
-	t.Logf("%s ×%d: %.160s", tool, n, out[0])
+	t.Logf("%s ×%d: %v; %.160s", tool, n, answers, out[0])
 }
 
 // tasks starts n tasks of the hoard plugin's 4 MiB result, 8 at a time,

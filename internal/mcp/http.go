@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -50,6 +51,15 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a POST body; larger bodies get 413 without
 	// being read. Default 4 MiB.
 	MaxBodyBytes int64
+	// MaxInflightBytes bounds the bytes of the POST bodies being served
+	// at once, server-wide (a body of unknown length counts as
+	// MaxBodyBytes), taken before a body is read and given back when its
+	// request is answered: a request past it gets 503 with Retry-After
+	// without being read, so that clients sending many large bodies at
+	// once cannot make the server hold them all (a 4 MiB call costs
+	// several times its body while it runs). One request is always
+	// admitted when none is in flight. Default 64 MiB.
+	MaxInflightBytes int64
 	// SessionIdleTimeout ends a legacy session after that long without a
 	// request or an open stream. Default 30 minutes.
 	SessionIdleTimeout time.Duration
@@ -117,6 +127,9 @@ func (o *HTTPOptions) withDefaults(s *Server) HTTPOptions {
 	if v.MaxBodyBytes <= 0 {
 		v.MaxBodyBytes = 4 << 20
 	}
+	if v.MaxInflightBytes <= 0 {
+		v.MaxInflightBytes = 64 << 20
+	}
 	if v.SessionIdleTimeout <= 0 {
 		v.SessionIdleTimeout = 30 * time.Minute
 	}
@@ -166,6 +179,10 @@ type httpHandler struct {
 	// ctx ends with close: stateless requests in flight are cancelled.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// inflight is the bytes of the POST bodies being served
+	// (MaxInflightBytes).
+	inflight atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -336,6 +353,21 @@ func statusFor(code int) int {
 }
 
 var errBodyTooLarge = errors.New("mcp: request body too large")
+
+// takeBytes counts n more bytes of bodies in flight, unless that would
+// pass MaxInflightBytes while others are in flight; it returns the
+// function that gives them back, or nil.
+func (h *httpHandler) takeBytes(n int64) func() {
+	for {
+		cur := h.inflight.Load()
+		if cur > 0 && cur+n > h.opts.MaxInflightBytes {
+			return nil
+		}
+		if h.inflight.CompareAndSwap(cur, cur+n) {
+			return sync.OnceFunc(func() { h.inflight.Add(-n) })
+		}
+	}
+}
 
 // readBody reads the POST body into a pooled buffer, refusing bodies over
 // the limit (413) without reading them.

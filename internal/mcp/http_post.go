@@ -13,10 +13,11 @@ import (
 
 // servePost handles one POSTed message (or 2025-03-26 batch).
 func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
-	buf, ok := h.readMessage(w, r)
+	buf, release, ok := h.readMessage(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	keep := false
 	defer func() {
 		if !keep {
@@ -62,31 +63,41 @@ func (h *httpHandler) servePost(w http.ResponseWriter, r *http.Request) {
 }
 
 // readMessage reads the body of a POSTed message into a pooled buffer,
-// answering the request itself when it cannot (415, 413, 400).
-func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (*[]byte, bool) {
+// answering the request itself when it cannot (415, 413, 400, and 503
+// past MaxInflightBytes). The caller calls release when it has answered
+// the message: its bytes count against MaxInflightBytes until then.
+func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (buf *[]byte, release func(), ok bool) {
 	var start time.Time
 	if h.s.opts.Observer != nil {
 		start = time.Now()
 	}
 	var rf *refusal
+	weight := h.opts.MaxBodyBytes
+	if r.ContentLength >= 0 && r.ContentLength < weight {
+		weight = r.ContentLength
+	}
 	if !checkContentType(r) {
 		rf = &refusal{err: errContentType, status: http.StatusUnsupportedMediaType}
+	} else if release = h.takeBytes(weight); release == nil {
+		rf = &refusal{err: errInflight, status: http.StatusServiceUnavailable, retryAfter: 1}
+		w.Header().Set("Connection", "close")
 	} else {
 		buf, err := h.readBody(w, r)
 		switch {
 		case err == nil:
-			return buf, true
+			return buf, release, true
 		case errors.Is(err, errBodyTooLarge):
 			rf = &refusal{err: errBodyLarge, status: http.StatusRequestEntityTooLarge}
 		default:
 			rf = &refusal{err: errBodyRead, status: http.StatusBadRequest}
 		}
+		release()
 		// Close the connection: net/http would otherwise read the rest of
 		// a slow or large body before answering.
 		w.Header().Set("Connection", "close")
 	}
 	refuse(w, jsonrpc.ID{}, h.s.refuseUnread(start, r.Header, rf))
-	return nil, false
+	return nil, nil, false
 }
 
 // The refusals of a POSTed body not read.
@@ -94,6 +105,7 @@ var (
 	errContentType = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Content-Type must be application/json"}
 	errBodyLarge   = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: body larger than the server accepts"}
 	errBodyRead    = &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: could not read the body"}
+	errInflight    = &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout, Message: "server busy: too many request bytes in flight; retry later", Data: []byte(`{"busy":true,"retryAfterMs":1000}`)}
 )
 
 // inbound describes request r, of session ss (sid its id, "" for none),

@@ -1,14 +1,17 @@
 package mcp_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
@@ -268,4 +271,59 @@ func TestRunHTTP(t *testing.T) {
 	client.CloseIdleConnections()
 	s.Close()
 	waitGoroutines(t, base)
+}
+
+// TestHTTPInflightBytes: the bytes of the bodies being served at once are
+// bounded server-wide (MaxInflightBytes), taken before a body is read: a
+// large request past the budget gets 503 with Retry-After unread, a small
+// one that fits is served, and the bytes come back when a request ends.
+// Before, any number of 4 MiB bodies (up to max_conns) were held at once.
+func TestHTTPInflightBytes(t *testing.T) {
+	const budget, big = 1 << 20, 700 << 10
+	e := startHTTP(t, nil, &mcp.HTTPOptions{MaxInflightBytes: budget, ReadTimeout: 30 * time.Second})
+	bigBody := modernBody(1, "server/discover", map[string]any{"pad": strings.Repeat("x", big)}, nil)
+
+	// A request that declares a large body and stalls holds its bytes:
+	// the server asks for the body (100 Continue) once it has taken them.
+	c, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(bigBody))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, "100 Continue") {
+		t.Fatalf("the stalled request got %q (%v), want 100 Continue", line, err)
+	}
+	fmt.Fprint(c, "{")
+
+	// Another large one is refused unread.
+	refused := e.post(bigBody, modernHeaders("server/discover", ""))
+	if refused.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a large body past the in-flight budget: status %d, want 503", refused.StatusCode)
+	}
+	body, _ := io.ReadAll(refused.Body)
+	refused.Body.Close()
+	if refused.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "request bytes in flight") {
+		t.Errorf("refusal: Retry-After %q, body %s", refused.Header.Get("Retry-After"), body)
+	}
+	// A small request fits beside the stalled one.
+	if resp := e.post(modernBody(2, "server/discover", nil, nil), modernHeaders("server/discover", "")); resp.StatusCode != http.StatusOK {
+		t.Errorf("a small request beside the stalled one: status %d", resp.StatusCode)
+	} else {
+		resp.Body.Close()
+	}
+	// The stalled request ends: its bytes come back.
+	c.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp := e.post(bigBody, modernHeaders("server/discover", ""))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the budget was not given back: status %d", resp.StatusCode)
+		}
+	}
 }

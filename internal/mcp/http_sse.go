@@ -105,10 +105,11 @@ func (h *httpHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		notFound()
 		return
 	}
-	buf, ok := h.readMessage(w, r)
+	buf, release, ok := h.readMessage(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	if !ss.enter() {
 		putBuf(buf)
 		notFound()
