@@ -279,12 +279,17 @@ func (p *Plugin) index() error {
 		p.resources = append(p.resources, &resourceEntry{plugin: p, uri: uri, raw: raw})
 	}
 	p.templates = p.templates[:0]
+	vars := 0
 	for _, raw := range m.ResourceTemplates {
 		s, _ := itemString(raw, "uriTemplate")
 		t, err := ParseURITemplate(s)
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if vars += t.Vars(); vars > MaxPluginTemplateVars {
+			errs = append(errs, fmt.Errorf("resource templates: more than %d variables in all (at most %d per plugin)", MaxPluginTemplateVars, MaxPluginTemplateVars))
+			break
 		}
 		p.templates = append(p.templates, &templateEntry{plugin: p, tmpl: t, raw: raw})
 	}

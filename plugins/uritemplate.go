@@ -14,9 +14,10 @@ import (
 // {?a,b} and {&a,b} (query). Values are extracted, not validated: the
 // plugin gets the concrete URI.
 type URITemplate struct {
-	raw   string
-	re    *regexp.Regexp
-	names []string
+	raw    string
+	prefix string // the literal text before the first expression
+	re     *regexp.Regexp
+	names  []string
 }
 
 // MaxTemplateVars bounds the variables of one URI template. Matching a
@@ -25,6 +26,13 @@ type URITemplate struct {
 // program), so both are bounded: a template by this and its 2048 bytes
 // at load, a URI by the engine's max_uri (8 KiB) at request.
 const MaxTemplateVars = 16
+
+// MaxPluginTemplateVars bounds the variables of all of one plugin's
+// templates together: a URI that no template matches is tried against
+// every one whose literal prefix it has, so this bounds what one
+// resources/read costs per plugin (the worst 16-variable template costs
+// tens of milliseconds against an 8 KiB URI).
+const MaxPluginTemplateVars = 64
 
 // ParseURITemplate compiles a template.
 func ParseURITemplate(s string) (*URITemplate, error) {
@@ -121,7 +129,8 @@ func ParseURITemplate(s string) (*URITemplate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uri template %q: %w", s, err)
 	}
-	return &URITemplate{raw: s, re: re, names: names}, nil
+	prefix, _, _ := strings.Cut(s, "{")
+	return &URITemplate{raw: s, prefix: prefix, re: re, names: names}, nil
 }
 
 func validVarName(v string) bool {
@@ -146,11 +155,21 @@ func short(s string) string {
 
 // Matches reports whether uri is an expansion of the template: Match
 // without the variables, several times cheaper (no submatches kept).
-func (t *URITemplate) Matches(uri string) bool { return t.re.MatchString(uri) }
+// A URI without the template's literal prefix is refused before the
+// regular expression runs (which is anchored on that prefix).
+func (t *URITemplate) Matches(uri string) bool {
+	return strings.HasPrefix(uri, t.prefix) && t.re.MatchString(uri)
+}
+
+// Vars returns the number of the template's variables.
+func (t *URITemplate) Vars() int { return len(t.names) }
 
 // Match reports whether uri is an expansion of the template, and returns
 // the extracted variables (percent-decoded where possible).
 func (t *URITemplate) Match(uri string) (map[string]string, bool) {
+	if !strings.HasPrefix(uri, t.prefix) {
+		return nil, false
+	}
 	m := t.re.FindStringSubmatch(uri)
 	if m == nil {
 		return nil, false

@@ -21,13 +21,25 @@ func cpuTime(t *testing.T) time.Duration {
 // templateManifest is a liar manifest with one resource template of n
 // reserved variables ({+v0}{+v1}...: every split of a URI matches, the
 // costliest kind to match).
-func templateManifest(n int) string {
-	var b strings.Builder
-	b.WriteString("x://h/")
-	for i := range n {
-		fmt.Fprintf(&b, "{+v%d}", i)
+func templateManifest(n int) string { return templatesManifest(1, n) }
+
+// templatesManifest is templateManifest with k such templates (x0://h/...,
+// x1://h/...).
+func templatesManifest(k, n int) string {
+	var ts []string
+	for j := range k {
+		var b strings.Builder
+		fmt.Fprintf(&b, "x%d://h/", j)
+		if k == 1 {
+			b.Reset()
+			b.WriteString("x://h/")
+		}
+		for i := range n {
+			fmt.Fprintf(&b, "{+v%d}", i)
+		}
+		ts = append(ts, `{"uriTemplate":"`+b.String()+`","name":"t`+fmt.Sprint(j)+`"}`)
 	}
-	return `{"abi":1,"tools":[{"name":"liar_ok"}],"resourceTemplates":[{"uriTemplate":"` + b.String() + `","name":"t"}]}`
+	return `{"abi":1,"tools":[{"name":"liar_ok"}],"resourceTemplates":[` + strings.Join(ts, ",") + `]}`
 }
 
 // TestTemplateMatchBounded: matching a resources/read URI against the
@@ -45,6 +57,12 @@ func TestTemplateMatchBounded(t *testing.T) {
 	t.Run("too many variables", func(t *testing.T) {
 		_, err := newHostileServer(t, e, liar(templateManifest(200)))
 		checkRefused(t, err, "resourceTemplates[0]", "at most 16")
+	})
+	// Each template is within its bound, but a URI matching none would be
+	// tried against all of them.
+	t.Run("too many variables in all", func(t *testing.T) {
+		_, err := newHostileServer(t, e, liar(templatesManifest(5, 16)))
+		checkRefused(t, err, "resource templates", "at most 64 per plugin")
 	})
 
 	srv, err := newHostileServer(t, e, liar(templateManifest(16)))
