@@ -5,7 +5,7 @@
 //	wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]
 //	wasmcp inspect [--config FILE] [--json] PLUGIN.wasm
 //	wasmcp plugins [--config FILE] [--plugins DIR]... [--json]
-//	wasmcp new     --lang go|c|rust|assemblyscript NAME
+//	wasmcp new     --lang go|c|rust|assemblyscript [--with-app] NAME
 //	wasmcp pull    [--config FILE] [--key cosign.pub] REF
 //	wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG
 //	wasmcp lock    [--config FILE]
@@ -39,7 +39,7 @@ const usage = `usage:
   wasmcp call    [--config FILE] [--plugins DIR]... TOOL [JSON]     call one tool, print the result
   wasmcp inspect [--config FILE] [--json] PLUGIN.wasm               show a plugin's manifest and capabilities
   wasmcp plugins [--config FILE] [--plugins DIR]... [--json]        list the plugins loaded: source, ABI, digest, tools, grants, limits
-  wasmcp new     --lang go|c|rust|assemblyscript NAME               scaffold a plugin project
+  wasmcp new     --lang go|c|rust|assemblyscript [--with-app] NAME  scaffold a plugin project (--with-app: an MCP App, Go)
   wasmcp pull    [--config FILE] [--key cosign.pub] REF             fetch and verify a plugin into the cache, print its digest
   wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG      push a plugin (CNCF Wasm OCI layout)
   wasmcp lock    [--config FILE]                                    write wasmcp.lock: the digests and grants of the url plugins

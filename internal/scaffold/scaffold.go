@@ -38,6 +38,10 @@ type Options struct {
 	// ones; a Go project's go.mod then replaces github.com/wasmcp/wasmcp
 	// with it. FindSDKRoot can locate one.
 	SDKRoot string
+	// WithApp adds an MCP App (docs/apps-and-skills.md): app.html served
+	// as ui://NAME/view, greet linked to it and an app-only tool, shout,
+	// that the app's button calls. Go only.
+	WithApp bool
 }
 
 // language describes one supported language.
@@ -132,6 +136,21 @@ func Write(dir, lang, name string, opts Options) error {
 		}
 		sdk = os.DirFS(root)
 	}
+	files0 := l.files
+	if opts.WithApp {
+		if lang != "go" {
+			return fmt.Errorf("scaffold: --with-app is for Go projects only (the other SDKs declare apps too; see their SDK.md)")
+		}
+		files0 = map[string]string{}
+		for t, p := range l.files {
+			files0[t] = p
+		}
+		delete(files0, "go/main.go.tmpl")
+		delete(files0, "go/main_test.go.tmpl")
+		files0["go/main_app.go.tmpl"] = "main.go"
+		files0["go/main_app_test.go.tmpl"] = "main_test.go"
+		files0["go/app.html.tmpl"] = "app.html"
+	}
 	goVer, err := goVersion(sdk)
 	if err != nil {
 		return fmt.Errorf("scaffold: %w", err)
@@ -149,6 +168,7 @@ func Write(dir, lang, name string, opts Options) error {
 		"VendorDir": goVendorDir,
 		"GoVersion": goVer,
 		"LangTitle": l.title,
+		"WithApp":   opts.WithApp,
 	}
 	notes, err := execute(lang+" notes", l.notes, data)
 	if err != nil {
@@ -172,7 +192,7 @@ func Write(dir, lang, name string, opts Options) error {
 		files[string(p)] = out
 		return nil
 	}
-	for t, p := range l.files {
+	for t, p := range files0 {
 		if err := render(t, p); err != nil {
 			return fmt.Errorf("scaffold: %w", err)
 		}

@@ -104,8 +104,15 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = engine.Close(context.Background()) })
 
-	for _, lang := range []string{"c", "go"} {
-		t.Run(lang, func(t *testing.T) {
+	for _, tc := range []struct {
+		lang    string
+		withApp bool
+	}{{"c", false}, {"go", false}, {"go", true}} {
+		lang, name := tc.lang, tc.lang
+		if tc.withApp {
+			name += "-app"
+		}
+		t.Run(name, func(t *testing.T) {
 			for _, tool := range toolchain[lang] {
 				if _, err := exec.LookPath(tool); err != nil {
 					missingToolchain(t, "%s toolchain missing: %s not on PATH", lang, tool)
@@ -115,7 +122,7 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 				missingToolchain(t, "%s", why)
 			}
 			dir := filepath.Join(t.TempDir(), "hello-"+lang)
-			if err := Write(dir, lang, "hello", Options{SDKRoot: root}); err != nil {
+			if err := Write(dir, lang, "hello", Options{SDKRoot: root, WithApp: tc.withApp}); err != nil {
 				t.Fatal(err)
 			}
 			cmd := exec.Command("./test.sh")
@@ -150,12 +157,27 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 				Content []struct{ Text string }
 				IsError bool
 			}
-			if err := json.Unmarshal(res, &r); err != nil || r.IsError || len(r.Content) != 1 || r.Content[0].Text != "Hello, Ada!" {
+			if err := json.Unmarshal(res, &r); err != nil || r.IsError || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "Hello, Ada!") {
 				t.Fatalf("greet result: %s (%v)", res, err)
 			}
 			status, res, err = p.Call(context.Background(), []byte(`{"method":"wasmcp/describe","params":{},"context":{}}`), nopHost{})
 			if err != nil || status != 0 || !strings.Contains(string(res), `"name":"hello"`) {
 				t.Fatalf("describe: %d %s %v", status, res, err)
+			}
+			if !tc.withApp {
+				return
+			}
+			// The app: listed with its MIME type, greet linked to it, shout
+			// app-only, and the read answers the HTML with _meta.ui.
+			for _, want := range []string{`"uri":"ui://hello/view"`, `"mimeType":"text/html;profile=mcp-app"`,
+				`"resourceUri":"ui://hello/view"`, `"visibility":["app"]`} {
+				if !strings.Contains(string(res), want) {
+					t.Errorf("describe lacks %s: %s", want, res)
+				}
+			}
+			status, res, err = p.Call(context.Background(), []byte(`{"method":"resources/read","params":{"uri":"ui://hello/view"},"context":{}}`), nopHost{})
+			if err != nil || status != 0 || !strings.Contains(string(res), `"_meta":{"ui":{}}`) || !strings.Contains(string(res), "ui/initialize") {
+				t.Fatalf("read the app: %d %.300s %v", status, res, err)
 			}
 		})
 	}

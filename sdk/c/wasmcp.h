@@ -138,7 +138,43 @@ typedef struct {
 	size_t n_prompts;
 	wasmcp_complete_fn complete; /* NULL: no completions */
 	const char *capabilities;    /* JSON object the plugin asks for, or NULL */
+	const struct wasmcp_meta *metas; /* _meta objects of tools and resources, or NULL */
+	size_t n_metas;
+	const struct wasmcp_skill *skills; /* Agent Skills embedded in the plugin, or NULL */
+	size_t n_skills;
 } wasmcp_plugin;
+
+/* ---- _meta, MCP Apps and Skills (docs/apps-and-skills.md) ----
+ *
+ * wasmcp_plugin.metas gives tools (by name) and resources (by URI) their
+ * _meta object, JSON text checked when the manifest is written. An app is
+ * a wasmcp_resource with a ui:// URI and mime_type WASMCP_APP_MIME whose
+ * meta is {"ui":{"csp":{...},"prefersBorder":true}}; its handler answers
+ * with wasmcp_app_html, which repeats the meta on the contents. A tool
+ * points at it with meta WASMCP_UI_META(uri), or WASMCP_UI_META_APP_ONLY(uri)
+ * for a tool only the app calls. A tool linked to an app still answers
+ * text for clients without the extension. */
+typedef struct wasmcp_meta {
+	const char *target; /* a tool's name or a resource's URI */
+	const char *meta;   /* its _meta object, JSON text */
+} wasmcp_meta;
+#define WASMCP_APP_MIME "text/html;profile=mcp-app"
+#define WASMCP_UI_META(uri) "{\"ui\":{\"resourceUri\":\"" uri "\"}}"
+#define WASMCP_UI_META_APP_ONLY(uri) "{\"ui\":{\"resourceUri\":\"" uri "\",\"visibility\":[\"app\"]}}"
+
+/* One file of a skill: its path inside the skill ("/"-separated) and its
+ * UTF-8 content. A skill is data the host serves as skill:// resources,
+ * never code; its SKILL.md has YAML front matter with name and
+ * description. */
+typedef struct {
+	const char *path;
+	const char *content;
+} wasmcp_skill_file;
+
+typedef struct wasmcp_skill {
+	const wasmcp_skill_file *files; /* SKILL.md among them */
+	size_t n_files;
+} wasmcp_skill;
 
 #define WASMCP_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -189,6 +225,9 @@ void wasmcp_prompt_description(wasmcp_ctx *ctx, const char *description);
 /* Resource contents for uri (NULL = the requested URI). */
 void wasmcp_resource_text(wasmcp_ctx *ctx, const char *uri, const char *mime_type, const char *text, size_t len);
 void wasmcp_resource_blob(wasmcp_ctx *ctx, const char *uri, const char *mime_type, const void *data, size_t len);
+/* The contents of the app being read: html (len bytes) as WASMCP_APP_MIME,
+ * with the _meta of the wasmcp_resource the read is for. */
+void wasmcp_app_html(wasmcp_ctx *ctx, const char *html, size_t len);
 /* Completion values. */
 void wasmcp_complete_value(wasmcp_ctx *ctx, const char *value);
 void wasmcp_complete_total(wasmcp_ctx *ctx, int64_t total, int has_more);
@@ -454,6 +493,20 @@ void wasmcp_resource_text(wasmcp_ctx *ctx, const char *uri, const char *mime_typ
 	wasmcp_buf *b = wasmcp__resource_item(ctx, uri, mime_type);
 	wasmcp_w_key(b, "text");
 	wasmcp_w_strn(b, text, len);
+	wasmcp_w_end_obj(b);
+}
+
+static const char *wasmcp__meta_of(const wasmcp_plugin *p, const char *target);
+
+void wasmcp_app_html(wasmcp_ctx *ctx, const char *html, size_t len) {
+	wasmcp_buf *b = wasmcp__resource_item(ctx, NULL, WASMCP_APP_MIME);
+	wasmcp_w_key(b, "text");
+	wasmcp_w_strn(b, html, len);
+	const char *meta = wasmcp__meta_of(ctx->plugin, ctx->uri);
+	if (meta) { /* valid: describe checked it, or the host refused the plugin */
+		wasmcp_w_key(b, "_meta");
+		wasmcp_w_raw(b, meta, strlen(meta));
+	}
 	wasmcp_w_end_obj(b);
 }
 
@@ -918,9 +971,18 @@ static void wasmcp__w_opt_str(wasmcp_buf *b, const char *key, const char *s) {
 	}
 }
 
-/* Writes a resource or a resource template: {uri_key: uri, name, description?, mimeType?}. */
-static void wasmcp__w_resource(wasmcp_buf *b, const char *uri_key, const char *uri, const char *name,
-			       const char *description, const char *mime_type) {
+/* The _meta text wasmcp_plugin.metas gives target, or NULL. */
+static const char *wasmcp__meta_of(const wasmcp_plugin *p, const char *target) {
+	for (size_t i = 0; target && i < p->n_metas; i++) {
+		if (p->metas[i].target && strcmp(p->metas[i].target, target) == 0) return p->metas[i].meta;
+	}
+	return NULL;
+}
+
+/* Writes a resource or a resource template: {uri_key: uri, name,
+ * description?, mimeType?, _meta?}; -1 if meta is not valid JSON. */
+static int wasmcp__w_resource(wasmcp_buf *b, const char *uri_key, const char *uri, const char *name,
+			      const char *description, const char *mime_type, const char *meta) {
 	wasmcp_w_obj(b);
 	wasmcp_w_key(b, uri_key);
 	wasmcp_w_str(b, uri);
@@ -928,7 +990,9 @@ static void wasmcp__w_resource(wasmcp_buf *b, const char *uri_key, const char *u
 	wasmcp_w_str(b, name);
 	wasmcp__w_opt_str(b, "description", description);
 	wasmcp__w_opt_str(b, "mimeType", mime_type);
+	if (meta && wasmcp__w_json_field(b, "_meta", meta)) return -1;
 	wasmcp_w_end_obj(b);
+	return 0;
 }
 
 /* The describe error for a bad task_tools entry. */
@@ -973,6 +1037,8 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 		if (wasmcp__w_json_field(b, "inputSchema", t->input_schema ? t->input_schema : "{\"type\":\"object\"}")) return -1;
 		if (t->output_schema && wasmcp__w_json_field(b, "outputSchema", t->output_schema)) return -1;
 		if (t->annotations && wasmcp__w_json_field(b, "annotations", t->annotations)) return -1;
+		const char *meta = wasmcp__meta_of(p, t->name);
+		if (meta && wasmcp__w_json_field(b, "_meta", meta)) return -1;
 		if (wasmcp__w_task_support(p, t->name, b)) {
 			*bad = wasmcp__bad_task;
 			return -1;
@@ -991,14 +1057,15 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 	wasmcp_w_arr(b);
 	for (size_t i = 0; i < p->n_resources; i++) {
 		const wasmcp_resource *r = &p->resources[i];
-		wasmcp__w_resource(b, "uri", r->uri, r->name, r->description, r->mime_type);
+		*bad = r->uri;
+		if (wasmcp__w_resource(b, "uri", r->uri, r->name, r->description, r->mime_type, wasmcp__meta_of(p, r->uri))) return -1;
 	}
 	wasmcp_w_end_arr(b);
 	wasmcp_w_key(b, "resourceTemplates");
 	wasmcp_w_arr(b);
 	for (size_t i = 0; i < p->n_templates; i++) {
 		const wasmcp_resource_template *r = &p->templates[i];
-		wasmcp__w_resource(b, "uriTemplate", r->uri_template, r->name, r->description, r->mime_type);
+		wasmcp__w_resource(b, "uriTemplate", r->uri_template, r->name, r->description, r->mime_type, NULL);
 	}
 	wasmcp_w_end_arr(b);
 	wasmcp_w_key(b, "prompts");
@@ -1018,6 +1085,23 @@ static int wasmcp__describe(const wasmcp_plugin *p, wasmcp_buf *b, const char **
 	wasmcp_w_bool(b, p->complete != NULL);
 	*bad = "capabilities";
 	if (p->capabilities && wasmcp__w_json_field(b, "capabilities", p->capabilities)) return -1;
+	if (p->n_skills) {
+		wasmcp_w_key(b, "skills");
+		wasmcp_w_arr(b);
+		for (size_t i = 0; i < p->n_skills; i++) {
+			const wasmcp_skill *sk = &p->skills[i];
+			wasmcp_w_obj(b);
+			wasmcp_w_key(b, "files");
+			wasmcp_w_obj(b);
+			for (size_t j = 0; j < sk->n_files; j++) {
+				wasmcp_w_key(b, sk->files[j].path);
+				wasmcp_w_str(b, sk->files[j].content);
+			}
+			wasmcp_w_end_obj(b);
+			wasmcp_w_end_obj(b);
+		}
+		wasmcp_w_end_arr(b);
+	}
 	wasmcp_w_end_obj(b);
 	return 0;
 }

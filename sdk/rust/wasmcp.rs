@@ -1262,6 +1262,43 @@ pub struct TaskTool {
     pub support: TaskSupport,
 }
 
+/// The MIME type of an MCP App resource (docs/apps-and-skills.md).
+pub const APP_MIME: &str = "text/html;profile=mcp-app";
+
+/// The `_meta` object of a tool (by name) or a resource (by URI), as JSON
+/// text (validated when the manifest is written). An app is a Resource
+/// with a `ui://` URI and mime_type APP_MIME whose meta is
+/// `{"ui":{"csp":{...},"prefersBorder":true}}`; its handler returns
+/// `Contents::text(uri, APP_MIME, html)` and the SDK repeats the meta on
+/// it. A tool points at the app with `ui_meta!("ui://x/view")`, or
+/// `ui_meta!("ui://x/view", app_only)` for a tool only the app calls; it
+/// still returns text for clients without the extension.
+pub struct Meta {
+    pub target: &'static str,
+    pub meta: &'static str,
+}
+
+/// `_meta` JSON text linking a tool to the app at a ui:// URI (a string
+/// literal): `ui_meta!("ui://x/view")`, or `ui_meta!("ui://x/view",
+/// app_only)` for visibility `["app"]`.
+#[macro_export]
+macro_rules! ui_meta {
+    ($uri:literal) => {
+        concat!(r#"{"ui":{"resourceUri":""#, $uri, r#""}}"#)
+    };
+    ($uri:literal, app_only) => {
+        concat!(r#"{"ui":{"resourceUri":""#, $uri, r#"","visibility":["app"]}}"#)
+    };
+}
+
+/// An Agent Skill embedded in the plugin: its files as (path inside the
+/// skill, UTF-8 content), SKILL.md among them with YAML front matter
+/// naming it. The host serves it as skill:// resources; it is data, never
+/// run.
+pub struct Skill {
+    pub files: &'static [(&'static str, &'static str)],
+}
+
 /// A plugin: everything it provides. Start from `Plugin::EMPTY`.
 pub struct Plugin {
     pub name: &'static str,
@@ -1278,6 +1315,10 @@ pub struct Plugin {
     pub complete: Option<fn(&Request) -> Result<Completion, Error>>,
     /// The capabilities the plugin asks for, as JSON text ("" = none).
     pub capabilities: &'static str,
+    /// The `_meta` objects of tools and resources.
+    pub metas: &'static [Meta],
+    /// Agent Skills embedded in the plugin.
+    pub skills: &'static [Skill],
 }
 
 impl Plugin {
@@ -1292,7 +1333,14 @@ impl Plugin {
         prompts: &[],
         complete: None,
         capabilities: "",
+        metas: &[],
+        skills: &[],
     };
+
+    /// The `_meta` JSON text Plugin::metas gives target, if any.
+    fn meta_of(&self, target: &str) -> Option<&'static str> {
+        self.metas.iter().find(|m| m.target == target).map(|m| m.meta)
+    }
 
     /// The manifest (the result of wasmcp/describe).
     pub fn manifest(&self) -> Result<Value, String> {
@@ -1312,6 +1360,9 @@ impl Plugin {
             }
             if !t.annotations.is_empty() {
                 v.set("annotations", json(t.name, t.annotations)?);
+            }
+            if let Some(m) = self.meta_of(t.name) {
+                v.set("_meta", json(t.name, m)?);
             }
             let support = match self.task_tools.iter().find(|tt| tt.tool == t.name).map(|tt| tt.support) {
                 Some(TaskSupport::Optional) => "optional",
@@ -1336,7 +1387,14 @@ impl Plugin {
             }
             v
         };
-        let resources = self.resources.iter().map(|r| item("uri", r.uri, r.name, r.description, r.mime_type)).collect();
+        let mut resources = Vec::new();
+        for r in self.resources {
+            let mut v = item("uri", r.uri, r.name, r.description, r.mime_type);
+            if let Some(m) = self.meta_of(r.uri) {
+                v.set("_meta", json(r.uri, m)?);
+            }
+            resources.push(v);
+        }
         let templates =
             self.templates.iter().map(|r| item("uriTemplate", r.uri_template, r.name, r.description, r.mime_type)).collect();
         let mut prompts = Vec::new();
@@ -1364,6 +1422,17 @@ impl Plugin {
         m.set("completions", self.complete.is_some().into());
         if !self.capabilities.is_empty() {
             m.set("capabilities", json("capabilities", self.capabilities)?);
+        }
+        if !self.skills.is_empty() {
+            let skills = self
+                .skills
+                .iter()
+                .map(|sk| {
+                    let files = sk.files.iter().map(|(p, c)| (*p, Value::from(*c)));
+                    Value::obj([("files", Value::obj(files))])
+                })
+                .collect();
+            m.set("skills", Value::Array(skills));
         }
         Ok(m)
     }
@@ -1460,7 +1529,19 @@ pub fn handle(plugin: &Plugin, input: &[u8]) -> (u32, String) {
                 r.map(|c| Value::obj([("contents", Value::Array(c.iter().map(|x| x.to_value()).collect()))]))
             };
             if let Some(r) = plugin.resources.iter().find(|r| r.uri == uri) {
-                contents((r.handler)(&req, &uri))
+                // An app's contents repeat its _meta (valid: describe
+                // checked it).
+                let meta = plugin.meta_of(r.uri).and_then(|m| Value::parse(m).ok());
+                (r.handler)(&req, &uri).map(|c| {
+                    let items = c.iter().map(|x| {
+                        let mut v = x.to_value();
+                        if let (Some(m), Some(APP_MIME)) = (&meta, x.mime_type.as_deref()) {
+                            v.set("_meta", m.clone());
+                        }
+                        v
+                    });
+                    Value::obj([("contents", Value::Array(items.collect()))])
+                })
             } else {
                 let mut found = None;
                 for t in plugin.templates {

@@ -445,6 +445,12 @@ export function matchTemplate(tmpl: string, uri: string, req: Request): bool {
   return true;
 }
 
+/** The MIME type of an MCP App resource (docs/apps-and-skills.md). */
+export const APP_MIME = "text/html;profile=mcp-app";
+
+/** The handler of an app's ResourceDef: never called (handle answers apps' reads). */
+function appRead(req: Request, uri: string): ResourceResult { return new ResourceResult(); }
+
 /** A plugin: register tools, resources, prompts, then call run() from wasmcp_call. */
 export class Plugin {
   tools: ToolDef[] = [];
@@ -455,6 +461,15 @@ export class Plugin {
   taskSupports: string[] = [];
   /** The capabilities the plugin asks for, as JSON text ("" = none). */
   capabilities: string = "";
+  /** _meta objects (JSON text) of tools (by name) and resources (by URI). */
+  metaTargets: string[] = [];
+  metaJSON: string[] = [];
+  /** The apps' URIs and HTML. */
+  appURIs: string[] = [];
+  appHTML: string[] = [];
+  /** Agent Skills: each one's file paths and contents. */
+  skillPaths: string[][] = [];
+  skillContents: string[][] = [];
 
   constructor(public name: string, public version: string = "", public description: string = "") {}
 
@@ -488,6 +503,43 @@ export class Plugin {
     return this;
   }
   complete(handler: CompleteHandler): Plugin { this.completer = handler; return this; }
+  /** Gives the tool named target, or the resource whose URI it is, the _meta object json. */
+  meta(target: string, json: string): Plugin {
+    this.metaTargets.push(target);
+    this.metaJSON.push(json);
+    return this;
+  }
+  /**
+   * Adds an MCP App: a ui:// resource of type APP_MIME whose _meta is
+   * {"ui": ui} (ui: JSON text of csp, permissions, domain, prefersBorder;
+   * "" = {}), read as html. Link tools to it with linkTool.
+   */
+  app(uri: string, name: string, description: string, ui: string, html: string): Plugin {
+    this.resources.push(new ResourceDef(uri, name, description, APP_MIME, false, appRead));
+    this.appURIs.push(uri);
+    this.appHTML.push(html);
+    return this.meta(uri, "{\"ui\":" + (ui.length > 0 ? ui : "{}") + "}");
+  }
+  /**
+   * Links the tool named to the app at resourceUri (_meta.ui.resourceUri);
+   * appOnly makes it visible to the app only (visibility ["app"]). The
+   * tool still returns text for clients without the extension.
+   */
+  linkTool(tool: string, resourceUri: string, appOnly: bool = false): Plugin {
+    const ui = jobj().set("resourceUri", jstr(resourceUri));
+    if (appOnly) ui.set("visibility", jarr().push(jstr("app")));
+    return this.meta(tool, jobj().set("ui", ui).toJSON());
+  }
+  /** Embeds an Agent Skill: its files' paths (SKILL.md among them) and UTF-8 contents. */
+  skill(paths: string[], contents: string[]): Plugin {
+    this.skillPaths.push(paths);
+    this.skillContents.push(contents);
+    return this;
+  }
+  private metaOf(target: string): string {
+    const i = this.metaTargets.lastIndexOf(target);
+    return i >= 0 ? this.metaJSON[i] : "";
+  }
   requestCapabilities(json: string): Plugin { this.capabilities = json; return this; }
 
   /** The manifest, or an RpcError if a schema is not valid JSON. */
@@ -513,6 +565,12 @@ export class Plugin {
         if (a.isMissing) return badManifest(t.name);
         v.set("annotations", a);
       }
+      const tm = this.metaOf(t.name);
+      if (tm.length > 0) {
+        const mv = JSONValue.parse(tm);
+        if (mv.isMissing) return badManifest(t.name);
+        v.set("_meta", mv);
+      }
       const ti = this.taskTools.lastIndexOf(t.name);
       if (ti >= 0 && this.taskSupports[ti] != "forbidden") {
         v.set("execution", jobj().set("taskSupport", jstr(this.taskSupports[ti])));
@@ -534,6 +592,12 @@ export class Plugin {
       const v = jobj().set(r.template ? "uriTemplate" : "uri", jstr(r.uri)).set("name", jstr(r.name));
       if (r.description.length > 0) v.set("description", jstr(r.description));
       if (r.mimeType.length > 0) v.set("mimeType", jstr(r.mimeType));
+      const rm = r.template ? "" : this.metaOf(r.uri);
+      if (rm.length > 0) {
+        const mv = JSONValue.parse(rm);
+        if (mv.isMissing) return badManifest(r.uri);
+        v.set("_meta", mv);
+      }
       if (r.template) templates.push(v); else resources.push(v);
     }
     const prompts = jarr();
@@ -554,6 +618,17 @@ export class Plugin {
       const c = JSONValue.parse(this.capabilities);
       if (c.isMissing) return badManifest("capabilities");
       m.set("capabilities", c);
+    }
+    if (this.skillPaths.length > 0) {
+      const skills = jarr();
+      for (let i = 0; i < this.skillPaths.length; i++) {
+        const files = jobj();
+        for (let j = 0; j < this.skillPaths[i].length && j < this.skillContents[i].length; j++) {
+          files.set(this.skillPaths[i][j], jstr(this.skillContents[i][j]));
+        }
+        skills.push(jobj().set("files", files));
+      }
+      m.set("skills", skills);
     }
     return m;
   }
@@ -581,6 +656,12 @@ export class Plugin {
     }
     if (m == "resources/read") {
       const uri = req.params.get("uri").str;
+      const ai = this.appURIs.indexOf(uri);
+      if (ai >= 0) {
+        const res = ResourceResult.text(uri, APP_MIME, this.appHTML[ai]);
+        res.contents.at(0).set("_meta", JSONValue.parse(this.metaOf(uri)));
+        return this.outcome(res, res.toValue(), false);
+      }
       for (let pass = 0; pass < 2; pass++) {
         for (let i = 0; i < this.resources.length; i++) {
           const r = this.resources[i];

@@ -124,6 +124,10 @@ plugin.tool("task", "task/start, then a result", OBJ, task);
 plugin.taskSupport("task", "optional").taskSupport("echo", "forbidden");
 plugin.resource("fixture://static", "static", "a fixed resource", "text/plain", rStatic);
 plugin.resourceTemplate("fixture://item/{id}", "item", "an item", "text/plain", rItem);
+plugin.app("ui://fixture/app", "app", "an MCP App", "{\"csp\":{\"connectDomains\":[\"https://example.com\"]},\"prefersBorder\":true}",
+  "<!DOCTYPE html><html><head><title>fixture</title></head><body>app</body></html>");
+plugin.linkTool("echo", "ui://fixture/app", true);
+plugin.skill(["SKILL.md", "refs/notes.md"], ["---\nname: fixture-skill\ndescription: A skill of the SDK fixture\n---\n# Fixture\n", "notes\n"]);
 plugin.prompt("greet", "Greet someone", "[{\"name\":\"name\",\"required\":true}]", greet);
 plugin.complete(complete);
 plugin.requestCapabilities("{\"kv\":true,\"http\":[\"https://example.com/\"],\"config\":[\"greeting\"]}");

@@ -160,6 +160,13 @@ static void r_static(wasmcp_ctx *ctx, const char *uri) {
 	wasmcp_resource_text(ctx, uri, "text/plain", "static text", 11);
 }
 
+static const char app_html[] = "<!DOCTYPE html><html><head><title>fixture</title></head><body>app</body></html>";
+
+static void r_app(wasmcp_ctx *ctx, const char *uri) {
+	(void)uri;
+	wasmcp_app_html(ctx, app_html, sizeof app_html - 1);
+}
+
 static void r_item(wasmcp_ctx *ctx, const char *uri) {
 	const char *id = wasmcp_uri_var(ctx, "id");
 	char text[128];
@@ -222,7 +229,17 @@ static const wasmcp_task_tool task_tools[] = {
 };
 static const wasmcp_resource resources[] = {
 	{"fixture://static", "static", "a fixed resource", "text/plain", r_static},
+	{"ui://fixture/app", "app", "an MCP App", WASMCP_APP_MIME, r_app},
 };
+static const wasmcp_meta metas[] = {
+	{"ui://fixture/app", "{\"ui\":{\"csp\":{\"connectDomains\":[\"https://example.com\"]},\"prefersBorder\":true}}"},
+	{"echo", WASMCP_UI_META_APP_ONLY("ui://fixture/app")},
+};
+static const wasmcp_skill_file skill_files[] = {
+	{"SKILL.md", "---\nname: fixture-skill\ndescription: A skill of the SDK fixture\n---\n# Fixture\n"},
+	{"refs/notes.md", "notes\n"},
+};
+static const wasmcp_skill skills[] = {{skill_files, WASMCP_COUNT(skill_files)}};
 static const wasmcp_resource_template templates[] = {
 	{"fixture://item/{id}", "item", "an item", "text/plain", r_item},
 };
@@ -245,6 +262,10 @@ static const wasmcp_plugin plugin = {
 	.n_prompts = WASMCP_COUNT(prompts),
 	.complete = complete,
 	.capabilities = "{\"kv\":true,\"http\":[\"https://example.com/\"],\"config\":[\"greeting\"]}",
+	.metas = metas,
+	.n_metas = WASMCP_COUNT(metas),
+	.skills = skills,
+	.n_skills = WASMCP_COUNT(skills),
 };
 
 WASMCP_PLUGIN(plugin)

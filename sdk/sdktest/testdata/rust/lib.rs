@@ -128,8 +128,28 @@ static TOOLS: [Tool; 10] = [
 static TASK_TOOLS: [TaskTool; 2] =
     [TaskTool { tool: "task", support: TaskSupport::Optional }, TaskTool { tool: "echo", support: TaskSupport::Forbidden }];
 
-static RESOURCES: [Resource; 1] =
-    [Resource { uri: "fixture://static", name: "static", description: "a fixed resource", mime_type: "text/plain", handler: r_static }];
+static RESOURCES: [Resource; 2] = [
+    Resource { uri: "fixture://static", name: "static", description: "a fixed resource", mime_type: "text/plain", handler: r_static },
+    Resource { uri: "ui://fixture/app", name: "app", description: "an MCP App", mime_type: APP_MIME, handler: r_app },
+];
+
+const APP_HTML: &str = "<!DOCTYPE html><html><head><title>fixture</title></head><body>app</body></html>";
+
+fn r_app(_: &Request, uri: &str) -> Result<Vec<Contents>, Error> {
+    Ok(vec![Contents::text(uri, APP_MIME, APP_HTML)])
+}
+
+static METAS: [Meta; 2] = [
+    Meta { target: "ui://fixture/app", meta: r#"{"ui":{"csp":{"connectDomains":["https://example.com"]},"prefersBorder":true}}"# },
+    Meta { target: "echo", meta: ui_meta!("ui://fixture/app", app_only) },
+];
+
+static SKILLS: [Skill; 1] = [Skill {
+    files: &[
+        ("SKILL.md", "---\nname: fixture-skill\ndescription: A skill of the SDK fixture\n---\n# Fixture\n"),
+        ("refs/notes.md", "notes\n"),
+    ],
+}];
 
 static TEMPLATES: [ResourceTemplate; 1] = [ResourceTemplate {
     uri_template: "fixture://item/{id}",
@@ -153,6 +173,8 @@ static PLUGIN: Plugin = Plugin {
     prompts: &PROMPTS,
     complete: Some(complete),
     capabilities: r#"{"kv":true,"http":["https://example.com/"],"config":["greeting"]}"#,
+    metas: &METAS,
+    skills: &SKILLS,
 };
 
 #[no_mangle]
