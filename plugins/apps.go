@@ -39,6 +39,7 @@ import (
 
 const (
 	uiScheme     = "ui://"
+	uiMIME       = "text/html;profile=mcp-app"
 	uiExtension  = "io.modelcontextprotocol/ui"
 	prefixMeta   = "wasmcp-tool-prefix"
 	uiMetaKey    = "ui"
@@ -68,13 +69,30 @@ func prefixUI(uri, prefix string) string {
 
 // hasUIExtension reports whether client capabilities caps declare MCP
 // Apps.
+//
+// The extension's settings list the mimeTypes the client renders
+// (REQUIRED by ext-apps): a client whose list lacks
+// text/html;profile=mcp-app renders none of these apps, so it counts as
+// without the extension; settings without the list are taken at their
+// word.
 func hasUIExtension(caps []byte) bool {
 	ext, ok := jsonscan.Member(caps, "extensions")
 	if !ok {
 		return false
 	}
 	v, ok := jsonscan.Member(ext, uiExtension)
-	return ok && jsonscan.Kind(v) != 'z'
+	if !ok || jsonscan.Kind(v) == 'z' {
+		return false
+	}
+	mt, ok := jsonscan.Member(v, "mimeTypes")
+	if !ok {
+		return true
+	}
+	var types []string
+	if json.Unmarshal(mt, &types) != nil {
+		return false
+	}
+	return slices.Contains(types, uiMIME)
 }
 
 // toolUI reads a tool's _meta.ui (or the older _meta["ui/resourceUri"]):

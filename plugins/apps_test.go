@@ -134,3 +134,23 @@ func FuzzNarrowCSP(f *testing.F) {
 		}
 	})
 }
+
+func TestHasUIExtension(t *testing.T) {
+	tests := []struct {
+		caps string
+		want bool
+	}{
+		{`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`, true},
+		{`{"extensions":{"io.modelcontextprotocol/ui":{}}}`, true},
+		{`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/uri-list"]}}}`, false},
+		{`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":"text/html;profile=mcp-app"}}}`, false},
+		{`{"extensions":{"io.modelcontextprotocol/ui":null}}`, false},
+		{`{"extensions":{}}`, false},
+		{`{}`, false},
+	}
+	for _, tt := range tests {
+		if got := hasUIExtension([]byte(tt.caps)); got != tt.want {
+			t.Errorf("hasUIExtension(%s) = %v", tt.caps, got)
+		}
+	}
+}
