@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/config"
@@ -38,6 +40,7 @@ func cmdServe(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	defer srv.Close(context.WithoutCancel(ctx))
+	defer reloadOnHangup(srv)()
 	// The plugins load while the transport already answers initialize
 	// (lists and calls wait for them; see server.Options.Background). A
 	// plugin that must load and does not stops the server, as before it
@@ -127,4 +130,24 @@ func warnNoPlugins(cfg *config.Config, log *slog.Logger, srv *server.Server) {
 	} else {
 		log.Warn("no plugins loaded; give --config or --plugins, or run from a directory with a wasmcp.toml")
 	}
+}
+
+// reloadOnHangup reloads the [authz] policies on every SIGHUP until the
+// returned function is called (a policy that does not load keeps the
+// ones in force; the server logs it).
+func reloadOnHangup(srv *server.Server) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				_ = srv.ReloadAuthz()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
 }

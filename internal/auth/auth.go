@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,6 +74,11 @@ type Config struct {
 	// key is known never wait for a fetch. Default 2s.
 	JWKSWait time.Duration
 
+	// Claims keeps a JWT's claims in the Identity (Identity.Claims), cut
+	// to what authorization policies can use (see Identity.Claims).
+	// Default false: only the subject and scopes are kept.
+	Claims bool
+
 	// Logger receives diagnostics (refused tokens at debug level, key
 	// fetch failures at warn). Nil discards them.
 	Logger *slog.Logger
@@ -98,6 +104,13 @@ type Identity struct {
 	Subject string
 	// Scopes are the scopes the token grants.
 	Scopes []string
+	// Claims is the verified JWT's claims object when Config.Claims is
+	// set (nil otherwise, and in bearer mode), bounded: only members
+	// whose value is a string, number, boolean or array of strings are
+	// kept, strings of at most MaxClaimString bytes, arrays of at most
+	// MaxClaimArray strings, and members in name order while the
+	// object stays within MaxClaimsBytes.
+	Claims json.RawMessage
 }
 
 // HasScope reports whether the identity was granted scope.

@@ -98,6 +98,9 @@ func (a *Authenticator) checkJWT(ctx context.Context, tok string) (Identity, err
 		return Identity{}, invalidToken("malformed scp claim")
 	}
 	id.Scopes = scopes
+	if a.cfg.Claims {
+		id.Claims = boundClaims(pb)
+	}
 	return id, nil
 }
 

@@ -8,14 +8,16 @@
 //   - principal: Client::"<sub>" for a verified caller, its claims as
 //     attributes and Group::"<name>" parents from the groups claim;
 //     Client::"stdio" on stdio; Anonymous::"anonymous" on HTTP without
-//     access control;
+//     access control (a type of its own, so that `principal is Client`
+//     never covers an unauthenticated caller);
 //   - action: Action::"call_tool", "read_resource", "get_prompt",
-//     "complete";
+//     "complete"; the lists are filtered with the action of each item
+//     (call_tool for tools/list, ...) and context.listing true;
 //   - resource: Tool::"<exposed name>", Prompt::"<name>" or
 //     Resource::"<uri>", parent Plugin::"<plugin>", with the attributes
 //     the server knows (annotations, plugin name, digest, grants);
-//   - context: arguments, transport, protocolVersion, time (seconds since
-//     the epoch, UTC) and listing (true when a list is being filtered).
+//   - context: arguments (absent while listing), transport,
+//     protocolVersion, time (seconds since the epoch, UTC) and listing.
 //
 // Nothing is allowed unless a permit policy allows it, and a forbid
 // policy always wins.
@@ -31,6 +33,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
@@ -50,9 +53,22 @@ type Policies struct {
 	set         *cedar.PolicySet
 	entities    cedar.EntityMap
 	groupsClaim string
-	effects     map[cedar.PolicyID]cedar.Effect
-	refsArgs    map[cedar.PolicyID]bool // the policy reads context.arguments
 	count       int
+	// readsArguments is set when some policy names "arguments" (the
+	// only way to read context.arguments).
+	readsArguments bool
+
+	mu         sync.Mutex
+	principals map[string]*cedar.Entity
+	targets    map[*Target]*targetEntities
+}
+
+func newPolicies(groupsClaim string) *Policies {
+	if groupsClaim == "" {
+		groupsClaim = "groups"
+	}
+	return &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
+		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}}
 }
 
 // Load reads the policies at path (a .cedar file, or a directory whose
@@ -60,9 +76,6 @@ type Policies struct {
 // Cedar's entity format; "" for none) and the claim that names a caller's
 // groups ("" for "groups").
 func Load(path, entities, groupsClaim string) (*Policies, error) {
-	if groupsClaim == "" {
-		groupsClaim = "groups"
-	}
 	files := []string{path}
 	if st, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("authz: %w", err)
@@ -73,8 +86,7 @@ func Load(path, entities, groupsClaim string) (*Policies, error) {
 		}
 		slices.Sort(files)
 	}
-	p := &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
-		effects: map[cedar.PolicyID]cedar.Effect{}, refsArgs: map[cedar.PolicyID]bool{}}
+	p := newPolicies(groupsClaim)
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
@@ -99,11 +111,7 @@ func Load(path, entities, groupsClaim string) (*Policies, error) {
 // Parse builds Policies from Cedar source text (name labels its policy
 // ids and errors) and entities JSON (nil for none).
 func Parse(name string, src, entities []byte, groupsClaim string) (*Policies, error) {
-	if groupsClaim == "" {
-		groupsClaim = "groups"
-	}
-	p := &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
-		effects: map[cedar.PolicyID]cedar.Effect{}, refsArgs: map[cedar.PolicyID]bool{}}
+	p := newPolicies(groupsClaim)
 	if err := p.add(name, src); err != nil {
 		return nil, err
 	}
@@ -130,8 +138,7 @@ func (p *Policies) add(file string, src []byte) error {
 		if !p.set.Add(id, pol) {
 			return fmt.Errorf("authz: %s: policy id %q is used twice", file, id)
 		}
-		p.effects[id] = pol.Effect()
-		p.refsArgs[id] = bytes.Contains(pol.MarshalCedar(), []byte("arguments"))
+		p.readsArguments = p.readsArguments || bytes.Contains(pol.MarshalCedar(), []byte("arguments"))
 		p.count++
 	}
 	return nil
@@ -165,20 +172,28 @@ type Target struct {
 	Grants []string
 	// Annotations is the tool's annotations object (nil for none).
 	Annotations json.RawMessage
+	// Template is, for a Resource, the URI template its URI matched (or
+	// the template itself, listing resources/templates/list); "" for a
+	// static resource.
+	Template string
 }
 
 // Request is one decision to make.
 type Request struct {
-	Principal       Principal
-	Action          string
-	Target          Target
+	Principal Principal
+	Action    string
+	// Target is what the request is for. Decide caches the entities it
+	// builds for a Target by its address: a caller keeps one Target per
+	// item and does not change it once used.
+	Target          *Target
 	Arguments       json.RawMessage // the call's arguments object; nil for none
 	Transport       string          // "stdio" or "http"
 	ProtocolVersion string
 	Time            time.Time
-	// Listing means a list is being filtered: the arguments are not
-	// known, and a permit that reads context.arguments counts as one that
-	// could allow the call.
+	// Listing means a list is being filtered: context.listing is true
+	// and context has no arguments, so that a policy that reads them
+	// decides for itself what listing means (docs/governance.md); one
+	// that reads them unguarded fails to evaluate and does not apply.
 	Listing bool
 }
 
@@ -210,91 +225,107 @@ func (p *Policies) Decide(r *Request) (Decision, error) {
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, string(e.PolicyID)+": "+e.Message)
 	}
-	if !d.Allow && r.Listing && len(d.Policies) == 0 {
-		// No forbid applies and no permit applies outright: a permit that
-		// failed only for want of the arguments may allow some call.
-		for _, e := range diag.Errors {
-			if p.effects[e.PolicyID] == cedar.Permit && p.refsArgs[e.PolicyID] {
-				d.Allow = true
-				d.Policies = append(d.Policies, string(e.PolicyID))
-			}
-		}
-	}
 	return d, nil
 }
 
 // entities layers the request's own entities over the static ones.
 type entities struct {
-	static cedar.EntityMap
-	own    [4]cedar.Entity
-	n      int
+	static    cedar.EntityMap
+	principal *cedar.Entity
+	plugin    *cedar.Entity
+	resource  *cedar.Entity
 }
 
+// Get implements cedar.EntityGetter.
 func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
-	for i := range e.n {
-		if e.own[i].UID == uid {
-			return e.own[i], true
+	for _, own := range [...]*cedar.Entity{e.principal, e.resource, e.plugin} {
+		if own != nil && own.UID == uid {
+			return *own, true
 		}
 	}
 	ent, ok := e.static[uid]
 	return ent, ok
 }
 
-func (e *entities) add(ent cedar.Entity) {
-	if e.n < len(e.own) {
-		e.own[e.n] = ent
-		e.n++
-	}
+// maxCached bounds each of the caches of built entities (principals by
+// claims, targets by pointer); past it a cache starts again empty.
+const maxCached = 4096
+
+func cacheGet[K comparable, V any](mu *sync.Mutex, m map[K]V, k K) (V, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	v, ok := m[k]
+	return v, ok
 }
 
-func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
-	ents := &entities{static: p.entities}
-	var principal cedar.EntityUID
-	switch r.Principal.Kind {
-	case "client":
-		principal = cedar.NewEntityUID("Client", cedar.String(r.Principal.ID))
-		attrs := cedar.RecordMap{}
-		var parents []cedar.EntityUID
-		if len(r.Principal.Claims) > 0 {
-			v, err := valueOfJSON(r.Principal.Claims)
-			if err != nil {
-				return cedar.Request{}, nil, fmt.Errorf("%w: claims: %w", ErrBadRequest, err)
-			}
-			rec, ok := v.(cedar.Record)
-			if !ok {
-				return cedar.Request{}, nil, fmt.Errorf("%w: claims are not an object", ErrBadRequest)
-			}
-			for k, v := range rec.All() {
+// cachePut adds k to the cache m, emptied first when it is full.
+func cachePut[K comparable, V any](mu *sync.Mutex, m map[K]V, k K, v V) {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(m) >= maxCached {
+		clear(m)
+	}
+	m[k] = v
+}
+
+// principalEntity returns the entity of a verified caller, built once
+// for each subject and claims and then cached.
+func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
+	key := pr.ID + "\x00" + string(pr.Claims)
+	if ent, ok := cacheGet(&p.mu, p.principals, key); ok {
+		return ent, nil
+	}
+	uid := cedar.NewEntityUID("Client", cedar.String(pr.ID))
+	attrs := cedar.RecordMap{}
+	var parents []cedar.EntityUID
+	if len(pr.Claims) > 0 {
+		v, err := valueOfJSON(pr.Claims)
+		if err != nil {
+			return nil, fmt.Errorf("%w: claims: %w", ErrBadRequest, err)
+		}
+		rec, ok := v.(cedar.Record)
+		if !ok {
+			return nil, fmt.Errorf("%w: claims are not an object", ErrBadRequest)
+		}
+		for k, v := range rec.All() {
+			attrs[k] = v
+		}
+		parents = groupsOf(pr.Claims, p.groupsClaim)
+	}
+	// Static entities may give a client more parents and attributes.
+	if st, ok := p.entities[uid]; ok {
+		for k, v := range st.Attributes.All() {
+			if _, set := attrs[k]; !set {
 				attrs[k] = v
 			}
-			parents = groupsOf(r.Principal.Claims, p.groupsClaim)
 		}
-		// Static entities may give a client more parents and attributes.
-		if st, ok := p.entities[principal]; ok {
-			for k, v := range st.Attributes.All() {
-				if _, set := attrs[k]; !set {
-					attrs[k] = v
-				}
-			}
-			for g := range st.Parents.All() {
-				parents = append(parents, g)
-			}
+		for g := range st.Parents.All() {
+			parents = append(parents, g)
 		}
-		ents.add(cedar.Entity{UID: principal, Parents: cedar.NewEntityUIDSet(parents...), Attributes: cedar.NewRecord(attrs)})
-	case "stdio":
-		principal = cedar.NewEntityUID("Client", "stdio")
-	case "anonymous":
-		principal = cedar.NewEntityUID("Anonymous", "anonymous")
-	default:
-		return cedar.Request{}, nil, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
 	}
+	ent := &cedar.Entity{UID: uid, Parents: cedar.NewEntityUIDSet(parents...), Attributes: cedar.NewRecord(attrs)}
+	cachePut(&p.mu, p.principals, key, ent)
+	return ent, nil
+}
 
-	t := &r.Target
+// targetEntities are the resource and plugin entities of a Target.
+type targetEntities struct {
+	resource, plugin cedar.Entity
+}
+
+// targetEntities returns the entities of t, cached by t's address: a
+// caller that keeps its Targets (the server keeps one per item it
+// serves) builds each once.
+func (p *Policies) targetEntities(t *Target) (*targetEntities, error) {
+	if te, ok := cacheGet(&p.mu, p.targets, t); ok {
+		return te, nil
+	}
 	switch t.Type {
 	case "Tool", "Prompt", "Resource":
 	default:
-		return cedar.Request{}, nil, fmt.Errorf("%w: resource type %q", ErrBadRequest, t.Type)
+		return nil, fmt.Errorf("%w: resource type %q", ErrBadRequest, t.Type)
 	}
+	te := &targetEntities{}
 	plugin := cedar.NewEntityUID("Plugin", cedar.String(t.Plugin))
 	grants := make([]cedar.Value, 0, len(t.Grants))
 	for _, g := range t.Grants {
@@ -312,15 +343,15 @@ func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
 			}
 		}
 	}
-	ents.add(cedar.Entity{UID: plugin, Attributes: cedar.NewRecord(pattrs)})
-	resource := cedar.NewEntityUID(cedar.EntityType(t.Type), cedar.String(t.ID))
+	te.plugin = cedar.Entity{UID: plugin, Attributes: cedar.NewRecord(pattrs)}
 	rattrs := cedar.RecordMap{
 		"name":   cedar.String(t.ID),
 		"plugin": cedar.String(t.Plugin),
 		"digest": cedar.String(t.Digest),
 		"grants": cedar.NewSet(grants...),
 	}
-	if t.Type == "Tool" {
+	switch t.Type {
+	case "Tool":
 		// MCP's defaults for absent hints (a tool is assumed to be
 		// destructive and open-world unless it says otherwise).
 		hints := map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
@@ -340,8 +371,45 @@ func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
 		for k, v := range hints {
 			rattrs[cedar.String(k)] = cedar.Boolean(v)
 		}
+	case "Resource":
+		rattrs["template"] = cedar.String(t.Template)
 	}
-	ents.add(cedar.Entity{UID: resource, Parents: cedar.NewEntityUIDSet(plugin), Attributes: cedar.NewRecord(rattrs)})
+	te.resource = cedar.Entity{UID: cedar.NewEntityUID(cedar.EntityType(t.Type), cedar.String(t.ID)),
+		Parents: cedar.NewEntityUIDSet(plugin), Attributes: cedar.NewRecord(rattrs)}
+	cachePut(&p.mu, p.targets, t, te)
+	return te, nil
+}
+
+var (
+	stdioEntity     = cedar.Entity{UID: cedar.NewEntityUID("Client", "stdio")}
+	anonymousEntity = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "anonymous")}
+	emptyRecord     = cedar.NewRecord(nil)
+)
+
+func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
+	ents := &entities{static: p.entities}
+	switch r.Principal.Kind {
+	case "client":
+		ent, err := p.principalEntity(&r.Principal)
+		if err != nil {
+			return cedar.Request{}, nil, err
+		}
+		ents.principal = ent
+	case "stdio":
+		ents.principal = &stdioEntity
+	case "anonymous":
+		ents.principal = &anonymousEntity
+	default:
+		return cedar.Request{}, nil, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
+	}
+	if r.Target == nil {
+		return cedar.Request{}, nil, fmt.Errorf("%w: no target", ErrBadRequest)
+	}
+	te, err := p.targetEntities(r.Target)
+	if err != nil {
+		return cedar.Request{}, nil, err
+	}
+	ents.resource, ents.plugin = &te.resource, &te.plugin
 
 	ctx := cedar.RecordMap{
 		"transport":       cedar.String(r.Transport),
@@ -350,8 +418,10 @@ func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
 		"listing":         cedar.Boolean(r.Listing),
 	}
 	if !r.Listing {
-		args := cedar.Value(cedar.NewRecord(nil))
-		if len(r.Arguments) > 0 && string(r.Arguments) != "null" {
+		args := cedar.Value(emptyRecord)
+		// No policy can read an attribute it does not name: the
+		// arguments are turned into Cedar values only when one does.
+		if p.readsArguments && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
 			v, err := valueOfJSON(r.Arguments)
 			if err != nil {
 				return cedar.Request{}, nil, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
@@ -361,9 +431,9 @@ func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
 		ctx["arguments"] = args
 	}
 	return cedar.Request{
-		Principal: principal,
+		Principal: ents.principal.UID,
 		Action:    cedar.NewEntityUID("Action", cedar.String(r.Action)),
-		Resource:  resource,
+		Resource:  te.resource.UID,
 		Context:   cedar.NewRecord(ctx),
 	}, ents, nil
 }

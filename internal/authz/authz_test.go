@@ -16,7 +16,11 @@ permit (principal in Group::"admins", action == Action::"call_tool", resource is
 
 @id("files-under-data")
 permit (principal is Client, action == Action::"call_tool", resource == Tool::"fs_write")
-when { context.arguments.path like "/data/*" };
+when { context.listing || context.arguments.path like "/data/*" };
+
+@id("unguarded")
+permit (principal, action == Action::"call_tool", resource == Tool::"tmp_write")
+when { context.arguments.path like "/tmp/*" };
 
 @id("no-etc")
 forbid (principal, action == Action::"call_tool", resource)
@@ -28,9 +32,10 @@ func TestDecide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro := Target{Type: "Tool", ID: "read", Plugin: "files", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
-	del := Target{Type: "Tool", ID: "delete", Plugin: "files"}
-	wr := Target{Type: "Tool", ID: "fs_write", Plugin: "files"}
+	ro := &Target{Type: "Tool", ID: "read", Plugin: "files", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
+	del := &Target{Type: "Tool", ID: "delete", Plugin: "files"}
+	wr := &Target{Type: "Tool", ID: "fs_write", Plugin: "files"}
+	tw := &Target{Type: "Tool", ID: "tmp_write", Plugin: "files"}
 	alice := Principal{Kind: "client", ID: "alice", Claims: json.RawMessage(`{"sub":"alice","groups":["admins"]}`)}
 	bob := Principal{Kind: "client", ID: "bob", Claims: json.RawMessage(`{"sub":"bob"}`)}
 	tests := []struct {
@@ -48,6 +53,9 @@ func TestDecide(t *testing.T) {
 		{"forbid wins", Request{Principal: alice, Target: del, Arguments: json.RawMessage(`{"path":"/etc/passwd"}`)}, false, []string{"no-etc"}},
 		{"listed when arguments could allow", Request{Principal: bob, Target: wr, Listing: true}, true, []string{"files-under-data"}},
 		{"not listed otherwise", Request{Principal: bob, Target: del, Listing: true}, false, nil},
+		{"an unguarded read of the arguments does not list", Request{Principal: bob, Target: tw, Listing: true}, false, nil},
+		{"an unguarded read of the arguments allows the call", Request{Principal: bob, Target: tw, Arguments: json.RawMessage(`{"path":"/tmp/a"}`)}, true, []string{"unguarded"}},
+		{"a missing argument does not apply", Request{Principal: bob, Target: tw}, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

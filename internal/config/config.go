@@ -19,6 +19,9 @@ type Config struct {
 	HTTP   HTTP   `toml:"http" json:"http"`
 	Limits Limits `toml:"limits" json:"limits"`
 	Auth   Auth   `toml:"auth" json:"auth"`
+	// Authz is the [authz] table: Cedar policies deciding who may call
+	// what (docs/governance.md). Off when it names no policies.
+	Authz Authz `toml:"authz" json:"authz,omitzero"`
 	// Telemetry is the [telemetry] table: traces, metrics, per-call usage.
 	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
 	// Cluster is the [cluster] table; nil when the file has none (each
@@ -658,6 +661,8 @@ func (c *Config) normalize(dir string) {
 		c.Skills[i].Dir = resolve(c.Skills[i].Dir)
 	}
 	c.Auth.JWKSFile = resolve(c.Auth.JWKSFile)
+	c.Authz.Policies = resolve(c.Authz.Policies)
+	c.Authz.Entities = resolve(c.Authz.Entities)
 	if c.Auth.Mode == "" {
 		c.Auth.Mode = c.Auth.inferMode()
 	}

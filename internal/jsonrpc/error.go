@@ -30,6 +30,11 @@ const (
 	CodeUnsupportedVersion = -32022
 	// CodeURLElicitationRequired is the 2025-11-25 URL elicitation error.
 	CodeURLElicitationRequired = -32042
+	// CodeForbidden is wasmcp's answer to a request its authorization
+	// policies refuse ([authz], docs/governance.md), HTTP 403 where the
+	// response is a JSON body: the same for an item the caller may not
+	// see and for arguments it may not pass.
+	CodeForbidden = -32003
 )
 
 // Defined reports whether code is one of the codes above, the ones the
@@ -39,7 +44,7 @@ func Defined(code int) bool {
 	switch code {
 	case CodeParseError, CodeInvalidRequest, CodeMethodNotFound, CodeInvalidParams, CodeInternalError,
 		CodeRequestTimeout, CodeResourceNotFound, CodeHeaderMismatch, CodeMissingClientCapability,
-		CodeUnsupportedVersion, CodeURLElicitationRequired:
+		CodeUnsupportedVersion, CodeURLElicitationRequired, CodeForbidden:
 		return true
 	}
 	return false

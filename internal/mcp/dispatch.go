@@ -171,16 +171,17 @@ func (s *Server) serveFeature(cl *call) ([]byte, error) {
 
 // serveTracked runs the call cl of connection c (tracked for
 // cancellation) and appends its response to dst (ok false when none is
-// due, see finish); then it untracks cl and recycles buf, the buffer its
-// message was read into (nil: the caller keeps it).
-func (s *Server) serveTracked(cl *call, c *conn, buf *[]byte, dst []byte) (resp []byte, ok bool) {
+// due, see finish; code is its error code, 0 for a result); then it
+// untracks cl and recycles buf, the buffer its message was read into
+// (nil: the caller keeps it).
+func (s *Server) serveTracked(cl *call, c *conn, buf *[]byte, dst []byte) (resp []byte, code int, ok bool) {
 	res, err := s.invoke(cl)
-	resp, _, ok = s.finish(cl, res, err, dst)
+	resp, code, ok = s.finish(cl, res, err, dst)
 	c.untrack(cl)
 	if buf != nil {
 		putBuf(buf)
 	}
-	return resp, ok
+	return resp, code, ok
 }
 
 // finish marks cl answered and appends its response to dst. ok is false

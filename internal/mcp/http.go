@@ -348,6 +348,8 @@ func statusFor(code int) int {
 		return http.StatusBadRequest
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
+	case jsonrpc.CodeForbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusOK
 }

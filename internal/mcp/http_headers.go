@@ -225,8 +225,9 @@ func (s *Server) toolHeaders(r *http.Request, m *jsonrpc.Message, tool string) (
 	var mi metaInfo
 	scanMeta(m.Params, &mi)
 	id := identityFrom(r.Context())
-	e, err := s.toolEntry(r.Context(), mcpreq.Client{ProtocolVersion: mi.version, Stateless: true, ClientInfo: mi.clientInfo,
-		ClientCapabilities: mi.caps, Principal: id.Principal, Scopes: id.Scopes}, "", tool)
+	c := mcpreq.Client{ProtocolVersion: mi.version, Stateless: true, ClientInfo: mi.clientInfo, ClientCapabilities: mi.caps}
+	bindHTTP(&c, id.Principal, id)
+	e, err := s.toolEntry(r.Context(), c, "", tool)
 	return e.headers, err
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -126,7 +127,7 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	cl := s.newModernCall(r.Context(), m, mi, ds)
 	cl.header = r.Header
 	id := identityFrom(r.Context())
-	cl.req.Principal, cl.req.Scopes = id.Principal, id.Scopes
+	bindHTTP(&cl.req.Client, id.Principal, id)
 	cl.keepAlive = h.opts.KeepAlive
 	cl.stop = h.done
 	cl.drain = h.draining
@@ -219,7 +220,7 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 	st := ss.newStream()
 	cl := ss.c.newLegacyCall(m, mi, st)
 	cl.header = r.Header
-	cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
+	bindHTTP(&cl.req.Client, ss.principal, identityFrom(r.Context()))
 	if rf := h.s.startCall(cl, ss.c); rf != nil {
 		ss.dropStream(st)
 		refuse(w, m.ID, rf)
@@ -228,9 +229,12 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 	ss.enter() // the request itself, until it finishes
 	go func() {
 		defer ss.leave()
-		resp, ok := h.s.serveTracked(cl, ss.c, buf, nil)
+		resp, code, ok := h.s.serveTracked(cl, ss.c, buf, nil)
 		if !ok {
 			resp = nil
+		}
+		if code == jsonrpc.CodeForbidden {
+			st.finalStatus = http.StatusForbidden // read after finish, under st.mu
 		}
 		st.finish(resp)
 	}()
@@ -244,7 +248,7 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *httpSession, st *sseStream) {
 	for {
 		st.mu.Lock()
-		sse, done, final := st.sse, st.done, st.final
+		sse, done, final, status := st.sse, st.done, st.final, st.finalStatus
 		ch := st.changed
 		st.mu.Unlock()
 		if sse {
@@ -264,7 +268,7 @@ func (h *httpHandler) serveStream(w http.ResponseWriter, r *http.Request, ss *ht
 				}
 				return
 			}
-			writeJSON(w, http.StatusOK, final)
+			writeJSON(w, cmp.Or(status, http.StatusOK), final)
 			return
 		}
 		select {
@@ -311,7 +315,7 @@ func (h *httpHandler) postBatch(w http.ResponseWriter, r *http.Request, sid stri
 	calls, immediate, rf := h.s.admitBatch(body, &inbound{c: c, draining: h.isDraining(), header: r.Header}, func(m *jsonrpc.Message, mi *metaInfo) *call {
 		cl := ss.c.newLegacyCall(m, mi, ss.standalone)
 		cl.header = r.Header
-		cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
+		bindHTTP(&cl.req.Client, ss.principal, identityFrom(r.Context()))
 		return cl
 	})
 	if rf != nil {

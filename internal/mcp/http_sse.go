@@ -180,7 +180,7 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 	out := sseSink{ss.standalone}
 	prep := func(cl *call) *call {
 		cl.header = r.Header
-		cl.req.Principal, cl.req.Scopes = ss.principal, identityFrom(r.Context()).Scopes
+		bindHTTP(&cl.req.Client, ss.principal, identityFrom(r.Context()))
 		cl.remote = remoteHost(r)
 		return cl
 	}
@@ -240,7 +240,7 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 	}
 	go func() {
 		defer ss.endCall()
-		resp, ok := h.s.serveTracked(cl, ss.c, buf, nil)
+		resp, _, ok := h.s.serveTracked(cl, ss.c, buf, nil)
 		if ok {
 			_ = out.send(resp)
 		}

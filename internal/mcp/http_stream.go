@@ -135,6 +135,9 @@ type sseStream struct {
 	delivered int64  // highest seq written to a client
 	handed    int64  // highest seq handed to a writer (written or being written)
 	detached  bool   // the POST response is gone and it never became SSE
+	// finalStatus is final's HTTP status when it is not 200 (a
+	// CodeForbidden error: 403); set before finish, read after done.
+	finalStatus int
 }
 
 func newSSEStream(sess *httpSession, id int64, max, maxBytes int) *sseStream {

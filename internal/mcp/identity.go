@@ -1,6 +1,11 @@
 package mcp
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
+)
 
 // Identity is the authenticated caller of an HTTP request, as access
 // control (HTTPOptions.Middleware) established it.
@@ -10,6 +15,9 @@ type Identity struct {
 	// Scopes are the scopes granted to the caller; they become
 	// Request.Scopes.
 	Scopes []string
+	// Claims is the caller's token claims object (nil for none); it
+	// becomes Request.Claims.
+	Claims json.RawMessage
 }
 
 type identityKey struct{}
@@ -27,4 +35,11 @@ func ContextWithIdentity(ctx context.Context, id Identity) context.Context {
 func identityFrom(ctx context.Context) Identity {
 	id, _ := ctx.Value(identityKey{}).(Identity)
 	return id
+}
+
+// bindHTTP fills what an HTTP request tells of its caller into c: the
+// principal (a legacy session's, the one that opened it), the scopes and
+// claims of this request's identity, and the transport.
+func bindHTTP(c *mcpreq.Client, principal string, id Identity) {
+	c.Principal, c.Scopes, c.Claims, c.Transport = principal, id.Scopes, id.Claims, "http"
 }

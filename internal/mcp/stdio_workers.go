@@ -96,7 +96,7 @@ func (st *stdioConn) run(j stdioJob) {
 func (st *stdioConn) serve(cl *call) {
 	defer st.wg.Done()
 	out := getBuf()
-	resp, ok := st.srv.serveTracked(cl, st.c, nil, (*out)[:0])
+	resp, _, ok := st.srv.serveTracked(cl, st.c, nil, (*out)[:0])
 	if ok {
 		_ = st.lw.writeMsg(resp)
 	}

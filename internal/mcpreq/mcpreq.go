@@ -40,6 +40,12 @@ type Client struct {
 	// Scopes are the scopes granted to the authenticated caller (nil
 	// without access control).
 	Scopes []string
+	// Claims is the authenticated caller's token claims object, as
+	// access control kept them (bounded); nil when it kept none.
+	Claims json.RawMessage
+	// Transport is "http" for a request that came over HTTP; empty on
+	// stdio.
+	Transport string
 }
 
 // HasClientCapability reports whether the client declared the top-level

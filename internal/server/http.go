@@ -78,7 +78,7 @@ func (s *Server) httpOptions() *mcp.HTTPOptions {
 
 // bindIdentity hands the authenticated caller to the engine.
 func bindIdentity(r *http.Request, id auth.Identity) *http.Request {
-	return r.WithContext(mcp.ContextWithIdentity(r.Context(), mcp.Identity{Principal: id.Subject, Scopes: id.Scopes}))
+	return r.WithContext(mcp.ContextWithIdentity(r.Context(), mcp.Identity{Principal: id.Subject, Scopes: id.Scopes, Claims: id.Claims}))
 }
 
 // newAuthenticator builds the access control of [auth], or nil when it is
@@ -101,6 +101,7 @@ func newAuthenticator(cfg *config.Config, log *slog.Logger) (*auth.Authenticator
 		Leeway:               time.Duration(a.Leeway),
 		JWKSWait:             time.Duration(a.JWKSWait),
 		Logger:               log,
+		Claims:               cfg.Authz.Enabled(), // the policies read them
 	}
 	if a.Leeway == 0 {
 		c.Leeway = -1 // "0s" in the file means no leeway

@@ -33,6 +33,8 @@ type provider struct {
 	// skills serves skills/list, skills/get and the skill:// resources;
 	// nil: none.
 	skills *skillSource
+	// az decides every request by the [authz] policies; nil allows all.
+	az *authorizer
 }
 
 var (
@@ -54,7 +56,7 @@ func (p *provider) Skills(ctx context.Context, r *mcp.Request) ([]json.RawMessag
 	if p.skills == nil {
 		return nil, nil
 	}
-	return p.skills.current().Entries(), nil
+	return p.az.filter(r, 'R', p.skills.current().Entries()), nil
 }
 
 // ReadDirectory answers resources/directory/read for the skill://
@@ -75,7 +77,7 @@ func (p *provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.reg.ToolsFor(access(r)), nil
+	return p.az.filter(r, 'T', p.reg.ToolsFor(access(r))), nil
 }
 
 func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
@@ -88,21 +90,21 @@ func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMes
 			res = append(slices.Clip(res), sk...)
 		}
 	}
-	return res, nil
+	return p.az.filter(r, 'R', res), nil
 }
 
 func (p *provider) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.reg.ResourceTemplatesFor(access(r)), nil
+	return p.az.filter(r, 'M', p.reg.ResourceTemplatesFor(access(r))), nil
 }
 
 func (p *provider) Prompts(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.reg.PromptsFor(access(r)), nil
+	return p.az.filter(r, 'P', p.reg.PromptsFor(access(r))), nil
 }
 
 // access is the part of a plugins.Request that decides visibility: an
@@ -120,6 +122,9 @@ func (p *provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 func (p *provider) ReadResource(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
 	if p.skills != nil && strings.HasPrefix(r.Parsed.URI, "skill://") {
 		if res, ok := p.skills.current().Read(r.Parsed.URI); ok {
+			if err := p.az.allow(r); err != nil {
+				return nil, err
+			}
 			return res, nil
 		}
 	}
@@ -136,6 +141,9 @@ func (p *provider) Complete(ctx context.Context, r *mcp.Request) (json.RawMessag
 
 func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Context, *plugins.Request) (json.RawMessage, error)) (json.RawMessage, error) {
 	if err := p.gate.wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.az.allow(r); err != nil {
 		return nil, err
 	}
 	// The one translation: the engine's request, parsed, is the

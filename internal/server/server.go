@@ -95,6 +95,7 @@ type Server struct {
 	tel    *telemetry.Telemetry // nil: telemetry off
 	denied *telemetry.DenialLog // the audit of capability denials (tel's when it is on)
 	auth   *auth.Authenticator  // HTTP access control; nil when [auth] is off
+	az     *authorizer          // the [authz] policies; nil when off
 	stop   context.CancelFunc
 	done   chan struct{}
 	// stopLoad cancels the plugin load started by New; loaded is closed
@@ -207,6 +208,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, err
 	}
+	s.az, err = newAuthorizer(cfg, log, s.denied, s.reg)
+	if err != nil {
+		return nil, err
+	}
 	s.auth, err = newAuthenticator(cfg, log)
 	if err != nil {
 		return nil, err
@@ -230,7 +235,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, errSkillDirs(err)
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate, skills: sks}, &mcp.Options{
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate, skills: sks, az: s.az}, &mcp.Options{
 		Bus:                      bus,
 		Sessions:                 sessions,
 		SessionKey:               sessionKey,
@@ -302,6 +307,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		bg.Go(func() {
 			s.reg.Watch(watchCtx, opts.WatchInterval, func() ([]plugins.Spec, error) { return specsWith(cfg, s.src) })
 		})
+		if s.az != nil {
+			bg.Go(func() { s.az.watch(watchCtx, opts.WatchInterval) })
+		}
 	}
 	if s.src != nil {
 		tick := opts.RetryTick
@@ -555,11 +563,21 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err := r.ParseParams(); err != nil {
 		return nil, err
 	}
-	res, err := (&provider{reg: s.reg, log: s.log, denied: s.denied}).CallTool(ctx, r)
+	res, err := (&provider{reg: s.reg, log: s.log, denied: s.denied, az: s.az}).CallTool(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	return r.ConformResult(res)
+}
+
+// ReloadAuthz reads the [authz] policies again (wasmcp serve calls it on
+// SIGHUP). When they do not load, the policies in force stay and the
+// error is logged and returned; without [authz] it does nothing.
+func (s *Server) ReloadAuthz() error {
+	if s.az == nil {
+		return nil
+	}
+	return s.az.reload()
 }
 
 // Close stops watching, drops every plugin (calls in flight finish), and

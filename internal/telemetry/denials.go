@@ -8,8 +8,12 @@ import (
 	"github.com/wasmcp/wasmcp/internal/mcp"
 )
 
-// denialKey is what the denial records are rate-limited by.
-type denialKey struct{ plugin, capability string }
+// denialKey is what the denial records are rate-limited by: a plugin
+// and a capability, or (authz set) a principal and an action.
+type denialKey struct {
+	plugin, capability string
+	authz              bool
+}
 
 // DenialLog writes the audit records of capability denials, bounded by
 // the rules of package denials: each field cut to denials.MaxField
@@ -33,7 +37,7 @@ func NewDenialLog(log *slog.Logger) *DenialLog {
 		log = slog.New(slog.DiscardHandler)
 	}
 	d := &DenialLog{log: log}
-	d.lim = denials.New(denials.Options[denialKey]{Overflow: denialKey{"…", "…"}}, d.report)
+	d.lim = denials.New(denials.Options[denialKey]{Overflow: denialKey{"…", "…", false}}, d.report)
 	return d
 }
 
@@ -43,7 +47,26 @@ func (d *DenialLog) report(k denialKey, n int64) {
 	if d.onFold != nil {
 		d.onFold(n)
 	}
+	if k.authz {
+		d.log.Warn("authz denials folded", "audit", "authz_denied", "principal", k.plugin, "action", k.capability, "folded", n)
+		return
+	}
 	d.log.Warn("capability denials folded", "audit", "denial", "plugin", k.plugin, "capability", k.capability, "folded", n)
+}
+
+// Authz writes the audit record of one authorization denial ("authz
+// denied", audit=authz_denied): the principal (entity), the action, the
+// target (entity) and its plugin, the request's method, and the
+// policies that decided ("" when none permitted). Records are bounded
+// like those of capability denials, keyed by principal and action, and
+// the folded ones reported as "authz denials folded".
+func (d *DenialLog) Authz(r *mcp.Request, principal, action, target, plugin, policies string) {
+	if d == nil || !d.lim.Allow(denialKey{principal, action, true}) {
+		return
+	}
+	f := denials.Field
+	d.log.Warn("authz denied", "audit", "authz_denied", "principal", f(principal), "action", f(action), "method", f(r.Method),
+		"target", f(target), "plugin", f(plugin), "policies", f(policies))
 }
 
 // Folded returns how many denial records were folded so far (they are
@@ -58,7 +81,7 @@ func (d *DenialLog) Flush() { d.lim.Flush() }
 // the capability (kind) and what it asked for (detail), the request
 // (method, target) and the caller; or folds it.
 func (d *DenialLog) write(plugin, kind string, r *mcp.Request, target, detail string) {
-	if d == nil || !d.lim.Allow(denialKey{plugin, kind}) {
+	if d == nil || !d.lim.Allow(denialKey{plugin, kind, false}) {
 		return
 	}
 	f := denials.Field
