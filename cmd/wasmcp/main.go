@@ -9,6 +9,7 @@
 //	wasmcp pull    [--config FILE] [--key cosign.pub] REF
 //	wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG
 //	wasmcp lock    [--config FILE]
+//	wasmcp authz check [--config FILE] --principal P [--claims JSON] --action A --resource R [--args JSON]
 //	wasmcp version
 //
 // Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
@@ -43,6 +44,9 @@ const usage = `usage:
   wasmcp pull    [--config FILE] [--key cosign.pub] REF             fetch and verify a plugin into the cache, print its digest
   wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG      push a plugin (CNCF Wasm OCI layout)
   wasmcp lock    [--config FILE]                                    write wasmcp.lock: the digests and grants of the url plugins
+  wasmcp authz check [--config FILE] --principal 'Client::"alice"' [--claims JSON]
+                 --action call_tool --resource 'Tool::"name"' [--args JSON] [--listing]
+                                                                    what the [authz] policies decide: allow (exit 0) or deny (exit 1)
   wasmcp version                                                    print the version
 `
 
@@ -53,6 +57,9 @@ func main() {
 	context.AfterFunc(ctx, stop)
 	err := run(ctx, os.Args[1:])
 	stop()
+	if code := exitCode(err); code != 0 {
+		os.Exit(code)
+	}
 	if err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "wasmcp:", err)
 		var ue usageError
@@ -73,6 +80,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"pull":    cmdPull,
 	"push":    cmdPush,
 	"lock":    cmdLock,
+	"authz":   cmdAuthz,
 }
 
 func run(ctx context.Context, args []string) error {

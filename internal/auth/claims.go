@@ -20,6 +20,11 @@ const (
 	maxClaimName = 128
 )
 
+// BoundClaims returns the claims of the JSON object payload as
+// Identity.Claims keeps them (see boundClaims), for a caller that states
+// claims rather than verifying a token (`wasmcp authz check`).
+func BoundClaims(payload []byte) json.RawMessage { return boundClaims(payload) }
+
 // boundClaims returns the members of the claims object payload that
 // policies may read: strings, numbers, booleans and arrays of strings,
 // within the bounds above, in name order; nil when none is kept.

@@ -257,9 +257,7 @@ func (a *authorizer) allow(r *mcp.Request) error {
 	if a == nil {
 		return nil
 	}
-	action, t, args := a.callTarget(r)
-	req := a.request(r, action, t, args, false)
-	d, err := a.pol.Load().Decide(&req)
+	req, d, err := a.decide(r)
 	if err == nil && d.Allow {
 		return nil
 	}
@@ -267,8 +265,18 @@ func (a *authorizer) allow(r *mcp.Request) error {
 	if err != nil {
 		detail = err.Error()
 	}
-	a.denied.Authz(r, principalName(&req.Principal), action, t.Type+"::"+entityID(t.ID), t.Plugin, detail)
+	t := req.Target
+	a.denied.Authz(r, principalName(&req.Principal), req.Action, t.Type+"::"+entityID(t.ID), t.Plugin, detail)
 	return errForbidden
+}
+
+// decide is the decision of a call, read, prompt or completion r, as
+// the server takes it and `wasmcp authz check` shows it.
+func (a *authorizer) decide(r *mcp.Request) (authz.Request, authz.Decision, error) {
+	action, t, args := a.callTarget(r)
+	req := a.request(r, action, t, args, false)
+	d, err := a.pol.Load().Decide(&req)
+	return req, d, err
 }
 
 func entityID(s string) string {

@@ -144,6 +144,28 @@ func TestAuthzStdio(t *testing.T) {
 			t.Errorf("audit lacks %s:\n%s", want, log)
 		}
 	}
+	// CheckAuthz agrees, naming the policies that decided.
+	for _, tc := range []struct {
+		resource, args string
+		listing        bool
+		allow          bool
+		policies       string
+	}{
+		{`Tool::"echo"`, `{"text":"/tmp/ok/a"}`, false, true, "echo-under-tmp-ok"},
+		{`Tool::"echo"`, `{"text":"/tmp/ok/../x"}`, false, false, "no-dot-dot"},
+		{`Tool::"echo"`, ``, true, true, "echo-under-tmp-ok"},
+		{`Tool::"delete_note"`, `{"id":"x"}`, false, false, ""},
+		{`Tool::"search_notes"`, `{}`, false, true, "read-only-for-all"},
+	} {
+		c := AuthzCheck{Principal: `Client::"stdio"`, Action: "call_tool", Resource: tc.resource, Listing: tc.listing}
+		if tc.args != "" {
+			c.Arguments = json.RawMessage(tc.args)
+		}
+		res, err := srv.CheckAuthz(t.Context(), c)
+		if err != nil || res.Allow != tc.allow || strings.Join(res.Policies, ",") != tc.policies {
+			t.Errorf("CheckAuthz %s %s: %+v %v", tc.resource, tc.args, res, err)
+		}
+	}
 	// Resources, templates and prompts are readable by the policy.
 	if r := c.call("resources/templates/list", map[string]any{}); len(listNames(t, r.Result, "resourceTemplates", "uriTemplate")) == 0 {
 		t.Errorf("templates hidden: %s", r.Result)
@@ -176,16 +198,19 @@ resource = %q
 jwks_file = %q
 `, iss, resource, jwksPath)), Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	base := serveHTTP(t, srv)
-	token := func(sub string, extra map[string]any) string {
+	claimsOf := map[*httpClient]json.RawMessage{}
+	client := func(sub string, extra map[string]any) *httpClient {
 		c := map[string]any{"iss": iss, "aud": resource, "sub": sub, "exp": time.Now().Add(time.Hour).Unix()}
 		for k, v := range extra {
 			c[k] = v
 		}
-		return rs.sign(t, c)
+		hc := &httpClient{t: t, url: base + "/mcp", token: rs.sign(t, c)}
+		claimsOf[hc], _ = json.Marshal(c)
+		return hc
 	}
-	alice := &httpClient{t: t, url: base + "/mcp", token: token("alice", map[string]any{"groups": []string{"admins", "staff"}})}
-	bob := &httpClient{t: t, url: base + "/mcp", token: token("bob", map[string]any{"role": "writer"})}
-	carol := &httpClient{t: t, url: base + "/mcp", token: token("carol", map[string]any{"groups": []string{"staff"}, "nested": map[string]any{"x": 1}})}
+	alice := client("alice", map[string]any{"groups": []string{"admins", "staff"}})
+	bob := client("bob", map[string]any{"role": "writer"})
+	carol := client("carol", map[string]any{"groups": []string{"staff"}, "nested": map[string]any{"x": 1}})
 
 	tools := func(c *httpClient) string {
 		r := c.modern("tools/list", nil)
@@ -228,6 +253,16 @@ jwks_file = %q
 		denied := r.Error != nil && r.Error.Code == jsonrpc.CodeForbidden
 		if denied == tc.allowed || (denied && r.status != 403) || (!denied && r.status != 200) {
 			t.Errorf("%s %s %v: %d %s", tc.who, tc.tool, tc.args, r.status, r.raw)
+		}
+		// `wasmcp authz check` agrees, from the same claims.
+		var args json.RawMessage
+		if tc.args != nil {
+			args, _ = json.Marshal(tc.args)
+		}
+		res, err := srv.CheckAuthz(t.Context(), AuthzCheck{Principal: `Client::"` + tc.who + `"`, Claims: claimsOf[tc.c],
+			Action: "call_tool", Resource: `Tool::"` + tc.tool + `"`, Arguments: args, ProtocolVersion: "2026-07-28"})
+		if err != nil || res.Allow != tc.allowed {
+			t.Errorf("CheckAuthz %s %s %v: %+v %v", tc.who, tc.tool, tc.args, res, err)
 		}
 	}
 	// A legacy session: the same decision, 403 on the JSON response.
