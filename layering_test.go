@@ -72,7 +72,7 @@ var allowed = map[string][]string{
 	"hostapi/kvtest":                     {"hostapi", "internal/abi"},
 	"internal/abi":                       {},
 	"internal/auth":                      {},
-	"internal/authz":                     {},
+	"internal/authz":                     {"internal/jsonscan"},
 	"internal/cluster":                   {"hostapi", "internal/tasks"},
 	"internal/cluster/redistest":         {},
 	"internal/component":                 {},

@@ -28,15 +28,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
+
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
 )
 
 // Actions, as policies name them (Action::"call_tool").
@@ -58,9 +62,114 @@ type Policies struct {
 	// only way to read context.arguments).
 	readsArguments bool
 
+	// policies are the policies in order, with their scopes, for the
+	// subsets of one action and target (see relevant).
+	policies []scoped
+	// actionParents is set when the entities give an action parents:
+	// then `action in` cannot be decided before evaluation.
+	actionParents bool
+
 	mu         sync.Mutex
 	principals map[string]*cedar.Entity
 	targets    map[*Target]*targetEntities
+	contexts   map[contextKey]cedar.Record
+}
+
+// scoped is one policy and what its scope says of actions and
+// resources, read from its JSON form.
+type scoped struct {
+	id             cedar.PolicyID
+	pol            *cedar.Policy
+	readsArguments bool
+	action         scopeJSON
+	resource       scopeJSON
+}
+
+// scopeJSON is a policy's action or resource scope in Cedar's JSON
+// policy format.
+type scopeJSON struct {
+	Op         string       `json:"op"`
+	Entity     *entityJSON  `json:"entity"`
+	Entities   []entityJSON `json:"entities"`
+	EntityType string       `json:"entity_type"`
+	In         *struct {
+		Entity *entityJSON `json:"entity"`
+	} `json:"in"`
+}
+
+type entityJSON struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+func (e *entityJSON) uid() cedar.EntityUID {
+	return cedar.NewEntityUID(cedar.EntityType(e.Type), cedar.String(e.ID))
+}
+
+// subset is the policies whose scope may match one action and target,
+// in order: a PolicyIterator for cedar.Authorize.
+type subset struct {
+	list           []*scoped
+	readsArguments bool
+}
+
+// All implements cedar.PolicyIterator.
+func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
+	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, p := range s.list {
+			if !yield(p.id, p.pol) {
+				return
+			}
+		}
+	}
+}
+
+// relevant returns the policies of p whose action and resource scopes
+// may match action on the resource uid with parent plugin (its only
+// ancestor): a policy left out could not apply, so the decision is the
+// same, for less work.
+func (p *Policies) relevant(action, uid, plugin cedar.EntityUID) *subset {
+	sub := &subset{}
+	for i := range p.policies {
+		sp := &p.policies[i]
+		if sp.action.mayMatch(action, nil, p.actionParents) && sp.resource.mayMatch(uid, []cedar.EntityUID{uid, plugin}, false) {
+			sub.list = append(sub.list, sp)
+			sub.readsArguments = sub.readsArguments || sp.readsArguments
+		}
+	}
+	return sub
+}
+
+// mayMatch reports whether the scope may hold for the entity uid whose
+// ancestors (itself included) are self (nil: uid alone, unless
+// unknownParents).
+func (sc *scopeJSON) mayMatch(uid cedar.EntityUID, self []cedar.EntityUID, unknownParents bool) bool {
+	if self == nil {
+		self = []cedar.EntityUID{uid}
+	}
+	in := func(e *entityJSON) bool { return unknownParents || slices.Contains(self, e.uid()) }
+	switch sc.Op {
+	case "All":
+		return true
+	case "==":
+		return sc.Entity != nil && sc.Entity.uid() == uid
+	case "in":
+		if sc.Entity != nil {
+			return in(sc.Entity)
+		}
+		for i := range sc.Entities {
+			if in(&sc.Entities[i]) {
+				return true
+			}
+		}
+		return false
+	case "is":
+		if string(uid.Type) != sc.EntityType {
+			return false
+		}
+		return sc.In == nil || sc.In.Entity == nil || in(sc.In.Entity)
+	}
+	return true // a scope this code does not know: evaluated
 }
 
 func newPolicies(groupsClaim string) *Policies {
@@ -68,7 +177,7 @@ func newPolicies(groupsClaim string) *Policies {
 		groupsClaim = "groups"
 	}
 	return &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
-		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}}
+		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{}}
 }
 
 // Load reads the policies at path (a .cedar file, or a directory whose
@@ -105,6 +214,7 @@ func Load(path, entities, groupsClaim string) (*Policies, error) {
 			return nil, fmt.Errorf("authz: %s: %w", entities, err)
 		}
 	}
+	p.scanEntities()
 	return p, nil
 }
 
@@ -120,6 +230,7 @@ func Parse(name string, src, entities []byte, groupsClaim string) (*Policies, er
 			return nil, fmt.Errorf("authz: entities: %w", err)
 		}
 	}
+	p.scanEntities()
 	return p, nil
 }
 
@@ -138,10 +249,30 @@ func (p *Policies) add(file string, src []byte) error {
 		if !p.set.Add(id, pol) {
 			return fmt.Errorf("authz: %s: policy id %q is used twice", file, id)
 		}
-		p.readsArguments = p.readsArguments || bytes.Contains(pol.MarshalCedar(), []byte("arguments"))
+		sp := scoped{id: id, pol: pol, readsArguments: bytes.Contains(pol.MarshalCedar(), []byte("arguments"))}
+		var js struct {
+			Action   scopeJSON `json:"action"`
+			Resource scopeJSON `json:"resource"`
+		}
+		if b, err := pol.MarshalJSON(); err == nil && json.Unmarshal(b, &js) == nil {
+			sp.action, sp.resource = js.Action, js.Resource
+		} else {
+			sp.action.Op, sp.resource.Op = "All", "All"
+		}
+		p.policies = append(p.policies, sp)
+		p.readsArguments = p.readsArguments || sp.readsArguments
 		p.count++
 	}
 	return nil
+}
+
+// scanEntities notes whether the entities give an action parents.
+func (p *Policies) scanEntities() {
+	for uid, e := range p.entities {
+		if uid.Type == "Action" && e.Parents.Len() > 0 {
+			p.actionParents = true
+		}
+	}
 }
 
 // Len returns the number of policies.
@@ -217,7 +348,7 @@ func (p *Policies) Decide(r *Request) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	ok, diag := cedar.Authorize(p.set, ents, req)
+	ok, diag := cedar.Authorize(ents.policies, ents, req)
 	d := Decision{Allow: bool(ok)}
 	for _, re := range diag.Reasons {
 		d.Policies = append(d.Policies, string(re.PolicyID))
@@ -234,6 +365,7 @@ type entities struct {
 	principal *cedar.Entity
 	plugin    *cedar.Entity
 	resource  *cedar.Entity
+	policies  *subset // the policies to evaluate
 }
 
 // Get implements cedar.EntityGetter.
@@ -311,6 +443,9 @@ func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
 // targetEntities are the resource and plugin entities of a Target.
 type targetEntities struct {
 	resource, plugin cedar.Entity
+	// subsets are the relevant policies of each action (see relevant),
+	// built on first use; guarded by Policies.mu.
+	subsets map[string]*subset
 }
 
 // targetEntities returns the entities of t, cached by t's address: a
@@ -387,6 +522,13 @@ var (
 )
 
 func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
+	return p.buildArgs(r, false)
+}
+
+// buildArgs is build; allArgs converts the arguments even when no
+// relevant policy reads them (for the tests, which decide with every
+// policy).
+func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities, error) {
 	ents := &entities{static: p.entities}
 	switch r.Principal.Kind {
 	case "client":
@@ -410,32 +552,85 @@ func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
 		return cedar.Request{}, nil, err
 	}
 	ents.resource, ents.plugin = &te.resource, &te.plugin
-
-	ctx := cedar.RecordMap{
-		"transport":       cedar.String(r.Transport),
-		"protocolVersion": cedar.String(r.ProtocolVersion),
-		"time":            cedar.Long(r.Time.Unix()),
-		"listing":         cedar.Boolean(r.Listing),
+	action := cedar.NewEntityUID("Action", cedar.String(r.Action))
+	p.mu.Lock()
+	sub := te.subsets[r.Action]
+	if sub == nil {
+		if te.subsets == nil {
+			te.subsets = map[string]*subset{}
+		}
+		sub = p.relevant(action, te.resource.UID, te.plugin.UID)
+		te.subsets[r.Action] = sub
 	}
+	p.mu.Unlock()
+	ents.policies = sub
+
+	var args cedar.Value
+	converted := false
 	if !r.Listing {
-		args := cedar.Value(emptyRecord)
+		args = emptyRecord
 		// No policy can read an attribute it does not name: the
 		// arguments are turned into Cedar values only when one does.
-		if p.readsArguments && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
+		if (sub.readsArguments || allArgs) && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
 			v, err := valueOfJSON(r.Arguments)
 			if err != nil {
 				return cedar.Request{}, nil, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
 			}
-			args = v
+			args, converted = v, true
 		}
-		ctx["arguments"] = args
 	}
+	ctx := p.context(r, args, converted)
 	return cedar.Request{
 		Principal: ents.principal.UID,
-		Action:    cedar.NewEntityUID("Action", cedar.String(r.Action)),
+		Action:    action,
 		Resource:  te.resource.UID,
-		Context:   cedar.NewRecord(ctx),
+		Context:   ctx,
 	}, ents, nil
+}
+
+// contextKey is a context without arguments (listing, or no relevant
+// policy reads them): the same for every request of one second.
+type contextKey struct {
+	transport, version string
+	sec                int64
+	listing            bool
+}
+
+// context returns the context record of r with args (nil: none, when
+// listing; converted: made of the request's arguments); one without
+// converted arguments is kept for the rest of its
+// second, so that a list or a call that no policy checks the arguments
+// of builds none.
+func (p *Policies) context(r *Request, args cedar.Value, converted bool) cedar.Record {
+	sec := r.Time.Unix()
+	constant := !converted
+	key := contextKey{r.Transport, r.ProtocolVersion, sec, r.Listing}
+	if constant {
+		if c, ok := cacheGet(&p.mu, p.contexts, key); ok {
+			return c
+		}
+	}
+	ctx := cedar.RecordMap{
+		"transport":       cedar.String(r.Transport),
+		"protocolVersion": cedar.String(r.ProtocolVersion),
+		"time":            cedar.Long(sec),
+		"listing":         cedar.Boolean(r.Listing),
+	}
+	if args != nil {
+		ctx["arguments"] = args
+	}
+	rec := cedar.NewRecord(ctx)
+	if constant {
+		p.mu.Lock()
+		for k := range p.contexts {
+			if k.sec != sec {
+				delete(p.contexts, k) // an older second: not asked again
+			}
+		}
+		p.mu.Unlock()
+		cachePut(&p.mu, p.contexts, key, rec)
+	}
+	return rec
 }
 
 // groupsOf returns the Group parents named by claim in claims: a string
@@ -469,40 +664,50 @@ const maxDepth = 32
 
 // valueOfJSON turns JSON into a Cedar value: strings, booleans, integers
 // (Long), other numbers (Decimal when exact to 4 places, else String),
-// arrays (Set), objects (Record); nulls are left out of records and sets.
+// arrays (Set), objects (Record); nulls are left out of records and sets
+// (a null alone is the empty record). It reads the bytes with jsonscan,
+// with no value in between.
 func valueOfJSON(raw json.RawMessage) (cedar.Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	if !jsonscan.Valid(raw) {
+		return nil, errors.New("invalid JSON")
 	}
-	return valueOf(v, 0)
+	return valueOf(raw, 0)
 }
 
-func valueOf(v any, depth int) (cedar.Value, error) {
+func valueOf(v []byte, depth int) (cedar.Value, error) {
 	if depth > maxDepth {
 		return nil, errors.New("nested too deep")
 	}
-	switch x := v.(type) {
-	case string:
-		return cedar.String(x), nil
-	case bool:
-		return cedar.Boolean(x), nil
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
+	v = v[jsonscan.SkipSpace(v, 0):]
+	switch jsonscan.Kind(v) {
+	case 's':
+		s, ok := jsonscan.String(v)
+		if !ok {
+			return nil, errors.New("invalid string")
+		}
+		return cedar.String(s), nil
+	case 'b':
+		return cedar.Boolean(v[0] == 't'), nil
+	case 'n':
+		n := strings.TrimSpace(string(v))
+		if i, err := strconv.ParseInt(n, 10, 64); err == nil {
 			return cedar.Long(i), nil
 		}
-		if f, err := x.Float64(); err == nil && !math.IsInf(f, 0) {
+		if f, err := strconv.ParseFloat(n, 64); err == nil && !math.IsInf(f, 0) {
 			if d, err := cedar.NewDecimalFromFloat(f); err == nil {
 				return d, nil
 			}
 		}
-		return cedar.String(x.String()), nil
-	case []any:
-		vals := make([]cedar.Value, 0, len(x))
-		for _, e := range x {
-			if e == nil {
+		return cedar.String(n), nil
+	case 'a':
+		it, _ := jsonscan.NewArrayIter(v)
+		var vals []cedar.Value
+		for {
+			e, ok := it.Next()
+			if !ok {
+				break
+			}
+			if jsonscan.Kind(e) == 'z' {
 				continue
 			}
 			cv, err := valueOf(e, depth+1)
@@ -512,23 +717,32 @@ func valueOf(v any, depth int) (cedar.Value, error) {
 			vals = append(vals, cv)
 		}
 		return cedar.NewSet(vals...), nil
-	case map[string]any:
+	case 'o':
+		it, _ := jsonscan.NewObjectIter(v)
 		rec := cedar.RecordMap{}
-		for k, e := range x {
-			if e == nil {
+		for {
+			k, e, ok := it.Next()
+			if !ok {
+				break
+			}
+			if jsonscan.Kind(e) == 'z' {
 				continue
+			}
+			key := string(k)
+			if bytes.IndexByte(k, '\\') >= 0 {
+				key, _ = jsonscan.String(append(append([]byte{'"'}, k...), '"'))
 			}
 			cv, err := valueOf(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			rec[cedar.String(k)] = cv
+			rec[cedar.String(key)] = cv
 		}
 		return cedar.NewRecord(rec), nil
-	case nil:
-		return cedar.NewRecord(nil), nil
+	case 'z':
+		return emptyRecord, nil
 	}
-	return nil, fmt.Errorf("unexpected JSON value %T", v)
+	return nil, errors.New("unexpected JSON value")
 }
 
 // ParseEntityUID parses `Type::"id"` as the command line takes it.

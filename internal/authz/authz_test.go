@@ -2,8 +2,15 @@ package authz
 
 import (
 	"encoding/json"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cedar-policy/cedar-go"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 const testPolicies = `
@@ -96,4 +103,113 @@ func FuzzValueOfJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = valueOfJSON(b)
 	})
+}
+
+// BenchmarkDecide is one tools/call decision: a client with claims and
+// groups calling a tool with arguments, against the 20 rules of
+// testdata/bench20.cedar, the Target kept as the server keeps it.
+//
+//	go test -run XXX -bench Decide -benchmem ./internal/authz/
+func BenchmarkDecide(b *testing.B) {
+	p, err := Load("testdata/bench20.cedar", "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.Len() != 20 {
+		b.Fatalf("%d policies", p.Len())
+	}
+	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12", Grants: []string{"kv"},
+		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
+	r := &Request{Principal: Principal{Kind: "client", ID: "alice", Claims: json.RawMessage(`{"sub":"alice","groups":["staff","dev"],"email":"a@example.com"}`)},
+		Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi","path":"/tmp/ok/a"}`), Transport: "http",
+		ProtocolVersion: "2025-11-25", Time: time.Unix(1_700_000_000, 0)}
+	if d, err := p.Decide(r); err != nil || !d.Allow {
+		b.Fatalf("%+v %v", d, err)
+	}
+	b.ReportAllocs()
+	cpu := testutil.CPUTime()
+	for b.Loop() {
+		if d, _ := p.Decide(r); !d.Allow {
+			b.Fatal("denied")
+		}
+	}
+	testutil.ReportCPU(b, cpu)
+}
+
+// TestRelevantAgreesWithAll: deciding with the policies whose scopes may
+// match (relevant) gives the decision, deciders and errors of the whole
+// set, for every action, on tools, prompts and resources in and out of
+// the plugins the policies name, with and without arguments, with an
+// action group in the entities.
+func TestRelevantAgreesWithAll(t *testing.T) {
+	src, err := os.ReadFile("testdata/bench20.cedar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, strings.NewReplacer(`@id("`, `@id("again-`).Replace(testPolicies)+`
+@id("action-group")
+permit (principal, action in Action::"writes", resource is Prompt in Plugin::"notes");
+@id("set")
+permit (principal, action in [Action::"get_prompt", Action::"complete"], resource == Prompt::"greet");
+`...)
+	ents := []byte(`[{"uid":{"type":"Action","id":"get_prompt"},"parents":[{"type":"Action","id":"writes"}],"attrs":{}}]`)
+	for _, withEnts := range []bool{false, true} {
+		var e []byte
+		if withEnts {
+			e = ents
+		}
+		p, err := Parse("all.cedar", src, e, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		principals := []Principal{{Kind: "stdio"}, {Kind: "anonymous"},
+			{Kind: "client", ID: "a", Claims: json.RawMessage(`{"groups":["admins","ops","web"],"role":"writer"}`)},
+			{Kind: "client", ID: "b", Claims: json.RawMessage(`{"groups":["interns"],"suspended":true}`)}}
+		var targets []*Target
+		for _, plugin := range []string{"hash", "notes", "files", "quarantine", ""} {
+			for _, typ := range []string{"Tool", "Prompt", "Resource"} {
+				for _, id := range []string{"fs_write", "write_file", "deploy", "pay", "greet", "x"} {
+					targets = append(targets, &Target{Type: typ, ID: id, Plugin: plugin, Grants: []string{"http"},
+						Annotations: json.RawMessage(`{"readOnlyHint":true}`)})
+				}
+			}
+		}
+		n := 0
+		for _, pr := range principals {
+			for _, tg := range targets {
+				for _, action := range []string{CallTool, ReadResource, GetPrompt, Complete} {
+					for _, args := range []string{"", `{"path":"/etc/x","amount":5000}`, `{"path":"/data/a"}`} {
+						for _, listing := range []bool{false, true} {
+							r := &Request{Principal: pr, Action: action, Target: tg, Arguments: json.RawMessage(args),
+								Transport: "http", ProtocolVersion: "2024-11-05", Time: time.Unix(1_800_000_000, 0), Listing: listing}
+							got, err := p.Decide(r)
+							if err != nil {
+								t.Fatal(err)
+							}
+							req, es, err := p.build(r)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !es.policies.readsArguments && !listing {
+								// The subset reads no arguments: give the whole set its own.
+								req, es, _ = p.buildArgs(r, true)
+							}
+							ok, diag := cedar.Authorize(p.set, es, req)
+							var want []string
+							for _, re := range diag.Reasons {
+								want = append(want, string(re.PolicyID))
+							}
+							slices.Sort(want)
+							gotp := slices.Sorted(slices.Values(got.Policies))
+							if got.Allow != bool(ok) || !slices.Equal(gotp, want) || len(got.Errors) != len(diag.Errors) {
+								t.Fatalf("%+v %s %s %s listing %v: got %+v, want %v %v %d errors", pr, action, tg.Type+"::"+tg.ID+" in "+tg.Plugin, args, listing, got, bool(ok), want, len(diag.Errors))
+							}
+							n++
+						}
+					}
+				}
+			}
+		}
+		t.Logf("%d requests agree", n)
+	}
 }

@@ -44,6 +44,11 @@ type authorizer struct {
 	// cache the entities they build by its address).
 	targets  sync.Map // targetKey -> *authz.Target
 	ntargets atomic.Int64
+
+	// lists keeps the lists filter decided, for the rest of their
+	// second.
+	listMu sync.Mutex
+	lists  map[listKey]listed
 }
 
 // targetKey names an item: its kind ('T' tool, 'P' prompt, 'R'
@@ -63,7 +68,7 @@ func newAuthorizer(cfg *config.Config, log *slog.Logger, denied *telemetry.Denia
 	if !cfg.Authz.Enabled() {
 		return nil, nil
 	}
-	a := &authorizer{cfg: cfg.Authz, log: log, denied: denied, reg: reg, now: time.Now}
+	a := &authorizer{cfg: cfg.Authz, log: log, denied: denied, reg: reg, now: time.Now, lists: map[listKey]listed{}}
 	p, err := a.load()
 	if err != nil {
 		return nil, err
@@ -287,13 +292,58 @@ func entityID(s string) string {
 // filter returns the items of a list (kind as targetKey) that the caller
 // of r may use: each decided with its action and context.listing true.
 // items is not modified.
+//
+// Results are kept for the rest of the second (context.time counts
+// seconds, so nothing a policy reads has changed): the engine reads the
+// tool list on every tools/call (task support, x-mcp-header), and a list
+// decided again each time would cost a decision per tool per call.
 func (a *authorizer) filter(r *mcp.Request, kind byte, items []json.RawMessage) []json.RawMessage {
 	if a == nil || len(items) == 0 {
 		return items
 	}
 	pol := a.pol.Load()
-	out := make([]json.RawMessage, 0, len(items))
 	req := a.request(r, "", nil, nil, true)
+	key := listKey{pol: pol, kind: kind, first: &items[0], n: len(items), principal: req.Principal.Kind, id: req.Principal.ID,
+		claims: string(req.Principal.Claims), transport: req.Transport, version: req.ProtocolVersion}
+	sec := req.Time.Unix()
+	a.listMu.Lock()
+	if l, ok := a.lists[key]; ok && l.sec == sec {
+		a.listMu.Unlock()
+		return l.items
+	}
+	a.listMu.Unlock()
+	out := a.decideList(pol, &req, r, kind, items)
+	a.listMu.Lock()
+	if len(a.lists) >= maxLists {
+		clear(a.lists)
+	}
+	a.lists[key] = listed{sec: sec, items: out}
+	a.listMu.Unlock()
+	return out
+}
+
+// listKey names one list as one caller sees it in one second: the
+// policies, the list (its backing array: the registry's lists do not
+// change once built) and everything of the request a policy can read.
+type listKey struct {
+	pol                                       *authz.Policies
+	kind                                      byte
+	first                                     *json.RawMessage
+	n                                         int
+	principal, id, claims, transport, version string
+}
+
+type listed struct {
+	sec   int64
+	items []json.RawMessage
+}
+
+// maxLists bounds the lists kept; past it they are decided again.
+const maxLists = 1024
+
+// decideList is filter's work: each item decided with its action.
+func (a *authorizer) decideList(pol *authz.Policies, req *authz.Request, r *mcp.Request, kind byte, items []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(items))
 	for _, item := range items {
 		var it plugins.Item
 		var ok bool
@@ -317,7 +367,7 @@ func (a *authorizer) filter(r *mcp.Request, kind byte, items []json.RawMessage) 
 			req.Action = authz.ReadResource
 		}
 		req.Target = a.target(kind, id, it, ok)
-		if d, err := pol.Decide(&req); err == nil && d.Allow {
+		if d, err := pol.Decide(req); err == nil && d.Allow {
 			out = append(out, item)
 		}
 	}

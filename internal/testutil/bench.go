@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // BenchStdioCalls is the timed part of a stdio round-trip benchmark: it
@@ -81,4 +82,14 @@ func BenchHTTPCalls(b *testing.B, url string) {
 			}
 		}
 	})
+}
+
+// ReportCPU reports, as "cpu-ns/op", the process's CPU time since start
+// (a CPUTime reading) divided by b.N: on a machine shared with other
+// work, where ns/op counts the time the benchmark waited for a core, it
+// is what one operation costs (the collector's share included).
+func ReportCPU(b *testing.B, start time.Duration) {
+	if start > 0 && b.N > 0 {
+		b.ReportMetric(float64(CPUTime()-start)/float64(b.N), "cpu-ns/op")
+	}
 }
