@@ -307,6 +307,9 @@ type Target struct {
 	// the template itself, listing resources/templates/list); "" for a
 	// static resource.
 	Template string
+	// Ephemeral marks a Target built for one request (an item the server
+	// does not serve): its entities are not kept.
+	Ephemeral bool
 }
 
 // Request is one decision to make.
@@ -511,7 +514,9 @@ func (p *Policies) targetEntities(t *Target) (*targetEntities, error) {
 	}
 	te.resource = cedar.Entity{UID: cedar.NewEntityUID(cedar.EntityType(t.Type), cedar.String(t.ID)),
 		Parents: cedar.NewEntityUIDSet(plugin), Attributes: cedar.NewRecord(rattrs)}
-	cachePut(&p.mu, p.targets, t, te)
+	if !t.Ephemeral {
+		cachePut(&p.mu, p.targets, t, te)
+	}
 	return te, nil
 }
 

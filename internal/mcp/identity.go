@@ -28,18 +28,30 @@ type identityKey struct{}
 // principal that opened them, and marks 2026-07-28 results
 // cacheScope "private".
 func ContextWithIdentity(ctx context.Context, id Identity) context.Context {
-	return context.WithValue(ctx, identityKey{}, id)
+	// By address, so that a request's Claims can point into it (one
+	// allocation, as the value boxed would be).
+	return context.WithValue(ctx, identityKey{}, &id)
 }
 
-// identityFrom returns the identity of ctx (zero when there is none).
-func identityFrom(ctx context.Context) Identity {
-	id, _ := ctx.Value(identityKey{}).(Identity)
-	return id
+// noIdentity is the identity of a context without one; never modified.
+var noIdentity Identity
+
+// identityFrom returns the identity of ctx (the zero one when there is
+// none); the caller does not modify it.
+func identityFrom(ctx context.Context) *Identity {
+	if id, ok := ctx.Value(identityKey{}).(*Identity); ok {
+		return id
+	}
+	return &noIdentity
 }
 
 // bindHTTP fills what an HTTP request tells of its caller into c: the
 // principal (a legacy session's, the one that opened it), the scopes and
 // claims of this request's identity, and the transport.
-func bindHTTP(c *mcpreq.Client, principal string, id Identity) {
-	c.Principal, c.Scopes, c.Claims, c.Transport = principal, id.Scopes, id.Claims, "http"
+func bindHTTP(c *mcpreq.Client, principal string, id *Identity) {
+	c.Principal, c.Scopes, c.HTTP = principal, id.Scopes, true
+	c.Claims = nil
+	if len(id.Claims) > 0 {
+		c.Claims = &id.Claims
+	}
 }

@@ -26,6 +26,8 @@ type Client struct {
 	// version and capabilities in _meta and cannot receive server-to-client
 	// requests.
 	Stateless bool
+	// HTTP is true for a request that came over HTTP, false on stdio.
+	HTTP bool
 	// ClientInfo is the client's Implementation object, or nil.
 	ClientInfo json.RawMessage
 	// ClientCapabilities is the client's capabilities object ("{}" when it
@@ -41,11 +43,9 @@ type Client struct {
 	// without access control).
 	Scopes []string
 	// Claims is the authenticated caller's token claims object, as
-	// access control kept them (bounded); nil when it kept none.
-	Claims json.RawMessage
-	// Transport is "http" for a request that came over HTTP; empty on
-	// stdio.
-	Transport string
+	// access control kept them (bounded); nil when it kept none. A
+	// pointer, shared with the identity, so that Client stays small.
+	Claims *json.RawMessage
 }
 
 // HasClientCapability reports whether the client declared the top-level

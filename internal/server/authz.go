@@ -152,10 +152,14 @@ func (a *authorizer) fingerprint() string {
 // principal is the caller of r as the policies see it.
 func principal(r *mcp.Request) authz.Principal {
 	switch {
-	case r.Transport == "":
+	case !r.HTTP:
 		return authz.Principal{Kind: "stdio"}
 	case r.Principal != "":
-		return authz.Principal{Kind: "client", ID: r.Principal, Claims: r.Claims}
+		p := authz.Principal{Kind: "client", ID: r.Principal}
+		if r.Claims != nil {
+			p.Claims = *r.Claims
+		}
+		return p
 	}
 	return authz.Principal{Kind: "anonymous"}
 }
@@ -178,7 +182,7 @@ func principalName(p *authz.Principal) string {
 func (a *authorizer) target(kind byte, id string, it plugins.Item, found bool) *authz.Target {
 	typ := map[byte]string{'T': "Tool", 'P': "Prompt", 'R': "Resource", 'M': "Resource"}[kind]
 	if !found {
-		return &authz.Target{Type: typ, ID: id}
+		return &authz.Target{Type: typ, ID: id, Ephemeral: true}
 	}
 	key := targetKey{kind, it.Plugin, id, it.Template}
 	if t, ok := a.targets.Load(key); ok {
@@ -222,9 +226,9 @@ func grantKinds(s plugins.Spec) []string {
 
 // request builds the decision of r for target t.
 func (a *authorizer) request(r *mcp.Request, action string, t *authz.Target, args json.RawMessage, listing bool) authz.Request {
-	transport := r.Transport
-	if transport == "" {
-		transport = "stdio"
+	transport := "stdio"
+	if r.HTTP {
+		transport = "http"
 	}
 	return authz.Request{Principal: principal(r), Action: action, Target: t, Arguments: args, Transport: transport,
 		ProtocolVersion: r.ProtocolVersion, Time: a.now(), Listing: listing}

@@ -92,16 +92,18 @@ func checkRequest(c *AuthzCheck) (*mcp.Request, error) {
 	case typ == "Client" && id == "stdio" && c.Claims == nil:
 		// stdio: no transport, no principal
 	case typ == "Client":
-		r.Transport, r.Principal = "http", id
+		r.HTTP, r.Principal = true, id
 		if c.Claims != nil {
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(c.Claims, &obj) != nil {
 				return nil, errors.New("claims: not a JSON object")
 			}
-			r.Claims = auth.BoundClaims(c.Claims)
+			if b := auth.BoundClaims(c.Claims); b != nil {
+				r.Claims = &b
+			}
 		}
 	case typ == "Anonymous" && id == "anonymous":
-		r.Transport = "http"
+		r.HTTP = true
 	default:
 		return nil, fmt.Errorf(`principal: %s is not Client::"<sub>", Client::"stdio" or Anonymous::"anonymous"`, c.Principal)
 	}
