@@ -234,7 +234,9 @@ func (h *httpHandler) postLegacy(w http.ResponseWriter, r *http.Request, ss *htt
 			resp = nil
 		}
 		if code == jsonrpc.CodeForbidden {
-			st.finalStatus = http.StatusForbidden // read after finish, under st.mu
+			st.mu.Lock()
+			st.finalStatus = http.StatusForbidden
+			st.mu.Unlock()
 		}
 		st.finish(resp)
 	}()

@@ -136,7 +136,7 @@ type sseStream struct {
 	handed    int64  // highest seq handed to a writer (written or being written)
 	detached  bool   // the POST response is gone and it never became SSE
 	// finalStatus is final's HTTP status when it is not 200 (a
-	// CodeForbidden error: 403); set before finish, read after done.
+	// CodeForbidden error: 403), set before finish.
 	finalStatus int
 }
 
