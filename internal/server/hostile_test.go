@@ -1037,7 +1037,7 @@ func TestHostileModuleLimits(t *testing.T) {
 	}{
 		{"module size", "good", `max_module_size = "64KiB"`, fmt.Sprintf("over the module-size limit: %d bytes, limit 65536 ([limits] max_module_size)", good.Size())},
 		{"functions", "good", "max_functions = 50", "functions: 87, over the limit of 50 ([limits] max_functions)"},
-		{"function size", "good", `max_function_size = "4KiB"`, "size in bytes: 9359, over the limit of 4096 ([limits] max_function_size)"},
+		{"function size", "good", `max_function_size = "4KiB"`, "over the limit of 4096 ([limits] max_function_size)"}, // the size itself moves with the C SDK
 		{"locals", "good", "max_locals = 40", "locals: 43, over the limit of 40 ([limits] max_locals)"},
 		{"nesting", "good", "max_nesting = 30", "nesting of blocks, loops and ifs: 31, over the limit of 30 ([limits] max_nesting)"},
 		{"br_table", "good", "max_br_table = 50", "br_table targets in the function: 56, over the limit of 50 ([limits] max_br_table)"},
