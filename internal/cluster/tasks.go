@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -450,11 +451,14 @@ var _ tasks.Notifier = (*TaskNotifier)(nil)
 func (c *Cluster) TaskNotifier() *TaskNotifier {
 	c.notifierOnce.Do(func() {
 		n := &TaskNotifier{local: tasks.NewLocal(), bus: c.newBus("wasmcp:bus:tasks")}
+		store := &Tasks{c: c, p: "{wasmcp:tasks}"}
 		c.subscribe(n.bus.channel, func(msg []byte) {
-			var ch tasks.Change
-			if json.Unmarshal(msg, &ch) == nil {
-				_ = n.local.Publish(context.Background(), ch)
+			ch, err := store.verifyChange(msg)
+			if err != nil {
+				c.log.Warn("tasks: a change from the bus is invalid; dropped", "error", err)
+				return
 			}
+			_ = n.local.Publish(context.Background(), ch)
 		})
 		c.notifier = n
 	})
@@ -475,4 +479,58 @@ func (n *TaskNotifier) Publish(ctx context.Context, c tasks.Change) error {
 // Subscribe implements tasks.Notifier.
 func (n *TaskNotifier) Subscribe(fn func(tasks.Change)) (unsubscribe func()) {
 	return n.local.Subscribe(fn)
+}
+
+// maxChange bounds a task change message on the bus (its principal is
+// the bulk of it).
+const maxChange = 8 << 10
+
+// verifyChange checks a task change read from the bus before anything
+// acts on it: pub/sub is open to anyone who reaches Redis, so a message
+// is no proof. It must be one JSON object of at most maxChange bytes with
+// exactly the fields of tasks.Change, a task id of NewID's shape and a
+// valid status, and name a task of that principal whose record in Redis
+// agrees: the same status, or a later update. The change returned is the
+// record's, so a subscriber acts on what the store holds.
+func (s *Tasks) verifyChange(msg []byte) (tasks.Change, error) {
+	var ch tasks.Change
+	if len(msg) > maxChange {
+		return ch, fmt.Errorf("%d bytes, limit %d", len(msg), maxChange)
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ch); err != nil {
+		return ch, fmt.Errorf("does not parse: %w", err)
+	}
+	if dec.More() {
+		return ch, errors.New("trailing data after the change")
+	}
+	if !validID(ch.ID) || ch.Principal == "" || !ch.Status.Valid() {
+		return ch, fmt.Errorf("task %.40q of %.40q with status %.20q: not a change a replica sends", ch.ID, ch.Principal, ch.Status)
+	}
+	ctx, cancel := s.c.ctx(context.Background())
+	defer cancel()
+	_, t, err := s.load(ctx, ch.Principal, ch.ID)
+	if err != nil {
+		return ch, fmt.Errorf("task %s of %.40q: %w", ch.ID, ch.Principal, err)
+	}
+	if t.Status != ch.Status && !t.UpdatedAt.After(ch.UpdatedAt) {
+		return ch, fmt.Errorf("task %s of %.40q: the change says %q, the record %q", ch.ID, ch.Principal, ch.Status, t.Status)
+	}
+	return tasks.Change{ID: t.ID, Principal: t.Principal, Status: t.Status, UpdatedAt: t.UpdatedAt}, nil
+}
+
+// validID reports whether id has the shape of tasks.NewID's ids: 22
+// characters of base64url.
+func validID(id string) bool {
+	if len(id) != 22 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
