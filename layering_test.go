@@ -71,6 +71,7 @@ var allowed = map[string][]string{
 	"hostapi":                            {"internal/abi", "runtime"},
 	"hostapi/kvtest":                     {"hostapi", "internal/abi"},
 	"internal/abi":                       {},
+	"internal/audit":                     {},
 	"internal/auth":                      {},
 	"internal/authz":                     {"internal/jsonscan"},
 	"internal/cluster":                   {"hostapi", "internal/tasks"},
