@@ -1,5 +1,5 @@
-// Package audit writes the audit trail: one JSON event per line
-// (docs/governance.md, "Audit trail"), through a bounded queue drained by
+// Package audit writes the audit trail: one JSON event per line (the
+// schema is the Event type), through a bounded queue drained by
 // one writer goroutine, so that a sink that cannot keep up never blocks a
 // call; events it cannot take are counted, never silently lost.
 package audit
