@@ -142,6 +142,30 @@ redis.call('ZREM', P .. ':idx:' .. ph, id)
 unbill(ph, id)
 return 1
 `)
+	// KEYS: task records. ARGV: the most bytes of one record, the most
+	// bytes of all. Returns, per key in order and while the records
+	// returned stay within the second bound (at least one): false for a
+	// key that holds no string, the record, or for a record longer than
+	// the first bound its length instead of its bytes.
+	tasksRead = redis.NewScript(`
+local one, all = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out, total = {}, 0
+for i, k in ipairs(KEYS) do
+  if i > 1 and total > all then break end
+  if redis.call('TYPE', k).ok ~= 'string' then
+    out[i] = false
+  else
+    local n = redis.call('STRLEN', k)
+    if n > one then
+      out[i] = n
+    else
+      out[i] = redis.call('GET', k)
+      total = total + n
+    end
+  end
+end
+return out
+`)
 	// ARGV: prefix, now ms, max. Returns how many it dropped.
 	tasksSweep = redis.NewScript(tasksLib + `
 return sweep(tonumber(ARGV[2]), tonumber(ARGV[3]))
@@ -189,9 +213,9 @@ func (s *Tasks) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) 
 		c.ID = tasks.NewID()
 		c.CreatedAt, c.UpdatedAt = now, now
 		c.ExpiresAt = now.Add(c.TTL)
-		js, err := json.Marshal(c)
+		js, err := s.encode(c)
 		if err != nil {
-			return nil, fmt.Errorf("tasks: encode: %w", err)
+			return nil, err
 		}
 		r, err := tasksCreate.Run(ctx, s.c.rdb, nil, s.p, c.ID, ownerHex(c.Principal), js,
 			now.UnixMilli(), c.ExpiresAt.UnixMilli(), s.lim.MaxLive, s.lim.MaxLivePerPrincipal,
@@ -215,17 +239,82 @@ func (s *Tasks) Create(ctx context.Context, t *tasks.Task) (*tasks.Task, error) 
 	return nil, errors.New("tasks: create: no free id after 3 tries")
 }
 
+// maxRecord is the longest task record the store writes and reads back:
+// one principal's byte budget bounds what a task is billed (Size), its
+// JSON (encode: raw members keep their length) is twice that at most but
+// for strings full of escapes, plus fixed fields. A record read back
+// longer than this is not read: only a writer of Redis could have put it
+// there.
+func (s *Tasks) maxRecord() int64 {
+	b := s.lim.MaxBytesPerPrincipal
+	if b <= 0 || (s.lim.MaxBytes > 0 && s.lim.MaxBytes < b) {
+		b = s.lim.MaxBytes
+	}
+	if b <= 0 {
+		b = defaultRecordBudget
+	}
+	return 2*b + 64<<10
+}
+
+// defaultRecordBudget stands in for the byte budget of a store made
+// without one (mcp's default per-principal budget).
+const defaultRecordBudget = 32 << 20
+
+// encode is the stored JSON of t: without HTML escaping, so that a raw
+// member (arguments, a result) keeps its length, and refused past
+// maxRecord.
+func (s *Tasks) encode(t *tasks.Task) (string, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(t); err != nil {
+		return "", fmt.Errorf("tasks: encode: %w", err)
+	}
+	js := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if max := s.maxRecord(); int64(len(js)) > max {
+		return "", fmt.Errorf("%w: a record of %d bytes, over the %d a task may take", tasks.ErrBytesForPrincipal, len(js), max)
+	}
+	return string(js), nil
+}
+
+// read returns the records under keys, in order, from the first on:
+// each one at most maxRecord bytes long (a longer one is logged and
+// given as absent) and, but for the first, no more in all than
+// maxRecord, so that what one read brings into memory is bounded
+// however the records were written. A missing record is ok false.
+// It may return fewer records than keys; the caller reads the rest
+// again.
+func (s *Tasks) read(ctx context.Context, keys []string) ([]string, []bool, error) {
+	max := s.maxRecord()
+	vals, err := tasksRead.Run(ctx, s.c.rdb, keys, max, max).Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, err
+	}
+	js := make([]string, len(vals))
+	ok := make([]bool, len(vals))
+	for i, v := range vals {
+		switch v := v.(type) {
+		case string:
+			js[i], ok[i] = v, true
+		case int64:
+			s.c.log.Warn("tasks: a record in Redis is longer than any task may be; ignored", "key", keys[i], "bytes", v, "max", max)
+		}
+	}
+	return js, ok, nil
+}
+
 // load returns the stored JSON of a live task of principal and the task.
 func (s *Tasks) load(ctx context.Context, principal, id string) (string, *tasks.Task, error) {
-	js, err := s.c.rdb.Get(ctx, s.p+":t:"+id).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil, tasks.ErrNotFound
-	}
+	vals, ok, err := s.read(ctx, []string{s.p + ":t:" + id})
 	if err != nil {
 		return "", nil, wrap("tasks get", err)
 	}
-	t, ok := s.decode(js, principal, id, time.Now())
-	if !ok {
+	if len(ok) == 0 || !ok[0] {
+		return "", nil, tasks.ErrNotFound
+	}
+	js := vals[0]
+	t, good := s.decode(js, principal, id, time.Now())
+	if !good {
 		return "", nil, tasks.ErrNotFound
 	}
 	return js, t, nil
@@ -306,9 +395,9 @@ func (s *Tasks) swap(ctx context.Context, principal, id string, next func(*tasks
 			return old, nil
 		}
 		c.UpdatedAt = tasks.Now()
-		nj, err := json.Marshal(c)
+		nj, err := s.encode(c)
 		if err != nil {
-			return nil, fmt.Errorf("tasks: encode: %w", err)
+			return nil, err
 		}
 		ended, score := "0", ""
 		if !old.Status.Terminal() && c.Status.Terminal() {
@@ -374,23 +463,25 @@ func (s *Tasks) List(ctx context.Context, principal, cursor string, limit int) (
 		if len(keys) == 0 {
 			continue
 		}
-		vals, err := s.c.rdb.MGet(ctx, keys...).Result()
-		if err != nil {
-			return nil, "", wrap("tasks list", err)
-		}
-		for i, v := range vals {
-			js, ok := v.(string)
-			if !ok {
-				continue
+		for len(keys) > 0 && len(page) <= limit {
+			vals, ok, err := s.read(ctx, keys)
+			if err != nil {
+				return nil, "", wrap("tasks list", err)
 			}
-			t, ok := s.decode(js, principal, keys[i][len(s.p)+3:], now)
-			if !ok {
-				continue
+			for i, js := range vals {
+				if !ok[i] {
+					continue
+				}
+				t, good := s.decode(js, principal, keys[i][len(s.p)+3:], now)
+				if !good {
+					continue
+				}
+				page = append(page, t)
+				if len(page) > limit {
+					break
+				}
 			}
-			page = append(page, t)
-			if len(page) > limit {
-				break
-			}
+			keys = keys[len(vals):]
 		}
 	}
 	if len(page) > limit {
@@ -447,11 +538,13 @@ type TaskNotifier struct {
 
 var _ tasks.Notifier = (*TaskNotifier)(nil)
 
-// TaskNotifier returns the cluster's task notifier (one per Cluster).
-func (c *Cluster) TaskNotifier() *TaskNotifier {
+// TaskNotifier returns the cluster's task notifier (one per Cluster),
+// which checks each change against the task store with the caps lim (as
+// Tasks; the first call's lim holds).
+func (c *Cluster) TaskNotifier(lim tasks.Limits) *TaskNotifier {
 	c.notifierOnce.Do(func() {
 		n := &TaskNotifier{local: tasks.NewLocal(), bus: c.newBus("wasmcp:bus:tasks")}
-		store := &Tasks{c: c, p: "{wasmcp:tasks}"}
+		store := c.Tasks(lim)
 		c.subscribe(n.bus.channel, func(msg []byte) {
 			ch, err := store.verifyChange(msg)
 			if err != nil {

@@ -18,7 +18,7 @@ func TestTasksContract(t *testing.T) {
 		return open(t, redistest.Start(t)).Tasks(lim)
 	})
 	taskstest.RunNotifierTests(t, func(t *testing.T) tasks.Notifier {
-		return open(t, redistest.Start(t)).TaskNotifier()
+		return open(t, redistest.Start(t)).TaskNotifier(tasks.Limits{})
 	})
 }
 
@@ -33,7 +33,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	lim := tasks.Limits{MaxLivePerPrincipal: 1}
 	a, b := ca.Tasks(lim), cb.Tasks(lim)
 	got := make(chan tasks.Change, 4)
-	cb.TaskNotifier().Subscribe(func(c tasks.Change) { got <- c })
+	cb.TaskNotifier(lim).Subscribe(func(c tasks.Change) { got <- c })
 	task, err := a.Create(ctx, &tasks.Task{Principal: "alice", Status: tasks.Working, TTL: time.Hour, Method: "tools/call"})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	}
 	// The subscription is live once one change crossed.
 	waitFor(t, "a change across replicas", func() bool {
-		_ = ca.TaskNotifier().Publish(ctx, tasks.Change{ID: task.ID, Principal: "alice", Status: tasks.Cancelled})
+		_ = ca.TaskNotifier(lim).Publish(ctx, tasks.Change{ID: task.ID, Principal: "alice", Status: tasks.Cancelled})
 		select {
 		case c := <-got:
 			return c.ID == task.ID && c.Status == tasks.Cancelled
@@ -75,16 +75,17 @@ func TestTaskBusForged(t *testing.T) {
 	ctx := context.Background()
 	r := redistest.Start(t)
 	ca, cb := open(t, r), open(t, r)
-	a := ca.Tasks(tasks.Limits{})
+	lim := tasks.Limits{}
+	a := ca.Tasks(lim)
 	task, err := a.Create(ctx, &tasks.Task{Principal: "alice", Status: tasks.Working, TTL: time.Hour, Method: "tools/call"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan tasks.Change, 64)
-	cb.TaskNotifier().Subscribe(func(c tasks.Change) { got <- c })
+	cb.TaskNotifier(lim).Subscribe(func(c tasks.Change) { got <- c })
 	genuine := tasks.Change{ID: task.ID, Principal: "alice", Status: tasks.Working, UpdatedAt: task.UpdatedAt}
 	waitFor(t, "a genuine change across replicas", func() bool {
-		_ = ca.TaskNotifier().Publish(ctx, genuine)
+		_ = ca.TaskNotifier(lim).Publish(ctx, genuine)
 		select {
 		case c := <-got:
 			return c == genuine

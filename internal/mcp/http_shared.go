@@ -112,7 +112,7 @@ func (c *conn) state(principal string) sessionState {
 // in the bounded form a session keeps (clientcaps.go). The store is not
 // trusted more than a client: a record that does not pass is not served.
 func (s *Server) decodeState(data []byte) (*sessionState, error) {
-	if max := s.opts.MaxSubscriptions*(s.opts.MaxURIBytes+8) + maxInitializeBytes; len(data) > max {
+	if max := s.maxSessionRecord(); len(data) > max {
 		return nil, fmt.Errorf("mcp: session record of %d bytes, over %d", len(data), max)
 	}
 	var st sessionState
@@ -138,6 +138,13 @@ func (s *Server) decodeState(data []byte) (*sessionState, error) {
 	st.ClientCaps = keptCapabilities(st.ClientCaps)
 	st.ClientInfo = keptClientInfo(st.ClientInfo)
 	return &st, nil
+}
+
+// maxSessionRecord is the longest session record decodeState accepts
+// and the most of one that is read from the store: every subscription at
+// its longest URI, and initialize's params.
+func (s *Server) maxSessionRecord() int {
+	return s.opts.MaxSubscriptions*(s.opts.MaxURIBytes+8) + maxInitializeBytes
 }
 
 // restore sets c's state from the store (checked: decodeState).
@@ -219,7 +226,7 @@ func (h *httpHandler) adopt(r *http.Request, id string) (*httpSession, error) {
 	if !s.validSessionID(id) {
 		return nil, nil
 	}
-	data, found, err := s.opts.Sessions.Load(id, h.opts.SessionIdleTimeout)
+	data, found, err := s.opts.Sessions.Load(id, h.opts.SessionIdleTimeout, s.maxSessionRecord())
 	if err != nil {
 		h.log.Warn("session store unavailable: a session held by another server cannot be served here", "session_id", id, "error", err)
 		return nil, errSessionStore
@@ -262,7 +269,7 @@ func (h *httpHandler) adopt(r *http.Request, id string) (*httpSession, error) {
 // the session is still alive there. An unreachable store keeps it alive
 // here, with the state this copy has.
 func (h *httpHandler) touch(ss *httpSession) bool {
-	data, found, err := h.s.opts.Sessions.Load(ss.id, h.opts.SessionIdleTimeout)
+	data, found, err := h.s.opts.Sessions.Load(ss.id, h.opts.SessionIdleTimeout, h.s.maxSessionRecord())
 	switch {
 	case err != nil:
 		return true
@@ -347,7 +354,7 @@ func (s *Server) sessionEvent(kind byte, msg []byte) {
 		c.shared.close()
 	case busSessionChanged:
 		go func() {
-			data, found, err := s.opts.Sessions.Load(id, c.httpSession.h.opts.SessionIdleTimeout)
+			data, found, err := s.opts.Sessions.Load(id, c.httpSession.h.opts.SessionIdleTimeout, s.maxSessionRecord())
 			if err == nil && found {
 				c.refresh(data)
 			}

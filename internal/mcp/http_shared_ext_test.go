@@ -31,7 +31,7 @@ func (s *memSessions) Save(id string, state []byte, ttl time.Duration) error {
 	return nil
 }
 
-func (s *memSessions) Load(id string, ttl time.Duration) ([]byte, bool, error) {
+func (s *memSessions) Load(id string, ttl time.Duration, max int) ([]byte, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[id]
@@ -40,7 +40,7 @@ func (s *memSessions) Load(id string, ttl time.Duration) ([]byte, bool, error) {
 	}
 	v.expires = time.Now().Add(ttl)
 	s.m[id] = v
-	return v.state, true, nil
+	return v.state[:min(len(v.state), max+1)], true, nil
 }
 
 func (s *memSessions) Delete(id string) error {

@@ -177,8 +177,11 @@ type SessionStore interface {
 	// Save stores state under id, expiring after ttl.
 	Save(id string, state []byte, ttl time.Duration) error
 	// Load returns the state of id and extends its expiry to ttl, or
-	// found false when there is none.
-	Load(id string, ttl time.Duration) (state []byte, found bool, err error)
+	// found false when there is none. It reads at most max+1 bytes of
+	// the state: a longer state is returned cut to max+1 bytes, which
+	// the engine refuses by its length, so that a record some other
+	// writer of the store made huge is never read whole.
+	Load(id string, ttl time.Duration, max int) (state []byte, found bool, err error)
 	// Delete removes id.
 	Delete(id string) error
 }

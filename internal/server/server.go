@@ -223,9 +223,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	var taskNotifier tasks.Notifier
 	if s.clu != nil {
 		bus, sessions, sessionKey = s.clu.Bus(), s.clu.Sessions(), s.clu.Key("session")
-		taskStore = s.clu.Tasks(mcp.TaskLimits(mcp.Options{MaxTasks: cfg.Limits.MaxTasks, MaxTasksPerPrincipal: cfg.Limits.MaxTasksPerPrincipal,
-			MaxTaskBytes: int64(cfg.Limits.MaxTaskBytes), MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal)}))
-		taskNotifier = s.clu.TaskNotifier()
+		lim := mcp.TaskLimits(mcp.Options{MaxTasks: cfg.Limits.MaxTasks, MaxTasksPerPrincipal: cfg.Limits.MaxTasksPerPrincipal,
+			MaxTaskBytes: int64(cfg.Limits.MaxTaskBytes), MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal)})
+		taskStore, taskNotifier = s.clu.Tasks(lim), s.clu.TaskNotifier(lim)
 	}
 	taskTimeout := time.Duration(cfg.Limits.TaskTimeout)
 	if taskTimeout <= 0 {
