@@ -299,9 +299,14 @@ type Limits struct {
 	// dropped with a log line (HTTP sessions are bounded by [http]
 	// replay_buffer). Server-wide only. Zero means the defaults: 100,
 	// 8KiB and 1MiB.
-	MaxSubscriptions int  `toml:"max_subscriptions" json:"max_subscriptions,omitempty"`
-	MaxURI           Size `toml:"max_uri" json:"max_uri,omitempty"`
-	NotifyQueue      Size `toml:"notify_queue" json:"notify_queue,omitempty"`
+	MaxSubscriptions int `toml:"max_subscriptions" json:"max_subscriptions,omitempty"`
+	// MaxSubscriptionBytes bounds the subscriptions the server keeps in
+	// all (every session's and listen stream's URIs and task ids, 64
+	// bytes more each); past it subscribing is refused as busy
+	// (-32001). Zero means the default: 64MiB.
+	MaxSubscriptionBytes Size `toml:"max_subscription_bytes" json:"max_subscription_bytes,omitempty"`
+	MaxURI               Size `toml:"max_uri" json:"max_uri,omitempty"`
+	NotifyQueue          Size `toml:"notify_queue" json:"notify_queue,omitempty"`
 
 	// Tasks (long tool calls run in the background, docs/tasks.md).
 	// TaskTimeout is the deadline of a task's plugin call, instead of

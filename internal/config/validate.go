@@ -171,6 +171,7 @@ func (c *Config) Validate() error {
 		{"limits.max_batch_response", c.Limits.MaxBatchResponse, 1 << 10, 1 << 30},
 		{"limits.max_manifest_bytes", c.Limits.MaxManifestBytes, 1 << 10, 64 << 20},
 		{"limits.max_task_bytes", c.Limits.MaxTaskBytes, 64 << 10, 64 << 30},
+		{"limits.max_subscription_bytes", c.Limits.MaxSubscriptionBytes, 64 << 10, 64 << 30},
 		{"limits.max_task_bytes_per_principal", c.Limits.MaxTaskBytesPerPrincipal, 64 << 10, 64 << 30},
 	} {
 		if z.v != 0 && (z.v < z.min || z.v > z.max) {

@@ -35,6 +35,7 @@ type conn struct {
 	clientInfo  json.RawMessage
 	clientCaps  json.RawMessage
 	subs        map[string]struct{}
+	subsCharged int64 // bytes of subs charged to the server's budget (subs.go)
 	inflight    map[jsonrpc.ID]*call
 	pending     map[jsonrpc.ID]chan clientReply
 
@@ -330,6 +331,13 @@ func (c *conn) subscribe(uri string) *jsonrpc.Error {
 	if max := c.srv.opts.MaxSubscriptions; len(c.subs) >= max {
 		return invalidParams("resources/subscribe: the session already has " + strconv.Itoa(max) + " subscriptions, the most it may have; unsubscribe first")
 	}
+	if c.closed {
+		return nil // the session ended: nothing is kept, nothing sent
+	}
+	if !c.srv.chargeSubs(subCost(uri)) {
+		return c.srv.subBudgetError()
+	}
+	c.subsCharged += subCost(uri)
 	if c.subs == nil {
 		c.subs = map[string]struct{}{}
 	}
@@ -339,7 +347,11 @@ func (c *conn) subscribe(uri string) *jsonrpc.Error {
 
 func (c *conn) unsubscribe(uri string) {
 	c.mu.Lock()
-	delete(c.subs, uri)
+	if _, ok := c.subs[uri]; ok {
+		delete(c.subs, uri)
+		c.srv.releaseSubs(subCost(uri))
+		c.subsCharged -= subCost(uri)
+	}
 	c.mu.Unlock()
 }
 
@@ -357,7 +369,7 @@ func (c *conn) subscribed(uri string) bool {
 // close ends the session: requests are cancelled, waiting client calls
 // fail, and no more session notifications are sent.
 func (c *conn) close() {
-	if !closeOnce(&c.mu, &c.closed, nil) {
+	if !closeOnce(&c.mu, &c.closed, c.releaseSubsLocked) {
 		return
 	}
 	c.srv.unregister(c)

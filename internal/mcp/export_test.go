@@ -19,3 +19,7 @@ var (
 	KeptCapabilities = keptCapabilities
 	KeptClientInfo   = keptClientInfo
 )
+
+// SubscriptionBytes is what the server's subscriptions are counted
+// against Options.MaxSubscriptionBytes (subs.go).
+func SubscriptionBytes(s *Server) int64 { return s.subBytes.Load() }

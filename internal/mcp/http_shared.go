@@ -152,14 +152,27 @@ func (c *conn) restore(st *sessionState) {
 	c.mu.Lock()
 	c.initialized = true
 	c.version, c.clientInfo, c.clientCaps = st.Version, st.ClientInfo, st.ClientCaps
-	c.subs = nil
+	c.releaseSubsLocked()
+	dropped := 0
 	for _, u := range st.Subs {
+		if _, ok := c.subs[u]; ok {
+			continue
+		}
+		if c.closed || !c.srv.chargeSubs(subCost(u)) {
+			dropped++
+			continue
+		}
+		c.subsCharged += subCost(u)
 		if c.subs == nil {
 			c.subs = map[string]struct{}{}
 		}
 		c.subs[u] = struct{}{}
 	}
+	closed := c.closed
 	c.mu.Unlock()
+	if dropped > 0 && !closed {
+		c.srv.log.Warn("session store: subscriptions of a shared session not kept here: the server's subscription budget is spent", "session_id", c.id, "dropped", dropped, "max_subscription_bytes", c.srv.opts.MaxSubscriptionBytes)
+	}
 	c.logLevel.Store(st.LogLevel)
 }
 

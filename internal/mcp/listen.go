@@ -197,6 +197,16 @@ func (s *Server) listen(cl *call) ([]byte, error) {
 		}
 		l.taskPrincipal = taskPrincipal(cl)
 	}
+	var cost int64
+	for _, list := range [][]string{l.uris, l.taskIDs} {
+		for _, v := range list {
+			cost += subCost(v)
+		}
+	}
+	if !s.chargeSubs(cost) {
+		return nil, s.subBudgetError()
+	}
+	defer s.releaseSubs(cost)
 
 	p := make([]byte, 0, 256)
 	p = append(p, `{"_meta":{"`+metaSubscriptionID+`":`...)

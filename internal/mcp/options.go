@@ -106,6 +106,13 @@ type Options struct {
 	// and 8 KiB.
 	MaxSubscriptions int
 	MaxURIBytes      int
+	// MaxSubscriptionBytes bounds the subscriptions the server keeps
+	// in all, in bytes: the URIs of every legacy session's
+	// resources/subscribe and the URIs and task ids of every running
+	// subscriptions/listen stream, each counted with 64 bytes more.
+	// Past it a subscribe or listen fails with -32001 (data
+	// {"busy":true}). Default 64 MiB.
+	MaxSubscriptionBytes int64
 	// NotifyQueueBytes bounds the notifications (list_changed,
 	// resources/updated) a stdio connection queues behind a client that
 	// does not read its output: past it they are dropped, with a log
@@ -260,6 +267,7 @@ func (o *Options) withDefaults() Options {
 	v.MaxBatchBytes = positiveOr(v.MaxBatchBytes, 16<<20)
 	v.MaxSubscriptions = positiveOr(v.MaxSubscriptions, 100)
 	v.MaxURIBytes = positiveOr(v.MaxURIBytes, 8<<10)
+	v.MaxSubscriptionBytes = positiveOr(v.MaxSubscriptionBytes, 64<<20)
 	v.NotifyQueueBytes = positiveOr(v.NotifyQueueBytes, 1<<20)
 	v.MaxTasks = positiveOr(v.MaxTasks, 1000)
 	v.MaxTasksPerPrincipal = positiveOr(v.MaxTasksPerPrincipal, 100)

@@ -28,6 +28,7 @@ type Server struct {
 	limit      *callLimiter
 	principals *principals
 	active     atomic.Int64  // requests being served (invoke)
+	subBytes   atomic.Int64  // bytes of subscriptions kept (subs.go)
 	drain      chan struct{} // closed by Shutdown: stop taking requests
 
 	serverInfo []byte // Implementation object

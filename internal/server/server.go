@@ -256,6 +256,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxBatch:                 cfg.Limits.MaxBatch,
 		MaxBatchBytes:            int(cfg.Limits.MaxBatchResponse),
 		MaxSubscriptions:         cfg.Limits.MaxSubscriptions,
+		MaxSubscriptionBytes:     int64(cfg.Limits.MaxSubscriptionBytes),
 		MaxURIBytes:              int(cfg.Limits.MaxURI),
 		NotifyQueueBytes:         int(cfg.Limits.NotifyQueue),
 		TaskTimeout:              taskTimeout,
