@@ -75,6 +75,9 @@ func TestMemoryBudgetsRSS(t *testing.T) {
 		{"sessions: 1,000 legacy sessions, each initialize with 60 KiB of capabilities", func(t *testing.T, s *memServer) {
 			s.sessions(t, 1000, 60<<10)
 		}},
+		{"subscriptions: 90 legacy sessions subscribing 100 URIs of 8 KiB each, past max_subscription_bytes (64 MiB)", func(t *testing.T, s *memServer) {
+			s.subscriptions(t, 90, 100, 8100)
+		}},
 	}
 	worst := loaded
 	for _, tc := range cases {
@@ -446,5 +449,46 @@ func (s *memServer) sessions(t *testing.T, n, size int) {
 	t.Logf("initialize answers by status: %v", codes)
 	if codes[http.StatusOK] == 0 {
 		t.Error("no session was opened")
+	}
+}
+
+// subscriptions opens n legacy sessions and subscribes each to per URIs
+// of size bytes, 8 requests at once, and checks that the server-wide
+// budget (64 MiB by default, 64 bytes more a subscription) refused the
+// ones past it as busy.
+func (s *memServer) subscriptions(t *testing.T, n, per, size int) {
+	t.Helper()
+	var ok, busy, other atomic.Int64
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range n {
+		_, id, _ := s.initialize(t, map[string]any{}, fmt.Sprintf("subscriber-%d", i))
+		if id == "" {
+			t.Fatalf("initialize %d: no session", i)
+		}
+		for j := range per {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				p := fmt.Sprintf("file:///sub/%d/%d/", i, j)
+				_, _, out := s.post(t, map[string]any{"jsonrpc": "2.0", "id": j, "method": "resources/subscribe", "params": map[string]any{"uri": p + strings.Repeat("u", size-len(p))}},
+					map[string]string{"Mcp-Session-Id": id, "MCP-Protocol-Version": "2025-11-25"})
+				switch {
+				case strings.Contains(out, `"result"`):
+					ok.Add(1)
+				case strings.Contains(out, `"busy":true`):
+					busy.Add(1)
+				default:
+					if other.Add(1) == 1 {
+						t.Errorf("subscribe: %.300s", out)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	t.Logf("subscriptions kept %d, refused as busy %d, other answers %d", ok.Load(), busy.Load(), other.Load())
+	if most := int64(64<<20) / int64(size+64); ok.Load() > most || busy.Load() == 0 {
+		t.Errorf("%d subscriptions of %d bytes kept (the budget holds %d), %d refused", ok.Load(), size, most, busy.Load())
 	}
 }
