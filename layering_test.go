@@ -70,6 +70,7 @@ var allowed = map[string][]string{
 	"examples/internal/slug":             {},
 	"hostapi":                            {"internal/abi", "runtime"},
 	"hostapi/kvtest":                     {"hostapi", "internal/abi"},
+	"hostapi/wasip2":                     {"hostapi", "internal/component", "runtime/component"},
 	"internal/abi":                       {},
 	"internal/audit":                     {},
 	"internal/auth":                      {},

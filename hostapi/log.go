@@ -41,6 +41,15 @@ const (
 	maxProgressParams = 4 * maxLogMessage
 )
 
+// MaxLogLines and MaxLogLineText are the bounds on a plugin's server log
+// for one call (maxServerLogLines, maxServerLogText), for the hosts of
+// other plugin kinds that write to it: package wasip2 cuts a component's
+// stdout and stderr to them.
+const (
+	MaxLogLines    = maxServerLogLines
+	MaxLogLineText = maxServerLogText
+)
+
 // Log handles the fast log import: msg becomes a JSON string, sent to the
 // client as notifications/message (level clamped to the MCP levels) and to
 // the server log, each within the bounds above.
