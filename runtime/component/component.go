@@ -61,8 +61,21 @@ type Host struct {
 	// Prepare, if set, is given each core module (its imports already
 	// renamed) before it is compiled, and returns what to compile: the
 	// runtime instruments modules there for deadlines. Imports it adds
-	// resolve in the wazero runtime by module name, as usual.
+	// resolve in the wazero runtime by module name, as usual. It is
+	// called once per core instance that instantiates a module, in the
+	// component's order.
 	Prepare func(core []byte) ([]byte, error)
+	// Compile, if set, compiles what Prepare returned in place of the
+	// wazero runtime's CompileModule: the runtime compiles through its
+	// authenticated on-disk cache there. It must compile on the runtime
+	// given to Compile.
+	Compile func(ctx context.Context, core []byte) (wazero.CompiledModule, error)
+	// Instantiated, if set, is called with each core instance right
+	// after it is instantiated and before the next one is, in the order
+	// Prepare saw their modules, under the ctx given to Instantiate: the
+	// runtime runs the start function its instrumentation moved out and
+	// arms interruption there. An error fails the instantiation.
+	Instantiated func(ctx context.Context, mod api.Module) error
 }
 
 // lookup returns the implementation of import name: its exact name's,
@@ -159,7 +172,12 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *cm.Component, host *Host
 				return nil, fmt.Errorf("core instance %d (module %d): %w", i, ci.Module, err)
 			}
 		}
-		m, err := rt.CompileModule(ctx, bin)
+		var m wazero.CompiledModule
+		if host.Compile != nil {
+			m, err = host.Compile(ctx, bin)
+		} else {
+			m, err = rt.CompileModule(ctx, bin)
+		}
 		if err != nil {
 			cc.Close(ctx)
 			return nil, fmt.Errorf("core instance %d (module %d): %w", i, ci.Module, err)

@@ -68,6 +68,12 @@ func (cc *Compiled) Instantiate(ctx context.Context) (*Instance, error) {
 			return nil, fmt.Errorf("instantiating core instance %d: %w", i, err)
 		}
 		in.mods[i] = mod
+		if cc.host.Instantiated != nil {
+			if err := cc.host.Instantiated(ctx, mod); err != nil {
+				in.Close(ctx)
+				return nil, fmt.Errorf("core instance %d: %w", i, err)
+			}
+		}
 	}
 	return in, nil
 }
@@ -87,6 +93,10 @@ func (in *Instance) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Trapped reports whether the instance trapped: its calls fail with
+// ErrTrapped from then on.
+func (in *Instance) Trapped() bool { return in.trapped }
 
 // Table returns the instance's resource handle table.
 func (in *Instance) Table() *canon.ResourceTable { return in.table }

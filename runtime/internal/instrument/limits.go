@@ -38,6 +38,11 @@ type Limits struct {
 	// Segments (max_segments) bounds the data and element segments,
 	// together.
 	Segments uint32
+	// LinkedTables lets a module import tables, left as they are, when
+	// TableElements is set (otherwise refused, since an imported table
+	// cannot be bounded): for the core modules of a component, whose
+	// imported tables are defined, and bounded, by another of them.
+	LinkedTables bool
 }
 
 // MaxTables bounds the number of tables a module may define or import.
@@ -78,7 +83,7 @@ func (m *module) checkTables(lim Limits) error {
 	if lim.TableElements == 0 {
 		return nil
 	}
-	if m.importTables > 0 {
+	if m.importTables > 0 && !lim.LinkedTables {
 		return fmt.Errorf("an imported table cannot be bounded by max_table_elements: %w", ErrUnsupported)
 	}
 	var sum uint64
