@@ -44,6 +44,6 @@ func (p *Pool) sweepIdle() {
 	p.mu.Unlock()
 	for _, inst := range expired {
 		p.expired.Add(1)
-		p.closeModule(inst.mod)
+		p.closeInstance(inst)
 	}
 }

@@ -33,6 +33,31 @@ type interrupter struct {
 	done  chan struct{}     // a fire finished (one send per fire)
 	fire  func()            // it.onDone, allocated once
 	task  *task             // guest-CPU scheduling; nil when the engine has none
+	// more are the globals of a component instance's further core
+	// instances, set and cleared with the first's (add).
+	more []coreGlobals
+}
+
+// coreGlobals are the instrumentation's globals of one core instance.
+type coreGlobals struct{ flag, fuel, stack api.MutableGlobal }
+
+// add makes the interrupter stop mod too, another core instance of the
+// same component instance.
+func (it *interrupter) add(mod api.Module) error {
+	flag, ok1 := mod.ExportedGlobal(instrument.GlobalName).(api.MutableGlobal)
+	fuel, ok2 := mod.ExportedGlobal(instrument.FuelName).(api.MutableGlobal)
+	stack, ok3 := mod.ExportedGlobal(instrument.StackName).(api.MutableGlobal)
+	if !ok1 || !ok2 || !ok3 {
+		return errors.New("instrumented module exports no interrupt flag")
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.flag.Get() != 0 {
+		flag.Set(1)
+		fuel.Set(0)
+	}
+	it.more = append(it.more, coreGlobals{flag, fuel, stack})
+	return nil
 }
 
 func newInterrupter(e *Engine, mod api.Module) (*interrupter, error) {
@@ -67,9 +92,15 @@ func (it *interrupter) arm(ctx, cctx context.Context, now time.Time) armed {
 		it.set()
 	} else {
 		it.flag.Set(0)
+		for _, g := range it.more {
+			g.flag.Set(0)
+		}
 	}
 	it.mu.Unlock()
 	it.stack.Set(api.EncodeI32(instrument.Stack))
+	for _, g := range it.more {
+		g.stack.Set(api.EncodeI32(instrument.Stack))
+	}
 	it.e.inGuest.Add(1)
 	a := armed{cctx: cctx}
 	if it.task != nil {
@@ -119,8 +150,16 @@ func (it *interrupter) disarm(a armed) time.Time {
 // overflow wraps err, what a call returned, in a *stackOverflow if the
 // guest trapped for running out of its stack budget.
 func (it *interrupter) overflow(err error) error {
-	if err != nil && api.DecodeI32(it.stack.Get()) < 0 {
+	if err == nil {
+		return nil
+	}
+	if api.DecodeI32(it.stack.Get()) < 0 {
 		return &stackOverflow{err}
+	}
+	for _, g := range it.more {
+		if api.DecodeI32(g.stack.Get()) < 0 {
+			return &stackOverflow{err}
+		}
 	}
 	return err
 }
@@ -159,6 +198,10 @@ func (it *interrupter) stopping() bool {
 func (it *interrupter) set() {
 	it.flag.Set(1)
 	it.fuel.Set(0)
+	for _, g := range it.more {
+		g.flag.Set(1)
+		g.fuel.Set(0)
+	}
 }
 
 // instantiate creates an instance of p's module with config mc under ctx,

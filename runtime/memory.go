@@ -39,12 +39,20 @@ type limitedMemory struct {
 	mapped []byte
 
 	acct *atomic.Int64 // the pool's total of live linear memory; may be nil
+
+	// comp is the allocator of a component instance this memory is one
+	// of: limit bounds the sum of its memories (total), and its probes
+	// may come through any of its core instances' yield switches.
+	comp *componentMemory
 }
 
 // account adds the change from the current size to n bytes to acct.
 func (m *limitedMemory) account(n int) {
 	if m.acct != nil {
 		m.acct.Add(int64(n - len(m.buf)))
+	}
+	if m.comp != nil {
+		m.comp.total = m.comp.total + uint64(n) - uint64(len(m.buf))
 	}
 }
 
@@ -57,7 +65,11 @@ func (m *limitedMemory) Allocate(_, _ uint64) experimental.LinearMemory { return
 // minimum, checked against the limit by NewPool) always succeeds, since
 // wazero cannot handle a failure there.
 func (m *limitedMemory) Reallocate(size uint64) []byte {
-	if m.yield != nil && m.yield.Get() == 2 {
+	if m.comp != nil {
+		if m.comp.probe() {
+			return nil
+		}
+	} else if m.yield != nil && m.yield.Get() == 2 {
 		m.yield.Set(1)
 		m.task.probe()
 		return nil
@@ -65,7 +77,7 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	if m.buf != nil && m.declMax >= 0 && size > uint64(m.declMax) {
 		return nil // the guest's own maximum: memory.grow fails as declared
 	}
-	if m.buf != nil && size > m.limit {
+	if m.buf != nil && m.over(size) {
 		m.refused = true
 		return nil
 	}
@@ -90,6 +102,15 @@ func (m *limitedMemory) Reallocate(size uint64) []byte {
 	copy(nb, m.buf)
 	m.buf = nb
 	return m.buf
+}
+
+// over reports whether growing to size bytes takes the memory past its
+// limit (a component's memories: their sum).
+func (m *limitedMemory) over(size uint64) bool {
+	if m.comp != nil {
+		return m.comp.total-uint64(len(m.buf))+size > m.limit
+	}
+	return size > m.limit
 }
 
 // reserve makes sure the mapping of at least size bytes exists; false if

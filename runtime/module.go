@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	rcomp "github.com/wasmcp/wasmcp/runtime/component"
 	"github.com/wasmcp/wasmcp/runtime/internal/instrument"
 )
 
@@ -37,6 +38,9 @@ type Module struct {
 	cached  bool          // the compilation cache held the module's code (see Engine.noteCompiled)
 
 	extismExports []string // Mode Extism: the exports CallExport may run
+
+	comp  *rcomp.Compiled // Mode Component: the compiled component (cm is nil)
+	cores []coreInfo      // Mode Component: its core modules, as instrumented
 
 	mu     sync.Mutex
 	pools  map[*Pool]struct{}
@@ -430,5 +434,8 @@ func (m *Module) Close(ctx context.Context) error {
 	m.e.mu.Lock()
 	delete(m.e.mods, m)
 	m.e.mu.Unlock()
+	if m.comp != nil {
+		return m.comp.Close(ctx)
+	}
 	return m.cm.Close(ctx)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	rcomp "github.com/wasmcp/wasmcp/runtime/component"
 )
 
 // defaultQueueWait is the default of Limits.QueueWait (capped by Timeout).
@@ -83,6 +84,28 @@ type instance struct {
 	stdout stdioSink
 	stderr stdioSink
 	mem    limitedMemory
+	// A component instance (Mode Component): its core instances, mod
+	// being the first, and their memories (mem is unused).
+	comp *rcomp.Instance
+	cmem *componentMemory
+}
+
+// memSize is the size of the instance's linear memory, all of a
+// component instance's memories together.
+func (inst *instance) memSize() uint64 {
+	if inst.cmem != nil {
+		return inst.cmem.total
+	}
+	return uint64(inst.mod.Memory().Size())
+}
+
+// refused reports whether a memory of the instance refused to grow in
+// this call.
+func (inst *instance) refused() bool {
+	if inst.cmem != nil {
+		return inst.cmem.refused()
+	}
+	return inst.mem.refused
 }
 
 // NewPool creates a pool for m. Zero fields of l take DefaultLimits (and
@@ -172,6 +195,14 @@ func (p *Pool) Limits() Limits { return p.lim }
 // Message is short and free of host paths. An instance is discarded after
 // any failure and recycled when its memory grew past RecycleMemory.
 func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, output []byte, err error) {
+	if p.m.mode == Component {
+		return 0, nil, badModule("a component is called with CallComponent")
+	}
+	return p.call(ctx, input, h)
+}
+
+// call is Call for every mode.
+func (p *Pool) call(ctx context.Context, input []byte, h Host) (status uint32, output []byte, err error) {
 	if p.isClosed() {
 		return 0, nil, closedError()
 	}
@@ -332,7 +363,11 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 	inst.st.begin(input, h, p.lim.MaxOutput)
 	inst.stdout.reset()
 	inst.stderr.reset()
-	inst.mem.refused = false
+	if inst.cmem != nil {
+		inst.cmem.resetRefused()
+	} else {
+		inst.mem.refused = false
+	}
 	var a armed
 	if inst.it != nil {
 		// Not the clock: what ran since began (taking an instance,
@@ -352,7 +387,7 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 		err = cctx.errAt(end)
 	}
 	if err != nil {
-		cerr := p.classify(ctx, cctx, start, err, inst.mem.refused, string(inst.stderr.keep))
+		cerr := p.classify(ctx, cctx, start, err, inst.refused(), string(inst.stderr.keep))
 		inst.st.end()
 		p.discard(inst, &p.discarded)
 		return 0, nil, cerr
@@ -364,7 +399,7 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 		return status, out, &Error{Kind: KindStatus, ExitCode: status,
 			Message: fmt.Sprintf("plugin failed (status %d)", status)}
 	}
-	if uint64(inst.mod.Memory().Size()) > p.lim.RecycleMemory {
+	if inst.memSize() > p.lim.RecycleMemory {
 		p.discard(inst, &p.recycled)
 	} else {
 		p.putIdle(inst, end)
@@ -375,6 +410,9 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 // newInstance instantiates the module and runs its start function under
 // ctx (the call's deadline applies).
 func (p *Pool) newInstance(ctx context.Context, h Host) (*instance, error) {
+	if p.m.mode == Component {
+		return p.newComponentInstance(ctx, h)
+	}
 	inst := &instance{stack: make([]uint64, 1), mem: limitedMemory{limit: p.lim.Memory, declMax: p.m.maxMem, mmap: p.m.interruptible(), acct: &p.memBytes}}
 	inst.stdout = stdioSink{out: p.out}
 	inst.stderr = stdioSink{out: p.out, head: true, keep: make([]byte, 0, stderrKeep)}
@@ -427,12 +465,22 @@ func (p *Pool) putIdle(inst *instance, now time.Time) {
 		return
 	}
 	p.mu.Unlock()
-	p.closeModule(inst.mod)
+	p.closeInstance(inst)
 }
 
 func (p *Pool) discard(inst *instance, counter *atomic.Uint64) {
 	counter.Add(1)
-	p.closeModule(inst.mod)
+	p.closeInstance(inst)
+}
+
+// closeInstance closes a pooled instance and forgets it.
+func (p *Pool) closeInstance(inst *instance) {
+	if inst.comp == nil {
+		p.closeModule(inst.mod)
+		return
+	}
+	p.untrack(inst.mod)
+	_ = inst.comp.Close(context.Background())
 }
 
 // closeModule closes an instance's module and forgets it.
@@ -460,7 +508,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	for _, inst := range idle {
-		p.closeModule(inst.mod)
+		p.closeInstance(inst)
 	}
 	p.m.mu.Lock()
 	delete(p.m.pools, p)
