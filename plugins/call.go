@@ -427,8 +427,11 @@ func missingCapabilities(caps json.RawMessage, reqs map[string]inputRequest) *Mi
 // the envelope written out in buf, the Extism adapter reads it as it is
 // (nothing to parse back).
 func (pl *Plugin) callGuest(ctx context.Context, h runtime.Host, method string, params json.RawMessage, ec *envContext, buf *[]byte) (uint32, []byte, error) {
-	if x, ok := pl.pool.(*extismPool); ok {
+	switch x := pl.pool.(type) {
+	case *extismPool:
 		return x.call(ctx, method, params, ec, h)
+	case *componentPool:
+		return x.call(ctx, method, params, h)
 	}
 	*buf = buildEnvelope(*buf, method, params, ec)
 	return pl.pool.Call(ctx, *buf, h)

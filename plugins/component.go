@@ -1,28 +1,198 @@
 package plugins
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/internal/component"
+	"github.com/wasmcp/wasmcp/internal/jsonscan"
+	"github.com/wasmcp/wasmcp/runtime"
+	rcomp "github.com/wasmcp/wasmcp/runtime/component"
 )
 
-// ErrComponentNotRunnable is returned for a plugin that is a WebAssembly
-// component (Component Model, WASI 0.2): wasmcp reads, describes and
-// maps components to tools (`wasmcp inspect`), but does not run them yet.
-var ErrComponentNotRunnable = errors.New("components are not yet runnable")
+// This file serves a WebAssembly component (Component Model, WASI 0.2)
+// as a plugin: its exported functions are its tools, named, described and
+// typed as Wassette exposes them (component.World.Tools), and it is
+// presented to the registry as a wasmcp/1 plugin, as Extism plugins are,
+// so that prefixes, scopes, collisions, schemas, limits, pools and
+// reloads are those of every plugin:
+//
+//	describe    a manifest of the tools the mapping gives (no guest call)
+//	tools/call  JSON arguments -> the function's parameters (component.Tool.Args,
+//	            after the registry has checked them against inputSchema),
+//	            runtime.Pool.CallComponent, the result -> text content plus
+//	            structuredContent ({"result": value}); an err of a result<T, E>
+//	            is an isError result whose text is E
+//
+// Arguments that pass the schema but not the function's types (a 64-bit
+// integer past what JSON Schema bounds, an invalid char) are a -32602
+// error; a guest failure is a runtime.Error, answered as for every plugin
+// (a trap as a tool error, a deadline as -32001). A component serves
+// tools only: other methods answer -32601.
 
-// componentError is the load error of a component: what it exports and
-// how many tools it would give, or why it cannot be decoded.
-func componentError(wasm []byte) error {
+// ABIComponent is Plugin.ABI of a component plugin.
+const ABIComponent = "component"
+
+// componentHost builds the runtime/component.Host of a component plugin:
+// the implementation of its imports (the WASI 0.2 interfaces), with the
+// plugin's spec (sandbox and grants) and log. It is the one place the
+// WASI host comes in. The WASI 0.2 host is not in this build yet, so it
+// implements no import: a component importing one is refused at load
+// with an error naming it. Tests of this package put a stub WASI here.
+var componentHost = func(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host, error) {
+	return &rcomp.Host{}, nil
+}
+
+// componentPool presents a component to the registry (see above).
+type componentPool struct {
+	*runtime.Pool
+	name    string
+	tools   []component.Tool
+	byName  map[string]*component.Tool // by the component's own tool name
+	skipped []component.Skipped
+}
+
+// loadComponent compiles and describes the component wasm.
+func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest string, wasm []byte) (_ *Plugin, err error) {
+	compiled := func() {
+		if d.compiled != nil {
+			d.compiled()
+			d.compiled = nil
+		}
+	}
+	defer compiled()
 	c, err := component.Decode(wasm)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrComponentNotRunnable, err)
+		return nil, err
 	}
-	return fmt.Errorf("%w: %s", ErrComponentNotRunnable, Summary(c.Describe()))
+	p := &Plugin{name: name, spec: spec, digest: digest, rt: &pluginRuntime{}}
+	defer func() {
+		if err != nil {
+			p.close(ctx)
+		}
+	}()
+	p.log = d.log.With("plugin", name)
+	host, err := componentHost(c, spec, p.log)
+	if err != nil {
+		return nil, fmt.Errorf("component host: %w", err)
+	}
+	if host.MaxLift == 0 {
+		host.MaxLift = int64(spec.Limits.MaxOutput)
+		if host.MaxLift <= 0 {
+			host.MaxLift = int64(runtime.DefaultLimits().MaxOutput)
+		}
+	}
+	p.rt.module, err = d.engine.CompileComponent(ctx, name, len(wasm), c, host)
+	compiled()
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	sb := spec.Sandbox
+	if sb.Output == nil {
+		sb.Output = &logWriter{log: p.log}
+	}
+	p.rt.pool, err = p.rt.module.NewPool(spec.Limits, sb)
+	if err != nil {
+		return nil, fmt.Errorf("instance pool: %w", err)
+	}
+	p.rt.host, err = hostapi.New(hostapi.Options{Plugin: name, Grants: spec.Grants, KV: d.kv, HTTP: d.http, Logger: d.log})
+	if err != nil {
+		return nil, fmt.Errorf("host functions: %w", err)
+	}
+	x := &componentPool{Pool: p.rt.pool, name: name, byName: map[string]*component.Tool{}}
+	x.tools, x.skipped = c.Describe().Tools()
+	for i := range x.tools {
+		x.byName[x.tools[i].Name] = &x.tools[i]
+	}
+	for _, s := range x.skipped {
+		p.log.Info("component function not served as a tool", "function", s.String())
+	}
+	p.pool, p.host = x, p.rt.host
+	if err := p.describe(ctx, d.manifest); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Call implements callPool for the describe envelope: the manifest of the
+// component's tools.
+func (x *componentPool) Call(ctx context.Context, envelope []byte, h runtime.Host) (uint32, []byte, error) {
+	if string(envelope) != string(describeEnvelope) {
+		return 0, nil, errors.New("component adapter: only the describe envelope comes as bytes")
+	}
+	type tool struct {
+		Name         string          `json:"name"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	}
+	tools := make([]tool, len(x.tools))
+	for i, t := range x.tools {
+		tools[i] = tool{t.Name, t.Description, t.InputSchema, t.OutputSchema}
+	}
+	b, err := json.Marshal(map[string]any{"abi": abi.Version, "name": x.name, "tools": tools})
+	if err != nil {
+		return 0, nil, err
+	}
+	return abi.StatusOK, b, nil
+}
+
+// call runs one tools/call on the component.
+func (x *componentPool) call(ctx context.Context, method string, params json.RawMessage, h runtime.Host) (uint32, []byte, error) {
+	if method != abi.MethodToolsCall {
+		return abi.StatusError, rpcError(-32601, "a component serves tools only"), nil
+	}
+	var name string
+	if v, ok := jsonscan.Member(params, "name"); ok {
+		name, _ = jsonscan.String(v)
+	}
+	t := x.byName[name]
+	if t == nil {
+		return abi.StatusError, rpcError(-32602, "Unknown tool: "+name), nil
+	}
+	raw, _ := jsonscan.Member(params, "arguments")
+	args, err := t.Args(raw)
+	if err != nil {
+		return abi.StatusError, rpcError(-32602, err.Error()), nil
+	}
+	v, err := x.CallComponent(ctx, t.CallName(), args, h)
+	if errors.Is(err, runtime.ErrComponentArgs) {
+		return abi.StatusError, rpcError(-32602, err.Error()), nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := t.Output(v)
+	if err != nil {
+		return abi.StatusError, rpcError(-32603, fmt.Sprintf("%s returned a value with no JSON form: %v", name, err)), nil
+	}
+	res := struct {
+		Content           []map[string]string `json:"content"`
+		StructuredContent json.RawMessage     `json:"structuredContent,omitempty"`
+		IsError           bool                `json:"isError,omitempty"`
+	}{Content: []map[string]string{}, IsError: out.IsError}
+	if t.Result != nil {
+		res.Content = append(res.Content, map[string]string{"type": "text", "text": out.Text})
+		if !out.IsError {
+			res.StructuredContent = out.Structured
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return 0, nil, err
+	}
+	if limit := x.Limits().MaxOutput; len(b) > limit {
+		return 0, nil, &runtime.Error{Kind: runtime.KindOutput, Message: fmt.Sprintf("plugin output exceeds %d bytes", limit)}
+	}
+	return abi.StatusOK, b, nil
 }
 
 // Summary says in one line what a component's world exports and how many

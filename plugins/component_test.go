@@ -2,55 +2,249 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/component"
+	"github.com/wasmcp/wasmcp/internal/mcpreq"
+	"github.com/wasmcp/wasmcp/runtime"
+	rcomp "github.com/wasmcp/wasmcp/runtime/component"
 )
 
-// TestComponentRefused: a component in a plugin list is refused at load
-// with an error that names it and says what it exports, instead of the
-// core engine's "binary version 0d000100"; the other plugins load.
-func TestComponentRefused(t *testing.T) {
+// zeroValue returns a value of type t: what a stub host function returns.
+func zeroValue(t *component.Type) any {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind {
+	case component.Bool:
+		return false
+	case component.S8, component.S16, component.S32, component.S64:
+		return int64(0)
+	case component.U8, component.U16, component.U32, component.U64:
+		return uint64(0)
+	case component.F32, component.F64:
+		return 0.0
+	case component.Char:
+		return 'a'
+	case component.String:
+		return ""
+	case component.List:
+		return []any{}
+	case component.Tuple:
+		out := []any{}
+		for _, f := range t.Fields {
+			out = append(out, zeroValue(f.Type))
+		}
+		return out
+	case component.Record:
+		out := map[string]any{}
+		for _, f := range t.Fields {
+			out[f.Name] = zeroValue(f.Type)
+		}
+		return out
+	case component.Variant:
+		return component.Case{Name: t.Fields[0].Name, Value: zeroValue(t.Fields[0].Type)}
+	case component.Enum:
+		return t.Names[0]
+	case component.Option:
+		return nil
+	case component.Result:
+		return component.ResultValue{Value: zeroValue(t.Elem)}
+	case component.Flags:
+		return []string{}
+	case component.Own:
+		return uint32(1)
+	}
+	return nil
+}
+
+// stubWASI is componentHost for tests until the WASI 0.2 host lands: every
+// function the component imports returns zero values (the stub of
+// runtime/component's tests).
+func stubWASI(c *component.Component, _ Spec, _ *slog.Logger) (*rcomp.Host, error) {
+	h := &rcomp.Host{Funcs: map[string]rcomp.Func{}}
+	stub := func(name string, res *component.Type) {
+		h.Funcs[name] = func(context.Context, []any) (any, error) { return zeroValue(res), nil }
+	}
+	for _, imp := range c.Imports {
+		if imp.Sort == component.SortFunc && imp.Type != nil {
+			stub(imp.Name, imp.Type.Result)
+		}
+		if imp.Sort != component.SortInstance || imp.Type == nil {
+			continue
+		}
+		for _, e := range imp.Type.Exports {
+			if e.Sort == component.SortFunc {
+				stub(imp.Name+"#"+e.Name, e.Type.Result)
+			}
+		}
+	}
+	return h, nil
+}
+
+// withStubWASI puts stubWASI in componentHost for the test.
+func withStubWASI(t *testing.T) {
+	prev := componentHost
+	componentHost = stubWASI
+	t.Cleanup(func() { componentHost = prev })
+}
+
+// copyComponent copies a component fixture (a path from the repository's
+// root) into dir.
+func copyComponent(t *testing.T, src, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func callTool(reg *Registry, name, args string) (json.RawMessage, error) {
+	params, _ := json.Marshal(map[string]any{"name": name, "arguments": json.RawMessage(args)})
+	return reg.CallTool(context.Background(), &Request{Params: params,
+		Parsed: &mcpreq.Params{Name: name, Arguments: json.RawMessage(args)}, Client: &mcpreq.Client{}})
+}
+
+// TestComponentPlugin: components built from C and Rust (their WASI
+// stubbed) and hand-written ones load beside a wasmcp/1 plugin; their
+// tools are listed with Wassette's names and schemas and called with
+// strings, numbers, records, variants, options, flags and results; a
+// broken component is a load error naming it.
+func TestComponentPlugin(t *testing.T) {
+	withStubWASI(t)
 	dir := t.TempDir()
-	for _, name := range []string{"c-text.wasm", "rust-shapes.wasm"} {
-		b, err := os.ReadFile(filepath.Join("../testdata/components", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	specs := []Spec{
+		{Path: copyComponent(t, "testdata/components/c-text.wasm", dir)},
+		{Path: copyComponent(t, "testdata/components/rust-shapes.wasm", dir)},
+		{Path: copyComponent(t, "internal/component/testdata/echo.wasm", dir), Prefix: "e_"},
 	}
 	bad := filepath.Join(dir, "broken.wasm")
 	if err := os.WriteFile(bad, []byte("\x00asm\x0d\x00\x01\x00\x07\x05\xff\xff\xff\xff\x0f"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	copyFixture(t, "go_v2.wasm", filepath.Join(dir, "go_v2.wasm"))
+	specs = append(specs, Spec{Path: bad}, Spec{Path: filepath.Join(dir, "go_v2.wasm"), Prefix: "g_"})
 	reg := testRegistry(t)
-	err := reg.Load(context.Background(), []Spec{
-		{Path: filepath.Join(dir, "c-text.wasm")},
-		{Path: filepath.Join(dir, "rust-shapes.wasm")},
-		{Path: bad},
-		{Path: filepath.Join(dir, "go_v2.wasm")},
-	})
-	if !errors.Is(err, ErrComponentNotRunnable) {
-		t.Fatalf("err %v", err)
+	err := reg.Load(context.Background(), specs)
+	if err == nil || !strings.Contains(err.Error(), "broken.wasm: component: ") || strings.Count(err.Error(), "plugin ") != 1 {
+		t.Fatalf("load error %v", err)
 	}
-	for _, want := range []string{
-		"plugin " + filepath.Join(dir, "c-text.wasm") + ": components are not yet runnable: a component exporting greet, add, env, wasmcp:c-text/text@0.1.0 (5 tools, 5 imports)",
-		"rust-shapes.wasm: components are not yet runnable: a component exporting reverse, wasmcp:rust-shapes/shapes@0.1.0 (4 tools, 10 imports)",
-		"broken.wasm: components are not yet runnable: component: ",
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not say %q:\n%v", want, err)
+	if n := len(reg.Plugins()); n != 4 {
+		t.Fatalf("%d plugins loaded", n)
+	}
+	names := toolNames(reg)
+	for _, want := range []string{"greet", "add", "env", "wasmcp_c-text_text_0_1_0_count", "wasmcp_c-text_text_0_1_0_upper",
+		"reverse", "wasmcp_rust-shapes_shapes_0_1_0_area", "e_echo"} {
+		if !strings.Contains(","+names+",", ","+want+",") {
+			t.Errorf("no tool %s in %s", want, names)
 		}
 	}
-	if strings.Contains(err.Error(), "binary version") {
-		t.Errorf("the core engine's error: %v", err)
+	for _, p := range reg.Plugins() {
+		if strings.HasPrefix(p.Name(), "c-text") && (p.ABI() != ABIComponent || p.Module().Mode() != runtime.Component) {
+			t.Errorf("c-text: abi %s, mode %v", p.ABI(), p.Module().Mode())
+		}
 	}
-	if ps := reg.Plugins(); len(ps) != 1 {
-		t.Errorf("%d plugins loaded, want go_v2 alone", len(ps))
+	var greet map[string]json.RawMessage
+	for _, raw := range reg.Tools() {
+		if strings.Contains(string(raw), `"name":"greet"`) {
+			_ = json.Unmarshal(raw, &greet)
+		}
+	}
+	if string(greet["description"]) != `"Greets someone by name."` ||
+		string(greet["inputSchema"]) != `{"properties":{"name":{"type":"string"}},"required":["name"],"type":"object"}` ||
+		string(greet["outputSchema"]) != `{"properties":{"result":{"type":"string"}},"required":["result"],"type":"object"}` {
+		t.Errorf("greet listed as %v", greet)
+	}
+	for _, tc := range []struct{ tool, args, want string }{
+		{"greet", `{"name":"wasmcp"}`, `{"content":[{"text":"Hello, wasmcp!","type":"text"}],"structuredContent":{"result":"Hello, wasmcp!"}}`},
+		{"add", `{"a":40,"b":2}`, `{"content":[{"text":"42","type":"text"}],"structuredContent":{"result":42}}`},
+		{"env", `{"key":"HOME"}`, `{"content":[{"text":"null","type":"text"}],"structuredContent":{"result":null}}`},
+		{"wasmcp_c-text_text_0_1_0_count", `{"s":"two words"}`, `{"content":[{"text":"{\"chars\":9,\"words\":2}","type":"text"}],"structuredContent":{"result":{"chars":9,"words":2}}}`},
+		{"wasmcp_c-text_text_0_1_0_upper", `{"s":"shout"}`, `{"content":[{"text":"{\"ok\":\"SHOUT\"}","type":"text"}],"structuredContent":{"result":{"ok":"SHOUT"}}}`},
+		{"wasmcp_c-text_text_0_1_0_upper", `{"s":""}`, `{"content":[{"text":"empty text","type":"text"}],"isError":true}`},
+		{"reverse", `{"s":"añ😀z"}`, `{"content":[{"text":"z😀ña","type":"text"}],"structuredContent":{"result":"z😀ña"}}`},
+		{"wasmcp_rust-shapes_shapes_0_1_0_area", `{"s":{"tag":"rect","val":[2,3.5]}}`, `{"content":[{"text":"7","type":"text"}],"structuredContent":{"result":7}}`},
+		{"wasmcp_rust-shapes_shapes_0_1_0_describe", `{"s":{"tag":"circle","val":1.5},"unit":"cm","style":["bold"]}`,
+			`{"content":[{"text":"**a circle of radius 1.5 cm**","type":"text"}],"structuredContent":{"result":"**a circle of radius 1.5 cm**"}}`},
+		{"wasmcp_rust-shapes_shapes_0_1_0_centroid", `{"points":[{"x":0,"y":-4},{"x":4,"y":0}]}`,
+			`{"content":[{"text":"{\"x\":2,\"y\":-2}","type":"text"}],"structuredContent":{"result":{"x":2,"y":-2}}}`},
+		{"e_echo", `{"s":"hi"}`, `{"content":[{"text":"hi","type":"text"}],"structuredContent":{"result":"hi"}}`},
+	} {
+		out, err := callTool(reg, tc.tool, tc.args)
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%s(%s) = %s, %v\n want %s", tc.tool, tc.args, out, err, tc.want)
+		}
+	}
+	// Arguments against the schema are refused as for every plugin;
+	// those that reach the component and do not fit its types are -32602.
+	var ae *ArgumentsError
+	if _, err = callTool(reg, "add", `{"a":1.5,"b":2}`); !errors.As(err, &ae) {
+		t.Errorf("add(1.5, 2): %v", err)
+	}
+	for _, p := range reg.Plugins() {
+		if p.Name() != "c-text" {
+			continue
+		}
+		status, out, err := p.pool.(*componentPool).call(context.Background(), "tools/call", json.RawMessage(`{"name":"add","arguments":{"a":"x","b":2}}`), nil)
+		if err != nil || status != 1 || !strings.Contains(string(out), `"code":-32602`) || !strings.Contains(string(out), "argument a") {
+			t.Errorf("add(\"x\", 2) = %d %s %v", status, out, err)
+		}
+		status, out, _ = p.pool.(*componentPool).call(context.Background(), "prompts/get", json.RawMessage(`{"name":"x"}`), nil)
+		if status != 1 || !strings.Contains(string(out), `"code":-32601`) {
+			t.Errorf("prompts/get = %d %s", status, out)
+		}
+	}
+}
+
+// TestComponentFaults: a component's trap, runaway loop and memory hog
+// each fail their call with the runtime's error, as for every plugin,
+// and the next call is served.
+func TestComponentFaults(t *testing.T) {
+	dir := t.TempDir()
+	reg := testRegistry(t)
+	spec := Spec{Path: copyComponent(t, "runtime/component/testdata/faults.wasm", dir),
+		Limits: runtime.Limits{Memory: 1 << 20, Timeout: 200 * time.Millisecond, Instances: 1}}
+	if err := reg.Load(context.Background(), []Spec{spec}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool string
+		kind runtime.Kind
+	}{{"trap", runtime.KindTrap}, {"spin", runtime.KindDeadline}, {"hog", runtime.KindMemory}} {
+		_, err := callTool(reg, tc.tool, `{}`)
+		var re *runtime.Error
+		if !errors.As(err, &re) || re.Kind != tc.kind {
+			t.Errorf("%s: %v, want a %v error", tc.tool, err, tc.kind)
+		}
+		out, err := callTool(reg, "echo", `{"s":"still here"}`)
+		if err != nil || !strings.Contains(string(out), `"still here"`) {
+			t.Fatalf("echo after %s: %s %v", tc.tool, out, err)
+		}
+	}
+	if st := reg.Plugins()[0].Stats(); st.Discarded != 3 || st.Created != 4 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestComponentWithoutWASIHost: until the WASI 0.2 host is in the build,
+// a component importing WASI is refused at load, naming an import.
+func TestComponentWithoutWASIHost(t *testing.T) {
+	dir := t.TempDir()
+	reg := testRegistry(t)
+	err := reg.Load(context.Background(), []Spec{{Path: copyComponent(t, "testdata/components/c-text.wasm", dir)}})
+	if err == nil || !strings.Contains(err.Error(), "is not implemented by the host") || !strings.Contains(err.Error(), "wasi:") {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -70,6 +70,9 @@ type extismPool struct {
 
 // pluginABI names the interface a module speaks.
 func pluginABI(m *runtime.Module) string {
+	if m.Mode() == runtime.Component {
+		return ABIComponent
+	}
 	if m.Mode() != runtime.Extism {
 		return ABIWasmcp
 	}
@@ -88,8 +91,8 @@ func newCallPool(m *runtime.Module, p *runtime.Pool) callPool {
 	return &extismPool{Pool: p, abi: pluginABI(m), exports: m.ExtismExports()}
 }
 
-// ABI names the interface the plugin speaks: ABIWasmcp, ABIExtismV1 or
-// ABIExtismV2.
+// ABI names the interface the plugin speaks: ABIWasmcp, ABIExtismV1,
+// ABIExtismV2 or ABIComponent.
 func (p *Plugin) ABI() string { return pluginABI(p.rt.module) }
 
 func (x *extismPool) has(export string) bool { return slices.Contains(x.exports, export) }

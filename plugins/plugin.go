@@ -175,10 +175,7 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 		name = strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
 	}
 	if component.IsComponent(wasm) {
-		if d.compiled != nil {
-			d.compiled()
-		}
-		return nil, componentError(wasm)
+		return loadComponent(ctx, d, spec, name, digest, wasm)
 	}
 	p := &Plugin{name: name, spec: spec, digest: digest, rt: &pluginRuntime{}}
 	defer func() {

@@ -77,7 +77,7 @@ func inspectComponent(path string, c *component.Component, wasm []byte, granted 
 func (r *Report) writeComponent(w io.Writer) {
 	fmt.Fprintf(w, "component %s\n", filepath.Base(r.Path))
 	fmt.Fprintf(w, "file      %s (%d bytes, sha256 %s)\n", r.Path, r.Size, r.SHA256)
-	fmt.Fprintf(w, "mode      component (WASI 0.2): wasmcp does not run components yet\n")
+	fmt.Fprintf(w, "mode      component (WASI 0.2)\n")
 	if len(r.Tools) > 0 {
 		fmt.Fprintf(w, "tools\n")
 		for _, t := range r.Tools {
