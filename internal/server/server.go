@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/internal/audit"
 	"github.com/wasmcp/wasmcp/internal/auth"
 	"github.com/wasmcp/wasmcp/internal/cluster"
 	"github.com/wasmcp/wasmcp/internal/config"
@@ -96,6 +97,7 @@ type Server struct {
 	denied *telemetry.DenialLog // the audit of capability denials (tel's when it is on)
 	auth   *auth.Authenticator  // HTTP access control; nil when [auth] is off
 	az     *authorizer          // the [authz] policies; nil when off
+	aud    *audit.Logger        // the [audit] trail; nil when off
 	stop   context.CancelFunc
 	done   chan struct{}
 	// stopLoad cancels the plugin load started by New; loaded is closed
@@ -610,6 +612,13 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.denied != nil {
 		s.denied.Flush()
+	}
+	if s.aud != nil {
+		// Write the queued events, at most shutdownFlush (a sink that
+		// does not drain is given up).
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownFlush)
+		errs = append(errs, s.aud.Close(actx))
+		cancel()
 	}
 	if s.tel != nil {
 		// Flush the spans, at most shutdownFlush.
