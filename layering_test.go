@@ -96,7 +96,7 @@ var allowed = map[string][]string{
 	"internal/testutil":                  {},
 	"internal/telemetry":                 {"internal/abi", "internal/denials", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "plugins", "runtime"},
 	"internal/verify":                    {"internal/fetch"},
-	"plugins":                            {"hostapi", "internal/abi", "internal/component", "internal/jsonscan", "internal/mcpreq", "internal/schema", "runtime", "runtime/component"},
+	"plugins":                            {"hostapi", "hostapi/wasip2", "internal/abi", "internal/component", "internal/jsonscan", "internal/mcpreq", "internal/schema", "runtime", "runtime/component"},
 	"runtime":                            {"internal/abi", "internal/component", "internal/component/canon", "internal/denials", "runtime/component", "runtime/internal/extism", "runtime/internal/instrument"},
 	"runtime/component":                  {"internal/component", "internal/component/canon"},
 	"runtime/internal/extism":            {},

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/hostapi"
+	"github.com/wasmcp/wasmcp/hostapi/wasip2"
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/internal/component"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
@@ -41,14 +42,77 @@ import (
 // ABIComponent is Plugin.ABI of a component plugin.
 const ABIComponent = "component"
 
-// componentHost builds the runtime/component.Host of a component plugin:
-// the implementation of its imports (the WASI 0.2 interfaces), with the
-// plugin's spec (sandbox and grants) and log. It is the one place the
-// WASI host comes in. The WASI 0.2 host is not in this build yet, so it
-// implements no import: a component importing one is refused at load
-// with an error naming it. Tests of this package put a stub WASI here.
-var componentHost = func(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host, error) {
-	return &rcomp.Host{}, nil
+// componentHost builds what a component plugin's imports need: the
+// runtime/component.Host and the host state of each instance. It is the
+// one place the WASI 0.2 host comes in (wasiHost); tests of this package
+// put a stub there for the interfaces the host does not implement yet.
+var componentHost = wasiHost
+
+// wasiHost implements a component's imports with the WASI 0.2 host of
+// package hostapi/wasip2: each instance gets its own wasip2.State, with
+// the plugin's granted environment (wasi:cli/environment), mounts
+// (wasi:filesystem preopens, each an os.Root), config values
+// (wasi:config/store) and its stdout and stderr going to the plugin's
+// log line by line. An import the host does not implement refuses the
+// component at load, naming it.
+func wasiHost(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host, func() (runtime.InstanceState, error), error) {
+	out := spec.Sandbox.Output
+	stdout, stderr := io.Writer(&lineLog{log: log, stream: "stdout", w: out}), io.Writer(&lineLog{log: log, stream: "stderr", w: out})
+	state := func() (runtime.InstanceState, error) {
+		s := &wasiState{}
+		opts := wasip2.Options{Stdout: stdout, Stderr: stderr, Env: spec.Sandbox.Env, Config: spec.Grants.Config}
+		for _, m := range spec.Sandbox.Mounts {
+			root, err := os.OpenRoot(m.HostPath)
+			if err != nil {
+				s.closeRoots()
+				return nil, fmt.Errorf("mount %s: %w", m.GuestPath, err)
+			}
+			s.roots = append(s.roots, root)
+			opts.Mounts = append(opts.Mounts, wasip2.Mount{Root: root, Guest: m.GuestPath, ReadOnly: m.ReadOnly})
+		}
+		s.st = wasip2.New(opts)
+		return s, nil
+	}
+	return wasip2.Host(), state, nil
+}
+
+// wasiState is a component instance's runtime.InstanceState: its
+// wasip2.State and the roots of its mounts.
+type wasiState struct {
+	st    *wasip2.State
+	roots []*os.Root
+}
+
+func (s *wasiState) Bind(ctx context.Context) context.Context { return wasip2.WithState(ctx, s.st) }
+
+func (s *wasiState) Close() error {
+	err := s.st.Close()
+	s.closeRoots()
+	return err
+}
+
+func (s *wasiState) closeRoots() {
+	for _, r := range s.roots {
+		_ = r.Close()
+	}
+}
+
+// lineLog is a component's stdout or stderr: wasip2 writes one line per
+// Write; each becomes a log line of the plugin (or a line of the spec's
+// Sandbox.Output, when it has one). Never the MCP stream.
+type lineLog struct {
+	log    *slog.Logger
+	stream string
+	w      io.Writer
+}
+
+func (l *lineLog) Write(b []byte) (int, error) {
+	if l.w != nil {
+		_, _ = l.w.Write(append(append([]byte(l.stream+": "), b...), '\n'))
+		return len(b), nil
+	}
+	l.log.Info("plugin output", "stream", l.stream, "line", strings.ToValidUTF8(string(b), "?"))
+	return len(b), nil
 }
 
 // componentPool presents a component to the registry (see above).
@@ -80,7 +144,7 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 		}
 	}()
 	p.log = d.log.With("plugin", name)
-	host, err := componentHost(c, spec, p.log)
+	host, state, err := componentHost(c, spec, p.log)
 	if err != nil {
 		return nil, fmt.Errorf("component host: %w", err)
 	}
@@ -96,9 +160,7 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 		return nil, fmt.Errorf("compile: %w", err)
 	}
 	sb := spec.Sandbox
-	if sb.Output == nil {
-		sb.Output = &logWriter{log: p.log}
-	}
+	sb.ComponentState = state
 	p.rt.pool, err = p.rt.module.NewPool(spec.Limits, sb)
 	if err != nil {
 		return nil, fmt.Errorf("instance pool: %w", err)

@@ -65,13 +65,23 @@ func zeroValue(t *component.Type) any {
 	return nil
 }
 
-// stubWASI is componentHost for tests until the WASI 0.2 host lands: every
-// function the component imports returns zero values (the stub of
-// runtime/component's tests).
-func stubWASI(c *component.Component, _ Spec, _ *slog.Logger) (*rcomp.Host, error) {
-	h := &rcomp.Host{Funcs: map[string]rcomp.Func{}}
+// stubWASI is componentHost for tests while the WASI 0.2 host lacks some
+// interfaces: the real host (wasiHost), and for each function the
+// component imports that it does not implement, one returning zero
+// values (the stub of runtime/component's tests).
+func stubWASI(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host, func() (runtime.InstanceState, error), error) {
+	h, state, err := wasiHost(c, spec, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	stub := func(name string, res *component.Type) {
-		h.Funcs[name] = func(context.Context, []any) (any, error) { return zeroValue(res), nil }
+		inst, fn, _ := strings.Cut(name, "#")
+		if at := strings.LastIndexByte(inst, '@'); at > 0 && h.Funcs[inst[:at]+"#"+fn] != nil {
+			return
+		}
+		if h.Funcs[name] == nil {
+			h.Funcs[name] = func(context.Context, []any) (any, error) { return zeroValue(res), nil }
+		}
 	}
 	for _, imp := range c.Imports {
 		if imp.Sort == component.SortFunc && imp.Type != nil {
@@ -86,7 +96,7 @@ func stubWASI(c *component.Component, _ Spec, _ *slog.Logger) (*rcomp.Host, erro
 			}
 		}
 	}
-	return h, nil
+	return h, state, nil
 }
 
 // withStubWASI puts stubWASI in componentHost for the test.
@@ -238,13 +248,29 @@ func TestComponentFaults(t *testing.T) {
 	}
 }
 
-// TestComponentWithoutWASIHost: until the WASI 0.2 host is in the build,
-// a component importing WASI is refused at load, naming an import.
-func TestComponentWithoutWASIHost(t *testing.T) {
+// TestComponentWASIHost: the C component, whose imports (wasi:cli
+// environment, exit, stderr; wasi:io error, streams) the WASI 0.2 host
+// implements, is served on the real host, its environment the granted
+// one; a component importing what the host does not implement is
+// refused at load, naming the import.
+func TestComponentWASIHost(t *testing.T) {
 	dir := t.TempDir()
 	reg := testRegistry(t)
-	err := reg.Load(context.Background(), []Spec{{Path: copyComponent(t, "testdata/components/c-text.wasm", dir)}})
-	if err == nil || !strings.Contains(err.Error(), "is not implemented by the host") || !strings.Contains(err.Error(), "wasi:") {
+	err := reg.Load(context.Background(), []Spec{
+		{Path: copyComponent(t, "testdata/components/c-text.wasm", dir), Sandbox: runtime.Sandbox{Env: map[string]string{"GREETING": "hi"}}},
+		{Path: copyComponent(t, "testdata/components/rust-shapes.wasm", dir)},
+	})
+	if err == nil || !strings.Contains(err.Error(), "rust-shapes.wasm") || !strings.Contains(err.Error(), "is not implemented by the host") {
 		t.Fatalf("err %v", err)
+	}
+	for _, tc := range []struct{ tool, args, want string }{
+		{"greet", `{"name":"wasi"}`, `"Hello, wasi!"`},
+		{"env", `{"key":"GREETING"}`, `"structuredContent":{"result":"hi"}`},
+		{"env", `{"key":"HOME"}`, `"structuredContent":{"result":null}`},
+	} {
+		out, err := callTool(reg, tc.tool, tc.args)
+		if err != nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s(%s) = %s, %v; want %s", tc.tool, tc.args, out, err, tc.want)
+		}
 	}
 }

@@ -116,6 +116,20 @@ type Sandbox struct {
 	// Output receives the guest's stdout (command modes excepted) and
 	// stderr, capped per call; nil discards. Never os.Stdout.
 	Output io.Writer
+	// ComponentState, for a component (Mode Component), makes the host
+	// state of each new instance (its WASI view: environment, files,
+	// output); Env, Mounts and Output are then not used. nil gives
+	// instances no state.
+	ComponentState func() (InstanceState, error)
+}
+
+// InstanceState is a host's state of one component instance, such as
+// its WASI resources. Bind returns the context of a call of the instance
+// (its instantiation included) carrying the state, for the component's
+// host functions to find; Close releases it once the instance is closed.
+type InstanceState interface {
+	Bind(ctx context.Context) context.Context
+	Close() error
 }
 
 // CallTimer is implemented by a Host that wants its call's start and end

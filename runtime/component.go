@@ -355,6 +355,15 @@ func (p *Pool) newComponentInstance(ctx context.Context, h Host) (*instance, err
 	inst.cmem = c
 	cc := &callCtx{Context: ctx, st: &inst.st}
 	ictx := experimental.WithMemoryAllocator(context.WithValue(cc, componentMemoryKey{}, c), c)
+	if p.state != nil {
+		st, err := p.state()
+		if err != nil {
+			p.discarded.Add(1)
+			return nil, &startError{err: fmt.Errorf("component host state: %w", err)}
+		}
+		inst.cstate = st
+		ictx = st.Bind(ictx)
+	}
 	in, err := p.m.comp.Instantiate(ictx)
 	p.created.Add(1)
 	if err == nil && ctx.Err() != nil {
@@ -371,10 +380,13 @@ func (p *Pool) newComponentInstance(ctx context.Context, h Host) (*instance, err
 		if c.key != nil {
 			p.untrack(c.key)
 		}
+		if inst.cstate != nil {
+			_ = inst.cstate.Close()
+		}
 		return nil, &startError{err: err, refused: c.refused()}
 	}
 	inst.comp, inst.mod, inst.it = in, c.key, c.it
-	inst.fn = &componentEntry{in: in}
+	inst.fn = &componentEntry{in: in, state: inst.cstate}
 	return inst, nil
 }
 
@@ -392,12 +404,18 @@ type componentCallKey struct{}
 // one component instance, in place of wasmcp_call: stack[0] is
 // abi.StatusOK with the result in the componentCall, or abi.StatusError
 // when the call failed without trapping (the instance is kept).
-type componentEntry struct{ in *rcomp.Instance }
+type componentEntry struct {
+	in    *rcomp.Instance
+	state InstanceState // nil for none
+}
 
 func (e *componentEntry) CallWithStack(ctx context.Context, stack []uint64) error {
 	call, _ := ctx.Value(componentCallKey{}).(*componentCall)
 	if call == nil {
 		return errors.New("a component is called with CallComponent")
+	}
+	if e.state != nil {
+		ctx = e.state.Bind(ctx)
 	}
 	v, err := e.in.Call(ctx, call.export, call.args...)
 	if err != nil {

@@ -27,7 +27,8 @@ type Pool struct {
 	lim   Limits
 	mc    wazero.ModuleConfig
 	out   *lockedWriter
-	paths []string // host paths to keep out of messages
+	paths []string                      // host paths to keep out of messages
+	state func() (InstanceState, error) // Mode Component: Sandbox.ComponentState
 
 	slots chan struct{} // one token per running call
 	done  chan struct{} // closed by Close
@@ -86,8 +87,9 @@ type instance struct {
 	mem    limitedMemory
 	// A component instance (Mode Component): its core instances, mod
 	// being the first, and their memories (mem is unused).
-	comp *rcomp.Instance
-	cmem *componentMemory
+	comp   *rcomp.Instance
+	cmem   *componentMemory
+	cstate InstanceState // nil without Sandbox.ComponentState
 }
 
 // memSize is the size of the instance's linear memory, all of a
@@ -131,6 +133,7 @@ func (m *Module) NewPool(l Limits, sb Sandbox) (*Pool, error) {
 		mc:    mc,
 		out:   &lockedWriter{w: sb.Output},
 		paths: hostPaths(sb),
+		state: sb.ComponentState,
 		slots: make(chan struct{}, l.Instances),
 		done:  make(chan struct{}),
 		live:  map[api.Module]*interrupter{},
@@ -481,6 +484,9 @@ func (p *Pool) closeInstance(inst *instance) {
 	}
 	p.untrack(inst.mod)
 	_ = inst.comp.Close(context.Background())
+	if inst.cstate != nil {
+		_ = inst.cstate.Close()
+	}
 }
 
 // closeModule closes an instance's module and forgets it.
