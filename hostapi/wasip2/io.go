@@ -11,7 +11,10 @@ import (
 )
 
 // ioError is a wasi:io/error resource.
-type ioError struct{ msg string }
+type ioError struct {
+	msg  string
+	code fsErr // for a file's stream, its wasi:filesystem error-code
+}
 
 // pollable is a wasi:io/poll pollable: ready at a monotonic instant
 // (timer), when done is closed, or always (neither).
@@ -94,7 +97,9 @@ func (st *State) streamError(e *streamErr) (any, error) {
 	if e.closed {
 		return cm.Case{Name: "closed"}, nil
 	}
-	r, err := st.add(&ioError{msg: e.err.Error()})
+	x := &ioError{msg: e.err.Error()}
+	errors.As(e.err, &x.code)
+	r, err := st.add(x)
 	if err != nil {
 		return nil, err
 	}

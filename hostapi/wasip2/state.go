@@ -100,6 +100,7 @@ type State struct {
 	insecure *rand.ChaCha8
 	stdout   *logStream
 	stderr   *logStream
+	mounts   []*mount
 
 	mu     sync.Mutex
 	res    map[uint32]any
@@ -128,6 +129,9 @@ func New(opts Options) *State {
 	st := &State{opts: opts, lim: opts.Limits.withDefaults(), start: time.Now(), insecure: rand.NewChaCha8(seed), res: map[uint32]any{}}
 	st.stdout = newLogStream(opts.Stdout, st.lim)
 	st.stderr = newLogStream(opts.Stderr, st.lim)
+	for _, m := range opts.Mounts {
+		st.mounts = append(st.mounts, newMount(m))
+	}
 	return st
 }
 
