@@ -8,7 +8,7 @@
 //	wasmcp new     --lang go|c|rust|assemblyscript [--with-app] NAME
 //	wasmcp pull    [--config FILE] [--key cosign.pub] REF
 //	wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG
-//	wasmcp lock    [--config FILE]
+//	wasmcp lock    [--config FILE] [--update]
 //	wasmcp authz check [--config FILE] --principal P [--claims JSON] --action A --resource R [--args JSON]
 //	wasmcp version
 //
@@ -43,7 +43,7 @@ const usage = `usage:
   wasmcp new     --lang go|c|rust|assemblyscript [--with-app] NAME  scaffold a plugin project (--with-app: an MCP App, Go)
   wasmcp pull    [--config FILE] [--key cosign.pub] REF             fetch and verify a plugin into the cache, print its digest
   wasmcp push    [--config FILE] FILE.wasm oci://HOST/REPO:TAG      push a plugin (CNCF Wasm OCI layout)
-  wasmcp lock    [--config FILE]                                    write wasmcp.lock: the digests and grants of the url plugins
+  wasmcp lock    [--config FILE] [--update]                         write wasmcp.lock: url plugins' digests and grants, every plugin's definitions
   wasmcp authz check [--config FILE] --principal 'Client::"alice"' [--claims JSON]
                  --action call_tool --resource 'Tool::"name"' [--args JSON] [--listing]
                                                                     what the [authz] policies decide: allow (exit 0) or deny (exit 1)

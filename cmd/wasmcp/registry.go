@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/server"
 )
 
@@ -55,9 +56,18 @@ func cmdPush(ctx context.Context, args []string) error {
 	return nil
 }
 
-// cmdLock writes wasmcp.lock beside the configuration.
+// cmdLock writes wasmcp.lock beside the configuration: the url plugins'
+// digests and grants, and the definitions every plugin serves. When the
+// lock in place already records definitions and they changed, it prints
+// the difference and writes nothing unless --update approves it.
 func cmdLock(ctx context.Context, args []string) error {
-	cfg, _, err := newConfigCmd("lock").load(args, nil)
+	fs := newConfigCmd("lock")
+	update := fs.Bool("update", false, "approve definitions that differ from those wasmcp.lock records (the difference is printed first)")
+	cfg, _, err := fs.load(args, nil)
+	if err != nil {
+		return err
+	}
+	old, err := config.LoadLock(cfg)
 	if err != nil {
 		return err
 	}
@@ -65,13 +75,26 @@ func cmdLock(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range changes {
+		fmt.Fprintln(os.Stderr, "wasmcp: lock:", c)
+	}
+	diff := server.PinDiff(old, lock)
+	pinned := old != nil && len(old.Pins) > 0
+	if len(diff) > 0 && pinned {
+		fmt.Fprintf(os.Stderr, "wasmcp: lock: definitions differ from %s:\n", config.LockPath(cfg))
+		server.WritePinDiff(os.Stderr, diff)
+		if !*update {
+			return fmt.Errorf("lock: %d definitions differ from those %s approved; nothing written: review the difference above, then run `wasmcp lock --update` to approve it", len(diff), config.LockFile)
+		}
+	}
 	path, err := server.WriteLock(cfg, lock)
 	if err != nil {
 		return err
 	}
-	for _, c := range changes {
-		fmt.Fprintln(os.Stderr, "wasmcp: lock:", c)
+	items := 0
+	for _, p := range lock.Pins {
+		items += len(p.Items)
 	}
-	fmt.Fprintf(os.Stderr, "wasmcp: wrote %s (%d url plugins)\n", path, len(lock.Plugins))
+	fmt.Fprintf(os.Stderr, "wasmcp: wrote %s (%d url plugins; %d definitions of %d plugins pinned)\n", path, len(lock.Plugins), items, len(lock.Pins))
 	return nil
 }

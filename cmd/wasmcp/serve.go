@@ -132,9 +132,10 @@ func warnNoPlugins(cfg *config.Config, log *slog.Logger, srv *server.Server) {
 	}
 }
 
-// reloadOnHangup reloads the [authz] policies on every SIGHUP until the
-// returned function is called (a policy that does not load keeps the
-// ones in force; the server logs it).
+// reloadOnHangup reloads the [authz] policies and wasmcp.lock's pinned
+// definitions on every SIGHUP until the returned function is called (a
+// policy or lock that does not load keeps the ones in force; the server
+// logs it).
 func reloadOnHangup(srv *server.Server) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -144,6 +145,7 @@ func reloadOnHangup(srv *server.Server) (stop func()) {
 			select {
 			case <-hup:
 				_ = srv.ReloadAuthz()
+				_ = srv.ReloadPins()
 			case <-done:
 				return
 			}

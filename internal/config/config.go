@@ -77,6 +77,12 @@ type Server struct {
 	// ShutdownGrace is how long `wasmcp serve` lets the calls in flight
 	// finish after SIGTERM or SIGINT before cancelling them. Default 10s.
 	ShutdownGrace Duration `toml:"shutdown_grace" json:"shutdown_grace"`
+	// Pin is what the server does with a tool, prompt, resource or
+	// template whose definition differs from wasmcp.lock, or that the
+	// lock does not know: "block" withholds it, "warn" serves it with a
+	// WARN, "off" does not compare. Empty means "block" when the lock
+	// records definitions, else "off".
+	Pin string `toml:"pin" json:"pin,omitempty"`
 }
 
 // Telemetry is the [telemetry] table. The OpenTelemetry settings default

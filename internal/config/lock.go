@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,12 +19,80 @@ import (
 const LockFile = "wasmcp.lock"
 
 // Lock is the content of wasmcp.lock: for each url plugin, the digest
-// it resolved to, the wasm's SHA-256 and the grants it was locked with.
-// serve loads exactly the locked digests and refuses a plugin whose
-// grants widened since.
+// it resolved to, the wasm's SHA-256 and the grants it was locked with
+// (Plugins); for every plugin, the definitions of its tools, prompts,
+// resources and resource templates as clients saw them (Pins). serve
+// loads exactly the locked digests, refuses a plugin whose grants widened
+// since, and under [server] pin withholds or warns about an item whose
+// definition is not in Pins.
 type Lock struct {
 	Version int         `toml:"version"`
-	Plugins []LockEntry `toml:"plugins"`
+	Plugins []LockEntry `toml:"plugins,omitempty"`
+	Pins    []PinEntry  `toml:"pins,omitempty"`
+}
+
+// The values of [server] pin.
+const (
+	PinBlock = "block"
+	PinWarn  = "warn"
+	PinOff   = "off"
+)
+
+// LockVersion is the version `wasmcp lock` writes: 2 has Pins; files of
+// version 1 (url plugins only) still load.
+const LockVersion = 2
+
+// PinEntry is one [[pins]] entry of wasmcp.lock: the definitions one
+// plugin exposed when it was locked. A plugin with an entry is pinned to
+// exactly these items (an entry without items pins it to none); a plugin
+// without one is not pinned.
+type PinEntry struct {
+	// Plugin is the plugin's name in the configuration.
+	Plugin string `toml:"plugin"`
+	// SHA256 is the hex SHA-256 of the wasm that was described (for a
+	// person reading the file; serve compares the definitions, not it).
+	SHA256 string `toml:"sha256"`
+	// Items are the plugin's definitions, by kind then name.
+	Items []PinnedItem `toml:"items,omitempty"`
+}
+
+// PinnedItem is one definition of a [[pins]] entry.
+type PinnedItem struct {
+	// Kind is "tool", "prompt", "resource" or "template".
+	Kind string `toml:"kind"`
+	// Name is what clients address the item by: a tool's or prompt's
+	// exposed name (its prefix included), a resource's URI, a
+	// template's uriTemplate.
+	Name string `toml:"name"`
+	// Digest is "sha256:HEX" of Definition.
+	Digest string `toml:"digest"`
+	// Definition is the item's JSON as clients list it, in canonical
+	// form (members sorted, no insignificant space).
+	Definition string `toml:"definition"`
+}
+
+// PinKinds are the kinds of PinnedItem, in the order the file lists
+// them.
+var PinKinds = []string{"tool", "prompt", "resource", "template"}
+
+// DefinitionDigest returns "sha256:HEX" of a canonical definition.
+func DefinitionDigest(canonical string) string {
+	sum := sha256.Sum256([]byte(canonical))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Pin returns the [[pins]] entry of plugin name, or nil (also on a nil
+// Lock).
+func (l *Lock) Pin(name string) *PinEntry {
+	if l == nil {
+		return nil
+	}
+	for i := range l.Pins {
+		if l.Pins[i].Plugin == name {
+			return &l.Pins[i]
+		}
+	}
+	return nil
 }
 
 // LockEntry is one [[plugins]] entry of wasmcp.lock.
@@ -90,13 +160,50 @@ func ParseLock(data []byte) (*Lock, error) {
 		}
 		seen[e.Name] = i
 	}
+	if err := checkPins(l.Pins); err != nil {
+		return nil, fmt.Errorf("%s: %w", LockFile, err)
+	}
 	return &l, nil
+}
+
+// checkPins checks the [[pins]] entries: named, unique, every item of a
+// known kind, named once, its digest that of its definition.
+func checkPins(pins []PinEntry) error {
+	seen := map[string]bool{}
+	for i, p := range pins {
+		if !ValidName(p.Plugin) {
+			return fmt.Errorf("pins[%d]: plugin %q is not a plugin name", i, p.Plugin)
+		}
+		if seen[p.Plugin] {
+			return fmt.Errorf("pins[%d]: plugin %q has two entries: keep one (run `wasmcp lock --update` to rewrite the file)", i, p.Plugin)
+		}
+		seen[p.Plugin] = true
+		items := map[string]bool{}
+		for j, it := range p.Items {
+			at := fmt.Sprintf("pins[%d] (%s) items[%d]", i, p.Plugin, j)
+			if !slices.Contains(PinKinds, it.Kind) {
+				return fmt.Errorf("%s: kind %q is not one of %s", at, it.Kind, strings.Join(PinKinds, ", "))
+			}
+			if it.Name == "" {
+				return fmt.Errorf("%s: name is required", at)
+			}
+			if items[it.Kind+" "+it.Name] {
+				return fmt.Errorf("%s: %s %q is listed twice", at, it.Kind, it.Name)
+			}
+			items[it.Kind+" "+it.Name] = true
+			if d := DefinitionDigest(it.Definition); it.Digest != d {
+				return fmt.Errorf("%s: %s %q: digest %s is not that of its definition (%s): the file was edited by hand; run `wasmcp lock --update`", at, it.Kind, it.Name, it.Digest, d)
+			}
+		}
+	}
+	return nil
 }
 
 // Encode returns the lock file's content.
 func (l *Lock) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	buf.WriteString("# wasmcp.lock: written by `wasmcp lock`; serve loads exactly these digests.\n")
+	buf.WriteString("# wasmcp.lock: written by `wasmcp lock`; serve loads exactly these digests\n" +
+		"# and, under [server] pin, serves only these definitions. See docs/governance.md.\n")
 	if err := toml.NewEncoder(&buf).Encode(l); err != nil {
 		return nil, err
 	}

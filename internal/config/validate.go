@@ -48,6 +48,11 @@ func (c *Config) Validate() error {
 	default:
 		bad("server.log_format: %q is not one of text, json", c.Server.LogFormat)
 	}
+	switch c.Server.Pin {
+	case "", PinBlock, PinWarn, PinOff:
+	default:
+		bad("server.pin: %q is not one of block, warn, off", c.Server.Pin)
+	}
 	switch c.Telemetry.Protocol {
 	case "", "http/protobuf", "grpc":
 	default:

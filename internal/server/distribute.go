@@ -101,10 +101,15 @@ func Push(ctx context.Context, cfg *config.Config, file, ref string) (string, er
 
 // Lock resolves every url plugin of cfg afresh (tags to what they name
 // now), fetches and verifies it, and returns the lock to write beside the
-// configuration, with each plugin's current grants. Every url plugin
-// must resolve: a partial lock is not written. changes lists, per
+// configuration, with each plugin's current grants; then it loads every
+// plugin (path, plugin_dirs and url ones, with their grants) and records
+// the definitions each serves (Pins). Every url plugin must resolve and
+// every configured plugin load: a partial lock is not written (a
+// plugin-directory file that does not load is logged to progress and
+// left out, so serve withholds it as unknown). changes lists, per
 // plugin, what differs from the previous lock (digest moved, grants
-// widened) for a person to review.
+// widened) for a person to review; PinDiff of the previous lock and this
+// one says how the definitions changed.
 func Lock(ctx context.Context, cfg *config.Config, progress io.Writer) (lock *config.Lock, changes []string, err error) {
 	old, err := config.LoadLock(cfg)
 	if err != nil {
@@ -114,7 +119,7 @@ func Lock(ctx context.Context, cfg *config.Config, progress io.Writer) (lock *co
 	if err != nil {
 		return nil, nil, err
 	}
-	lock = &config.Lock{Version: 1}
+	lock = &config.Lock{Version: config.LockVersion}
 	for i := range cfg.Plugins {
 		p := &cfg.Plugins[i]
 		if p.URL == "" {
@@ -135,6 +140,9 @@ func Lock(ctx context.Context, cfg *config.Config, progress io.Writer) (lock *co
 				changes = append(changes, fmt.Sprintf("%s: grants %s", p.Name, d))
 			}
 		}
+	}
+	if lock.Pins, err = describeAll(ctx, cfg, lock, progress); err != nil {
+		return nil, nil, err
 	}
 	return lock, changes, nil
 }

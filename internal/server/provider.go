@@ -35,6 +35,9 @@ type provider struct {
 	skills *skillSource
 	// az decides every request by the [authz] policies; nil allows all.
 	az *authorizer
+	// pin withholds the items whose definitions wasmcp.lock does not
+	// approve ([server] pin); nil pins nothing.
+	pin *pinner
 }
 
 var (
@@ -77,14 +80,16 @@ func (p *provider) Tools(ctx context.Context, r *mcp.Request) ([]json.RawMessage
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.az.filter(r, 'T', p.reg.ToolsFor(access(r))), nil
+	v := p.pin.current()
+	return p.az.filter(r, 'T', p.pin.filter(v, p.reg.ToolsFor(access(r)))), nil
 }
 
 func (p *provider) Resources(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	res := p.reg.ResourcesFor(access(r))
+	v := p.pin.current()
+	res := p.pin.filter(v, p.reg.ResourcesFor(access(r)))
 	if p.skills != nil {
 		if sk := p.skills.current().Resources(); len(sk) > 0 {
 			res = append(slices.Clip(res), sk...)
@@ -97,14 +102,16 @@ func (p *provider) ResourceTemplates(ctx context.Context, r *mcp.Request) ([]jso
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.az.filter(r, 'M', p.reg.ResourceTemplatesFor(access(r))), nil
+	v := p.pin.current()
+	return p.az.filter(r, 'M', p.pin.filter(v, p.reg.ResourceTemplatesFor(access(r)))), nil
 }
 
 func (p *provider) Prompts(ctx context.Context, r *mcp.Request) ([]json.RawMessage, error) {
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	return p.az.filter(r, 'P', p.reg.PromptsFor(access(r))), nil
+	v := p.pin.current()
+	return p.az.filter(r, 'P', p.pin.filter(v, p.reg.PromptsFor(access(r)))), nil
 }
 
 // access is the part of a plugins.Request that decides visibility: an
@@ -144,6 +151,9 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		return nil, err
 	}
 	if err := p.az.allow(r); err != nil {
+		return nil, err
+	}
+	if err := p.pin.allow(r); err != nil {
 		return nil, err
 	}
 	// The one translation: the engine's request, parsed, is the

@@ -70,6 +70,10 @@ type Options struct {
 	// served, with list_changed, once fetched and loaded, and StartErr
 	// waits for the required ones.
 	Background bool
+
+	// lock, when set, is the lock the url plugins load by instead of
+	// wasmcp.lock (Lock describes what it is about to write).
+	lock *config.Lock
 }
 
 // shutdownFlush bounds the export of the last spans in Close.
@@ -98,6 +102,7 @@ type Server struct {
 	auth   *auth.Authenticator  // HTTP access control; nil when [auth] is off
 	az     *authorizer          // the [authz] policies; nil when off
 	aud    *audit.Logger        // the [audit] trail; nil when off
+	pin    *pinner              // [server] pin against wasmcp.lock; nil when off
 	stop   context.CancelFunc
 	done   chan struct{}
 	// stopLoad cancels the plugin load started by New; loaded is closed
@@ -194,6 +199,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 			MaxBytes: int(cfg.Limits.MaxManifestBytes),
 		},
 		OnListChanged: func(kind string) {
+			// Decide the new definitions before clients are told.
+			s.pin.refresh()
 			s.toolMetrics()
 			// Behind a closed start gate no list has been answered yet,
 			// so no client holds one to refresh.
@@ -213,6 +220,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	s.az, err = newAuthorizer(cfg, log, s.denied, s.reg)
 	if err != nil {
 		return nil, err
+	}
+	s.pin, err = newPinner(cfg, s.reg, log)
+	if err != nil {
+		return nil, err
+	}
+	if s.pin != nil {
+		s.pin.onFinding = s.auditDefinitionChanged
 	}
 	s.auth, err = newAuthenticator(cfg, log)
 	if err != nil {
@@ -237,7 +251,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if err != nil {
 		return nil, errSkillDirs(err)
 	}
-	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate, skills: sks, az: s.az}, &mcp.Options{
+	s.mcp = mcp.NewServer(&provider{reg: s.reg, log: log, tel: s.tel, denied: s.denied, taskTimeout: taskTimeout, gate: s.gate, skills: sks, az: s.az, pin: s.pin}, &mcp.Options{
 		Bus:                      bus,
 		Sessions:                 sessions,
 		SessionKey:               sessionKey,
@@ -269,7 +283,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal),
 		TaskLease:                time.Duration(cfg.Limits.TaskLease),
 	})
-	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress)
+	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress, opts.lock)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +326,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		})
 		if s.az != nil {
 			bg.Go(func() { s.az.watch(watchCtx, opts.WatchInterval) })
+		}
+		if s.pin != nil {
+			bg.Go(func() { s.pin.watch(watchCtx, opts.WatchInterval) })
 		}
 	}
 	if s.src != nil {
@@ -566,7 +583,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err := r.ParseParams(); err != nil {
 		return nil, err
 	}
-	res, err := (&provider{reg: s.reg, log: s.log, denied: s.denied, az: s.az}).CallTool(ctx, r)
+	res, err := (&provider{reg: s.reg, log: s.log, denied: s.denied, az: s.az, pin: s.pin}).CallTool(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -582,6 +599,12 @@ func (s *Server) ReloadAuthz() error {
 	}
 	return s.az.reload()
 }
+
+// ReloadPins reads wasmcp.lock's pinned definitions again (wasmcp serve
+// calls it on SIGHUP) and decides what serves against them. When the
+// lock does not load, the definitions in force stay and the error is
+// logged and returned; with pin = "off" it does nothing.
+func (s *Server) ReloadPins() error { return s.pin.reload() }
 
 // Close stops watching, drops every plugin (calls in flight finish), and
 // closes the engine and the kv store.

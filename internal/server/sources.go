@@ -69,8 +69,9 @@ func pluginCacheDir(cfg *config.Config) (string, error) {
 	return filepath.Join(base, "wasmcp", "plugins"), nil
 }
 
-// newURLSources returns nil when cfg has no url plugin.
-func newURLSources(cfg *config.Config, log *slog.Logger, roots *x509.CertPool, progress io.Writer) (*urlSources, error) {
+// newURLSources returns nil when cfg has no url plugin. The url plugins
+// load by lock, or wasmcp.lock when lock is nil.
+func newURLSources(cfg *config.Config, log *slog.Logger, roots *x509.CertPool, progress io.Writer, lock *config.Lock) (*urlSources, error) {
 	any := false
 	for i := range cfg.Plugins {
 		any = any || cfg.Plugins[i].URL != ""
@@ -86,9 +87,10 @@ func newURLSources(cfg *config.Config, log *slog.Logger, roots *x509.CertPool, p
 	if err != nil {
 		return nil, err
 	}
-	lock, err := config.LoadLock(cfg)
-	if err != nil {
-		return nil, err
+	if lock == nil {
+		if lock, err = config.LoadLock(cfg); err != nil {
+			return nil, err
+		}
 	}
 	return &urlSources{cfg: cfg, log: log, fetcher: f, lock: lock, state: map[string]*urlState{}}, nil
 }
