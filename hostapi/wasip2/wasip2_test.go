@@ -31,12 +31,15 @@ func call(ctx context.Context, st *State, name string, args ...any) (any, error)
 	return f(context.WithValue(ctx, stateKey{}, st), args)
 }
 
+// mustCall calls host function name, failing the test on an error or on
+// a result that does not fit the function's WIT type.
 func mustCall(t *testing.T, st *State, name string, args ...any) any {
 	t.Helper()
 	v, err := call(context.Background(), st, name, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	checkResult(t, name, v)
 	return v
 }
 
@@ -255,5 +258,46 @@ func TestCLI(t *testing.T) {
 	}
 	if st2 := New(Options{}); fmt.Sprint(mustCall(t, st2, "wasi:cli/environment#get-environment")) != "[]" {
 		t.Fatal("the zero Options have an environment")
+	}
+}
+
+func TestSocketsDenied(t *testing.T) {
+	st := New(Options{})
+	n := mustCall(t, st, "wasi:sockets/instance-network#instance-network")
+	for _, c := range []struct {
+		name string
+		args []any
+	}{
+		{"wasi:sockets/tcp-create-socket#create-tcp-socket", []any{"ipv4"}},
+		{"wasi:sockets/udp-create-socket#create-udp-socket", []any{"ipv6"}},
+		{"wasi:sockets/ip-name-lookup#resolve-addresses", []any{n, "example.com"}},
+	} {
+		if v := mustCall(t, st, c.name, c.args...); v != fail("access-denied") {
+			t.Errorf("%s = %#v, want access-denied", c.name, v)
+		}
+	}
+	for _, name := range socketMethods {
+		if _, err := call(context.Background(), st, name, n); err == nil {
+			t.Errorf("%s on a network handle did not trap", name)
+		}
+	}
+	if _, err := call(context.Background(), st, "wasi:sockets/ip-name-lookup#resolve-addresses", mustCall(t, st, stdout), "x"); err == nil {
+		t.Error("resolve-addresses on a stream handle did not trap")
+	}
+}
+
+func TestConfigStore(t *testing.T) {
+	st := New(Options{Config: map[string]string{"region": "eu", "api_url": "https://x.test"}})
+	if v := mustCall(t, st, "wasi:config/store#get", "region"); v != ok(cm.Some{Value: "eu"}) {
+		t.Fatalf("get region = %#v", v)
+	}
+	if v := mustCall(t, st, "wasi:config/store#get", "nope"); v != ok(nil) {
+		t.Fatalf("get nope = %#v", v)
+	}
+	if v := mustCall(t, st, "wasi:config/store#get-all"); fmt.Sprint(v) != "{false [[api_url https://x.test] [region eu]]}" {
+		t.Fatalf("get-all = %v", v)
+	}
+	if v := mustCall(t, New(Options{}), "wasi:config/store#get-all"); fmt.Sprint(v) != "{false []}" {
+		t.Fatalf("get-all with no config = %v", v)
 	}
 }

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Builds the JavaScript fixtures of package wasip2's tests with
-# componentize-js: js-wasi/app.js + js-wasi/world.wit -> js-wasi.wasm
-# (SpiderMonkey inside, about 12 MB).
+# Builds the fixtures of package wasip2's tests:
+#
+#   js-wasi/app.js + js-wasi/world.wit -> js-wasi.wasm   (componentize-js;
+#                                         SpiderMonkey inside, about 12 MB)
+#   wasi-all/build.mjs -> wasi-all-{0.2.0,0.2.3,0.2.12}.wasm  (jco's WASI
+#                                         WIT, a dummy core module importing
+#                                         every function)
 #
 #   hostapi/wasip2/testdata/build.sh
 #
 # The npm packages are pinned by npm/package-lock.json and installed with
 # npm ci into .cache/wasip2-npm at the repository root. The build is not
-# bit-for-bit reproducible (the initialised engine snapshot differs from
-# run to run), so there is no --check: the tests check what the
-# component does.
+# bit-for-bit reproducible for js-wasi.wasm (the initialised engine
+# snapshot differs from run to run), so there is no --check: the tests
+# check what the components do.
 set -euo pipefail
 # shellcheck source=../../../scripts/wasmbuild.sh
 . "$(dirname "$0")/../../../scripts/wasmbuild.sh"
@@ -20,4 +24,5 @@ if [ ! -d "$npm_dir/node_modules/@bytecodealliance/componentize-js" ]; then
 	cp npm/package.json npm/package-lock.json "$npm_dir/"
 	(cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+node wasi-all/build.mjs "$npm_dir/node_modules/@bytecodealliance/jco" .
 node js-wasi/build.mjs "$npm_dir/node_modules/@bytecodealliance/componentize-js" js-wasi.wasm
