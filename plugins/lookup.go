@@ -9,6 +9,9 @@ import "encoding/json"
 type Item struct {
 	Plugin *Plugin
 	Def    json.RawMessage
+	// Orig is the plugin's own name of a tool or prompt (before its
+	// prefix and the operator's override).
+	Orig string
 	// Template is the URI template a resource URI matched ("" for a
 	// static resource), or a template's own.
 	Template string
@@ -20,7 +23,7 @@ func (r *Registry) Tool(name string) (Item, bool) {
 	if t == nil {
 		return Item{}, false
 	}
-	return Item{Plugin: t.plugin, Def: t.raw}, true
+	return Item{Plugin: t.plugin, Def: t.raw, Orig: t.orig}, true
 }
 
 // Prompt returns the prompt exposed as name.
@@ -29,7 +32,7 @@ func (r *Registry) Prompt(name string) (Item, bool) {
 	if e == nil {
 		return Item{}, false
 	}
-	return Item{Plugin: e.plugin, Def: e.raw}, true
+	return Item{Plugin: e.plugin, Def: e.raw, Orig: e.orig}, true
 }
 
 // Resource returns what serves uri for the caller of req, as

@@ -241,12 +241,21 @@ func (p *Plugin) index() error {
 	var errs []error
 	m := p.manifest
 	p.tools = p.tools[:0]
+	seen := map[string]string{}
 	for _, raw := range m.Tools {
 		t, err := p.toolEntry(raw)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		if t == nil {
+			continue // left out by the operator (Spec.Tools, Spec.Hide)
+		}
+		if other, dup := seen[t.name]; dup {
+			errs = append(errs, fmt.Errorf("tool %q: exposed as %q, as is tool %q (see the plugin's override)", t.orig, t.name, other))
+			continue
+		}
+		seen[t.name] = t.orig
 		p.tools = append(p.tools, t)
 	}
 	p.prompts = p.prompts[:0]
@@ -294,6 +303,8 @@ func (p *Plugin) index() error {
 	return errors.Join(errs...)
 }
 
+// toolEntry indexes the tool raw describes, with the operator's
+// override applied; nil when the operator left it out.
 func (p *Plugin) toolEntry(raw json.RawMessage) (*toolEntry, error) {
 	var t struct {
 		Name         string          `json:"name"`
@@ -303,9 +314,20 @@ func (p *Plugin) toolEntry(raw json.RawMessage) (*toolEntry, error) {
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return nil, fmt.Errorf("tool: %w", err)
 	}
-	e := &toolEntry{plugin: p, orig: t.Name, name: p.spec.Prefix + t.Name, raw: raw}
+	if !p.spec.exposes(t.Name) {
+		return nil, nil
+	}
+	exposed := t.Name
+	o := p.spec.Override[t.Name]
+	if o.Name != "" {
+		exposed = o.Name
+	}
+	e := &toolEntry{plugin: p, orig: t.Name, name: p.spec.Prefix + exposed, raw: raw}
 	if err := checkName("tool", e.name); err != nil {
 		return nil, err
+	}
+	if o.Description != "" {
+		e.raw = setMember(e.raw, "description", o.Description)
 	}
 	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
@@ -321,7 +343,7 @@ func (p *Plugin) toolEntry(raw json.RawMessage) (*toolEntry, error) {
 		}
 	}
 	e.headers = bytes.Contains(t.InputSchema, []byte(`"x-mcp-header"`))
-	if p.spec.Prefix != "" {
+	if e.name != t.Name {
 		e.raw = setMember(e.raw, "name", e.name)
 	}
 	return e, nil

@@ -551,6 +551,9 @@ func specKey(s Spec) any {
 		Env                        map[string]string
 		Mounts                     []runtime.Mount
 		Grants                     hostapi.Grants
-		Scopes                     []string
-	}{s.Name, s.Path, s.SHA256, s.Prefix, s.Limits, s.Sandbox.Env, s.Sandbox.Mounts, s.Grants, s.Scopes}
+		Scopes, Tools, Hide        []string
+		Override                   map[string]ToolOverride
+		Rate                       float64
+		Burst                      int
+	}{s.Name, s.Path, s.SHA256, s.Prefix, s.Limits, s.Sandbox.Env, s.Sandbox.Mounts, s.Grants, s.Scopes, s.Tools, s.Hide, s.Override, s.Rate, s.Burst}
 }

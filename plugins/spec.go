@@ -1,6 +1,8 @@
 package plugins
 
 import (
+	"slices"
+
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/runtime"
 )
@@ -29,4 +31,34 @@ type Spec struct {
 	// are neither listed nor callable for them. Empty means visible to
 	// every caller.
 	Scopes []string
+	// Tools, when set, exposes only the plugin's tools of these names,
+	// and Hide none of those of these names: a tool left out is neither
+	// listed nor callable. Both name tools by the plugin's own names,
+	// before Prefix.
+	Tools, Hide []string
+	// Override rewrites what clients see of the plugin's tools, keyed by
+	// the plugin's own tool name.
+	Override map[string]ToolOverride
+	// Rate, when positive, bounds the calls one principal may start of
+	// each of the plugin's tools: Rate a second, in bursts of at most
+	// Burst (at least 1). The server enforces it (Item.Orig names the
+	// tool); the plugin layer only carries it.
+	Rate  float64
+	Burst int
+}
+
+// ToolOverride rewrites a tool's definition: a non-empty Name replaces
+// the plugin's name for it (Prefix is still put before it), a non-empty
+// Description its description. The call still reaches the plugin under
+// its own name.
+type ToolOverride struct {
+	Name, Description string
+}
+
+// exposes reports whether the tool the plugin names orig is exposed.
+func (s *Spec) exposes(orig string) bool {
+	if len(s.Tools) > 0 && !slices.Contains(s.Tools, orig) {
+		return false
+	}
+	return !slices.Contains(s.Hide, orig)
 }

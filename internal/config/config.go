@@ -391,6 +391,20 @@ type Plugin struct {
 	// listed nor callable). Empty means visible to every caller. Needs
 	// [auth]; stdio callers always see every plugin.
 	Scopes []string `toml:"scopes" json:"scopes,omitempty"`
+	// Tools, when set, exposes only the plugin's tools of these names,
+	// and Hide none of these: a tool left out is neither listed nor
+	// callable. Both use the plugin's own tool names, before Prefix.
+	Tools []string `toml:"tools" json:"tools,omitempty"`
+	Hide  []string `toml:"hide" json:"hide,omitempty"`
+	// Override rewrites what clients see of a tool, keyed by the
+	// plugin's own tool name ([plugins.override.NAME]).
+	Override map[string]Override `toml:"override" json:"override,omitempty"`
+	// Rate, when set ("10/s", "30/m", "100/h"), bounds the calls one
+	// principal may start of each of the plugin's tools, shared through
+	// Redis in cluster mode; Burst is how many may come at once
+	// (default: the rate's count, 10 for "10/s").
+	Rate  Rate `toml:"rate" json:"rate,omitzero"`
+	Burst int  `toml:"burst" json:"burst,omitempty"`
 	// Grants is what the operator allows the plugin; nothing by default.
 	Grants Grants `toml:"grants" json:"grants"`
 	// Policy is a Wassette policy file (policy.yaml, resolved against the
@@ -400,6 +414,16 @@ type Plugin struct {
 	// Line is the line of the entry's [[plugins]] header in the file that
 	// [Parse] read, for errors; 0 when unknown. Not a key of the file.
 	Line int `toml:"-" json:"-"`
+}
+
+// Override is a [plugins.override.NAME] table: what clients see of the
+// plugin's tool NAME instead of what the plugin describes. A Name
+// renames the tool (the plugin's prefix is still put before it; calls
+// reach the plugin under its own name); a Description replaces its
+// description. Both are pinned like any definition.
+type Override struct {
+	Name        string `toml:"name" json:"name,omitempty"`
+	Description string `toml:"description" json:"description,omitempty"`
 }
 
 // Verify is a [plugins.verify] table: whose signature a URL plugin must

@@ -120,6 +120,25 @@ func TestSizeString(t *testing.T) {
 	}
 }
 
+func TestParseRate(t *testing.T) {
+	testParse(t, "ParseRate", ParseRate, []parseCase[Rate]{
+		{in: "10/s", want: Rate{10, time.Second}},
+		{in: " 30 / m ", want: Rate{30, time.Minute}},
+		{in: "100/hour", want: Rate{100, time.Hour}},
+		{in: "0.5/s", want: Rate{0.5, time.Second}},
+		{in: "10", wantErr: `write a count per unit, e.g. "10/s"`},
+		{in: "10/d", wantErr: "the unit must be s, m or h"},
+		{in: "0/s", wantErr: "the count must be a positive number"},
+		{in: "-1/s", wantErr: "the count must be a positive number"},
+		{in: "NaN/s", wantErr: "the count must be a positive number"},
+		{in: "1e10/s", wantErr: "the count must be a positive number up to 1e9"},
+		{in: "x/s", wantErr: "the count must be a positive number"},
+	})
+	if r := (Rate{30, time.Minute}); r.PerSecond() != 0.5 || r.String() != "30/m" {
+		t.Errorf("30/m: %v a second, %q", r.PerSecond(), r.String())
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	parse := func(s string) (time.Duration, error) { d, err := ParseDuration(s); return d.Std(), err }
 	testParse(t, "ParseDuration", parse, []parseCase[time.Duration]{
@@ -288,6 +307,12 @@ func TestValidate(t *testing.T) {
 		{name: "jwks over http", mutate: func(c *Config) {
 			c.Auth = Auth{Mode: AuthJWT, Issuer: "https://as.example", Resource: "https://rs.example/mcp", JWKSURL: "http://as.example/jwks"}
 		}, wantErr: []string{"keys must be fetched over https"}},
+		{name: "tool shaping", mutate: func(c *Config) {
+			c.Plugins = []Plugin{{Name: "p", Path: "p.wasm", Tools: []string{"a", "a", "b c"}, Hide: []string{""}, Burst: 3,
+				Override: map[string]Override{"x": {}, "y": {Name: "z"}, "w": {Name: "z"}, "v": {Name: "bad name"}}}}
+		}, wantErr: []string{`tools: "a" is listed twice`, `tools: "b c" is not a tool name`, `hide: "" is not a tool name`,
+			"override.x: give name, description or both", `override.y: name: "z" is also the new name of "w"`,
+			`override.v: name: "bad name"`, "burst: needs rate"}},
 		{name: "scopes without auth", mutate: func(c *Config) {
 			c.Plugins = []Plugin{{Name: "p", Path: "p.wasm", Scopes: []string{"read"}}}
 		}, wantErr: []string{`plugins[0] ("p"): scopes: needs [auth]`}},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bufio"
+	"encoding"
 	"os"
 	"reflect"
 	"regexp"
@@ -12,8 +13,9 @@ import (
 
 // configKeys returns every key a configuration file may hold, as dotted
 // paths ("server.name", "plugins.grants.fs.mode"), from the toml tags of
-// Config's fields: a struct (or pointer to one, or slice of them) is a
-// table, anything else a key.
+// Config's fields: a struct (or pointer to one, slice of them or map of
+// them by name, [plugins.override.NAME]) is a table, anything else (and
+// a struct written as text, such as Rate) a key.
 func configKeys() []string {
 	var keys []string
 	var walk func(prefix string, t reflect.Type)
@@ -25,10 +27,11 @@ func configKeys() []string {
 				continue
 			}
 			ft := f.Type
-			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
 				ft = ft.Elem()
 			}
-			if ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath() {
+			text := reflect.PointerTo(ft).Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+			if ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath() && !text {
 				walk(prefix+name+".", ft)
 				continue
 			}
@@ -44,7 +47,7 @@ func configKeys() []string {
 // "## `[server]`" or "### `[[plugins]]`", and docKey a key's row,
 // "| `name` | ...".
 var (
-	docTable = regexp.MustCompile("^#{2,4} `\\[{1,2}([a-z_.]+)\\]{1,2}`")
+	docTable = regexp.MustCompile("^#{2,4} `\\[{1,2}([a-z_.]+?)(?:\\.NAME)?\\]{1,2}`")
 	docKey   = regexp.MustCompile("^\\| `([a-z0-9_]+)` \\|")
 )
 

@@ -147,3 +147,65 @@ func (d *Duration) UnmarshalText(b []byte) error { return unmarshalExpanded(b, P
 
 // maxMemory is the most linear memory a wasm32 module can address.
 const maxMemory = Size(math.MaxUint32) + 1
+
+// Rate is a call rate as written in the configuration file: a count per
+// second, minute or hour ("10/s", "30/m", "100/h"; "second", "minute"
+// and "hour" are accepted too). The zero value is no limit.
+type Rate struct {
+	// Count calls per Per.
+	Count float64
+	Per   time.Duration
+}
+
+// ParseRate parses a rate as written in the configuration file, without
+// environment expansion.
+func ParseRate(s string) (Rate, error) {
+	n, unit, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Rate{}, fmt.Errorf("invalid rate %q: write a count per unit, e.g. \"10/s\", \"30/m\" or \"100/h\"", s)
+	}
+	count, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	if err != nil || !(count > 0 && count <= 1e9) {
+		return Rate{}, fmt.Errorf("invalid rate %q: the count must be a positive number up to 1e9", s)
+	}
+	var per time.Duration
+	switch strings.TrimSpace(unit) {
+	case "s", "second":
+		per = time.Second
+	case "m", "minute":
+		per = time.Minute
+	case "h", "hour":
+		per = time.Hour
+	default:
+		return Rate{}, fmt.Errorf("invalid rate %q: the unit must be s, m or h", s)
+	}
+	return Rate{Count: count, Per: per}, nil
+}
+
+// PerSecond is the rate in calls a second; 0 for the zero value.
+func (r Rate) PerSecond() float64 {
+	if r.Per <= 0 {
+		return 0
+	}
+	return r.Count / r.Per.Seconds()
+}
+
+// IsZero reports whether r is no limit.
+func (r Rate) IsZero() bool { return r.Per <= 0 }
+
+// String is r as the configuration file writes it ("10/s").
+func (r Rate) String() string {
+	if r.IsZero() {
+		return ""
+	}
+	unit := map[time.Duration]string{time.Second: "s", time.Minute: "m", time.Hour: "h"}[r.Per]
+	return strconv.FormatFloat(r.Count, 'g', -1, 64) + "/" + unit
+}
+
+// MarshalText implements encoding.TextMarshaler with [Rate.String].
+func (r Rate) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: ${NAME} references are
+// expanded from the environment, then the result is parsed with
+// [ParseRate].
+func (r *Rate) UnmarshalText(b []byte) error { return unmarshalExpanded(b, ParseRate, r) }

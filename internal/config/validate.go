@@ -3,10 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -229,6 +231,7 @@ func (c *Config) Validate() error {
 		override := Limits{Memory: p.Memory, Timeout: p.Timeout, MaxOutput: p.MaxOutput, Instances: p.Instances, MaxQueue: p.MaxQueue, QueueWait: p.QueueWait, Idle: p.Idle}
 		errs = append(errs, checkLimits(where, override, true)...)
 		errs = append(errs, checkScopes(where+": scopes", p.Scopes)...)
+		errs = append(errs, checkShaping(where, p)...)
 		errs = append(errs, checkGrants(where+": grants", &p.Grants)...)
 	}
 	return errors.Join(errs...)
@@ -451,6 +454,58 @@ func checkSource(where string, p *Plugin) []error {
 		if v.TrustedRoot == "" {
 			bad("verify.trusted_root: required for keyless verification (it is offline)")
 		}
+	}
+	return errs
+}
+
+// checkShaping checks a plugin's tools, hide, override, rate and burst.
+func checkShaping(where string, p *Plugin) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+": "+format, args...)) }
+	for _, list := range []struct {
+		key   string
+		names []string
+	}{{"tools", p.Tools}, {"hide", p.Hide}} {
+		seen := map[string]bool{}
+		for _, n := range list.names {
+			switch {
+			case !namePattern.MatchString(n):
+				bad("%s: %q is not a tool name (%s)", list.key, n, namePattern)
+			case seen[n]:
+				bad("%s: %q is listed twice", list.key, n)
+			}
+			seen[n] = true
+		}
+	}
+	renamed := map[string]string{}
+	for _, orig := range slices.Sorted(maps.Keys(p.Override)) {
+		o := p.Override[orig]
+		if !namePattern.MatchString(orig) {
+			bad("override.%s: %q is not a tool name (%s)", orig, orig, namePattern)
+		}
+		if o.Name == "" && o.Description == "" {
+			bad("override.%s: give name, description or both", orig)
+		}
+		if o.Name != "" {
+			if !namePattern.MatchString(p.Prefix + o.Name) {
+				bad("override.%s: name: %q (with the prefix %q) is not a tool name (%s)", orig, o.Name, p.Prefix, namePattern)
+			}
+			if other, dup := renamed[o.Name]; dup {
+				bad("override.%s: name: %q is also the new name of %q", orig, o.Name, other)
+			}
+			renamed[o.Name] = orig
+		}
+		if len(o.Description) > 64<<10 {
+			bad("override.%s: description: %d bytes, at most 64KiB", orig, len(o.Description))
+		}
+	}
+	switch {
+	case p.Burst < 0:
+		bad("burst: must not be negative")
+	case p.Burst > 0 && p.Rate.IsZero():
+		bad("burst: needs rate")
+	case p.Burst > 1_000_000:
+		bad("burst: %d, at most 1000000", p.Burst)
 	}
 	return errs
 }

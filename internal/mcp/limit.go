@@ -251,6 +251,11 @@ func (s *Server) admitCall(cl *call) *refusal {
 }
 
 func (s *Server) admit(cl *call) *refusal {
+	if s.opts.ToolRate != nil && cl.req.Method == methodToolsCall {
+		if r := s.admitToolRate(cl); r != nil {
+			return r
+		}
+	}
 	var key principalID
 	if s.principals.on {
 		key = principalKey(cl)

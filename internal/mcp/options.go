@@ -123,6 +123,17 @@ type Options struct {
 	// way.) Default 1 MiB.
 	NotifyQueueBytes int
 
+	// ToolRate, when set, gives the rate limit of the tool a tools/call
+	// names, applied to each principal on its own: the key its buckets
+	// are kept under (one for every name the tool is exposed by), its
+	// calls a second and its burst; a rate of 0 is no limit. A call past
+	// it is refused as one past PrincipalRate is (-32001 with data
+	// {"busy":true,...}, HTTP 429 with Retry-After), before it runs.
+	ToolRate func(tool string) (key string, rate float64, burst int)
+	// Rates keeps ToolRate's buckets where every replica finds them.
+	// Default none: in this process (bounded as the principals' are).
+	Rates RateStore
+
 	// Observer, when set, is told of every request the engine runs
 	// (telemetry). Default none.
 	Observer Observer

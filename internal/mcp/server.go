@@ -27,6 +27,7 @@ type Server struct {
 
 	limit      *callLimiter
 	principals *principals
+	rates      RateStore     // Options.Rates, else the process's (toolrate.go)
 	active     atomic.Int64  // requests being served (invoke)
 	subBytes   atomic.Int64  // bytes of subscriptions kept (subs.go)
 	drain      chan struct{} // closed by Shutdown: stop taking requests
@@ -65,6 +66,9 @@ func NewServer(p Provider, opts *Options) *Server {
 	}
 	s.limit.perShare = int64(o.MaxCallsPerShare)
 	s.principals = newPrincipals(o.PrincipalConcurrent, o.PrincipalRate, o.PrincipalBurst, o.MaxConcurrentCalls+o.MaxWaitingCalls)
+	if s.rates = o.Rates; s.rates == nil {
+		s.rates = newMemRates()
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.tasks = newTaskEngine(s)
 	info := append([]byte(`{"name":`), jsonscan.AppendString(nil, o.Name)...)

@@ -237,7 +237,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	var sessionKey []byte
 	var taskStore tasks.Store
 	var taskNotifier tasks.Notifier
+	var rates mcp.RateStore
 	if s.clu != nil {
+		rates = s.clu.Rates()
 		bus, sessions, sessionKey = s.clu.Bus(), s.clu.Sessions(), s.clu.Key("session")
 		lim := mcp.TaskLimits(mcp.Options{MaxTasks: cfg.Limits.MaxTasks, MaxTasksPerPrincipal: cfg.Limits.MaxTasksPerPrincipal,
 			MaxTaskBytes: int64(cfg.Limits.MaxTaskBytes), MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal)})
@@ -282,6 +284,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		MaxTaskBytes:             int64(cfg.Limits.MaxTaskBytes),
 		MaxTaskBytesPerPrincipal: int64(cfg.Limits.MaxTaskBytesPerPrincipal),
 		TaskLease:                time.Duration(cfg.Limits.TaskLease),
+		ToolRate:                 s.toolRate,
+		Rates:                    rates,
 	})
 	s.src, err = newURLSources(cfg, log, opts.RootCAs, opts.Progress, opts.lock)
 	if err != nil {
@@ -656,4 +660,20 @@ func (s *Server) Close(ctx context.Context) error {
 		errs = append(errs, s.clu.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// toolRate is mcp.Options.ToolRate: the [[plugins]] rate and burst of the
+// plugin serving the tool exposed as name, its bucket keyed by the
+// plugin's name and its own name for the tool (so that a rename or a new
+// prefix does not give callers a fresh bucket).
+func (s *Server) toolRate(name string) (string, float64, int) {
+	it, ok := s.reg.Tool(name)
+	if !ok {
+		return "", 0, 0
+	}
+	spec := it.Plugin.Spec()
+	if spec.Rate <= 0 {
+		return "", 0, 0
+	}
+	return it.Plugin.Name() + "\x00" + it.Orig, spec.Rate, spec.Burst
 }

@@ -82,8 +82,8 @@ func (p *provider) shareIndex() *shareIndex {
 		if m == nil {
 			continue
 		}
-		for _, t := range m.Tools {
-			add("t "+prefix+member(t, "name"), pl.Name())
+		for _, name := range pl.ToolNames() { // as exposed: prefixed, overridden, hidden ones left out
+			add("t "+name, pl.Name())
 		}
 		for _, pr := range m.Prompts {
 			add("p "+prefix+member(pr, "name"), pl.Name())

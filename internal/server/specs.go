@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -98,6 +99,19 @@ func specFor(cfg *config.Config, p *config.Plugin, path string) plugins.Spec {
 	}
 	if len(p.Grants.Env) > 0 {
 		s.Sandbox.Env = p.Grants.Env
+	}
+	s.Tools, s.Hide = p.Tools, p.Hide
+	for orig, o := range p.Override {
+		if s.Override == nil {
+			s.Override = map[string]plugins.ToolOverride{}
+		}
+		s.Override[orig] = plugins.ToolOverride{Name: o.Name, Description: o.Description}
+	}
+	if !p.Rate.IsZero() {
+		s.Rate, s.Burst = p.Rate.PerSecond(), p.Burst
+		if s.Burst <= 0 {
+			s.Burst = max(1, int(math.Ceil(p.Rate.Count)))
+		}
 	}
 	for _, m := range p.Grants.FS {
 		s.Sandbox.Mounts = append(s.Sandbox.Mounts, runtime.Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly()})
