@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The component tests: a folder holding the C component of
+// testdata/components (its WASI on the server's WASI 0.2 host),
+// runtime/component's faults component (a trap, a runaway loop, a memory
+// hog) and a wasmcp/1 plugin is served by `wasmcp serve --plugins DIR`,
+// over stdio on a legacy version and over HTTP on 2026-07-28.
+
+// componentDir is that folder.
+func componentDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for dst, src := range map[string]string{
+		"c-text.wasm": "../../testdata/components/c-text.wasm",
+		"faults.wasm": "../../runtime/component/testdata/faults.wasm",
+		"c-hash.wasm": "../../examples/c-hash/c-hash.wasm",
+	} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// checkComponentServe runs the checks that hold on every transport and
+// protocol version (the config's limits: timeout 2s, memory 48 MiB).
+func checkComponentServe(t *testing.T, c mcpClient) {
+	call := func(name string, args map[string]any) (json.RawMessage, *rpcErr) {
+		t.Helper()
+		res, e, _ := c.call("tools/call", map[string]any{"name": name, "arguments": args})
+		return res, e
+	}
+	alive := func(t *testing.T, after string) {
+		t.Helper()
+		res, e := call("echo", map[string]any{"s": "still here"})
+		if e != nil || !bytes.Contains(res, []byte(`"structuredContent":{"result":"still here"}`)) {
+			t.Fatalf("echo after %s = %s %v", after, res, e)
+		}
+		res, e = call("sha256", map[string]any{"text": "abc"})
+		if e != nil || !bytes.Contains(res, []byte("ba7816bf")) {
+			t.Fatalf("the wasmcp/1 plugin after %s = %s %v", after, res, e)
+		}
+	}
+	t.Run("tools/list", func(t *testing.T) {
+		res, e, _ := c.call("tools/list", map[string]any{})
+		if e != nil {
+			t.Fatal(e)
+		}
+		var list struct {
+			Tools []map[string]json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(res, &list); err != nil {
+			t.Fatal(err)
+		}
+		tools := map[string]map[string]json.RawMessage{}
+		for _, tl := range list.Tools {
+			var name string
+			_ = json.Unmarshal(tl["name"], &name)
+			tools[name] = tl
+		}
+		for _, n := range []string{"greet", "add", "env", "wasmcp_c-text_text_0_1_0_count", "wasmcp_c-text_text_0_1_0_upper",
+			"echo", "spin", "hog", "trap", "grow-a", "grow-b", "sha256"} {
+			if tools[n] == nil {
+				t.Errorf("tools/list lacks %s: %s", n, res)
+			}
+		}
+		if greet := tools["greet"]; string(greet["description"]) != `"Greets someone by name."` {
+			t.Errorf("greet described as %s", greet["description"])
+		}
+		count := tools["wasmcp_c-text_text_0_1_0_count"]
+		if string(count["inputSchema"]) != `{"properties":{"s":{"type":"string"}},"required":["s"],"type":"object"}` ||
+			string(count["outputSchema"]) != `{"properties":{"result":{"properties":{"chars":{"maximum":4294967295,"minimum":0,"type":"integer"},"words":{"maximum":4294967295,"minimum":0,"type":"integer"}},"required":["chars","words"],"type":"object"}},"required":["result"],"type":"object"}` {
+			t.Errorf("count listed as %s %s", count["inputSchema"], count["outputSchema"])
+		}
+	})
+	t.Run("string", func(t *testing.T) {
+		res, e := call("greet", map[string]any{"name": "Ann"})
+		if e != nil || !bytes.Contains(res, []byte(`"content":[{"text":"Hello, Ann!","type":"text"}],"structuredContent":{"result":"Hello, Ann!"}}`)) {
+			t.Fatalf("greet = %s %v", res, e)
+		}
+	})
+	t.Run("record", func(t *testing.T) {
+		res, e := call("wasmcp_c-text_text_0_1_0_count", map[string]any{"s": "one two three"})
+		if e != nil || !bytes.Contains(res, []byte(`"structuredContent":{"result":{"chars":13,"words":3}}`)) {
+			t.Fatalf("count = %s %v", res, e)
+		}
+	})
+	t.Run("result err", func(t *testing.T) {
+		res, e := call("wasmcp_c-text_text_0_1_0_upper", map[string]any{"s": ""})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if got, isErr := resultText(t, res); got != "empty text" || !isErr {
+			t.Fatalf("upper('') = %q %v", got, isErr)
+		}
+	})
+	t.Run("arguments against the schema", func(t *testing.T) {
+		res, e := call("add", map[string]any{"a": "x", "b": 1})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if got, isErr := resultText(t, res); !isErr || !strings.Contains(got, "invalid arguments") {
+			t.Fatalf("add(x, 1) = %q %v", got, isErr)
+		}
+	})
+	t.Run("trap costs one call", func(t *testing.T) {
+		res, e := call("trap", map[string]any{})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if got, isErr := resultText(t, res); !isErr || got != "plugin crashed: unreachable" {
+			t.Fatalf("trap = %q %v", got, isErr)
+		}
+		alive(t, "the trap")
+	})
+	t.Run("deadline", func(t *testing.T) {
+		began := time.Now()
+		res, e := call("spin", map[string]any{})
+		if e == nil || e.Code != -32001 || e.Message != "Request timed out" {
+			t.Fatalf("spin = %s %v", res, e)
+		}
+		if d := time.Since(began); d < 2*time.Second || d > 10*time.Second {
+			t.Fatalf("spin stopped after %v, its deadline 2s", d)
+		}
+		alive(t, "the runaway")
+	})
+	t.Run("memory limit", func(t *testing.T) {
+		res, e := call("hog", map[string]any{})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if got, isErr := resultText(t, res); !isErr || got != "plugin ran out of memory (limit 48 MiB)" {
+			t.Fatalf("hog = %q %v", got, isErr)
+		}
+		alive(t, "the hog")
+	})
+}
+
+// TestComponentServeStdio: the folder over stdio, 2025-11-25.
+func TestComponentServeStdio(t *testing.T) {
+	c := newStdioClient(t, "--config", writeConfig(t, ""), "--plugins", componentDir(t))
+	checkComponentServe(t, c)
+}
+
+// TestComponentServeHTTP: the folder over HTTP, 2026-07-28; while a
+// runaway call of the component spins to its deadline, the other plugin
+// and the component's other instances keep answering.
+func TestComponentServeHTTP(t *testing.T) {
+	_, _, stderr := startServe(t, nil, "--config", writeConfig(t, ""), "--plugins", componentDir(t), "--http", "127.0.0.1:0")
+	url := servedURL(t, stderr)
+	checkComponentServe(t, &httpClient2026{t: t, url: url, caps: map[string]any{}})
+	t.Run("others answer during a runaway", func(t *testing.T) {
+		done := make(chan *rpcErr, 1)
+		go func() {
+			c := &httpClient2026{t: t, url: url, caps: map[string]any{}}
+			_, e, _ := c.call("tools/call", map[string]any{"name": "spin", "arguments": map[string]any{}})
+			done <- e
+		}()
+		c := &httpClient2026{t: t, url: url, caps: map[string]any{}}
+		time.Sleep(200 * time.Millisecond) // the runaway is running
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+			want string
+		}{{"sha256", map[string]any{"text": "abc"}, "ba7816bf"}, {"echo", map[string]any{"s": "x"}, `"result":"x"`}} {
+			began := time.Now()
+			res, e, _ := c.call("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
+			if e != nil || !bytes.Contains(res, []byte(tc.want)) {
+				t.Fatalf("%s during the runaway = %s %v", tc.tool, res, e)
+			}
+			if d := time.Since(began); d > time.Second {
+				t.Errorf("%s took %v during the runaway", tc.tool, d)
+			}
+		}
+		select {
+		case e := <-done:
+			if e == nil || e.Code != -32001 {
+				t.Fatalf("spin = %v", e)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the runaway was not stopped")
+		}
+	})
+}
