@@ -73,6 +73,9 @@ load="$bin/load"
 cecho="$here/plugins/cecho/cecho.wasm"
 goecho="$here/plugins/goecho/goecho.wasm"
 cspin="$here/plugins/cspin/cspin.wasm"
+# The component counterpart of cecho: C, made a component with jco's WASI
+# adapter (testdata/components/build.sh).
+compecho="$root/testdata/components/c-echo.wasm"
 
 # Configurations: default limits (4 instances per plugin) everywhere, a
 # private compilation cache and in-memory kv. The HTTP configurations are the
@@ -87,6 +90,7 @@ plugin() { # name path [extra toml lines]
 }
 { header; plugin cecho "$cecho"; } >"$work/c.toml"
 { header; plugin goecho "$goecho"; } >"$work/go.toml"
+{ header; plugin compecho "$compecho"; } >"$work/component.toml"
 cp "$work/c.toml" "$work/c-http.toml"
 cp "$work/go.toml" "$work/go-http.toml"
 { header error; plugin cecho "$cecho"; plugin cspin "$cspin" 'timeout = "1s"
@@ -103,7 +107,7 @@ instances = 8
 
 wasmcp="$bin/wasmcp"
 # Warm the compilation cache (each plugin once).
-for cfg in c go runaway runaway8 cold20; do
+for cfg in c go component runaway runaway8 cold20; do
 	"$load" coldstart -runs 1 -name warm -- "$wasmcp" serve --config "$work/$cfg.toml" >/dev/null
 done
 
@@ -112,6 +116,7 @@ stdio_cfgs=(
 	"stdio/native|legacy|$bin/nativeserver"
 	"stdio/wasmcp-c|legacy|$wasmcp serve --config $work/c.toml"
 	"stdio/wasmcp-go|legacy|$wasmcp serve --config $work/go.toml"
+	"stdio/wasmcp-component|legacy|$wasmcp serve --config $work/component.toml"
 	"stdio/native-modern|modern|$bin/nativeserver"
 	"stdio/wasmcp-c-modern|modern|$wasmcp serve --config $work/c.toml"
 )
@@ -120,6 +125,7 @@ http_cfgs=(
 	"http/native|$bin/nativeserver -http 127.0.0.1:0"
 	"http/wasmcp-c|$wasmcp serve --config $work/c-http.toml --http 127.0.0.1:0"
 	"http/wasmcp-go|$wasmcp serve --config $work/go-http.toml --http 127.0.0.1:0"
+	"http/wasmcp-component|$wasmcp serve --config $work/component.toml --http 127.0.0.1:0"
 )
 
 # A failed run (invalid responses, a crash) is reported at the end; its

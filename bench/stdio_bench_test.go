@@ -292,6 +292,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		{"wasmcp-c-metrics", serveWasmcpWith("plugins/cecho/cecho.wasm", func(testing.TB) string { return "[telemetry]\nmetrics = \"x\"\n" })},
 		{"wasmcp-go", serveWasmcp("plugins/goecho/goecho.wasm")},
 		{"wasmcp-go-telemetry", serveWasmcpTelemetry("plugins/goecho/goecho.wasm")},
+		{"wasmcp-component", serveWasmcp("../testdata/components/c-echo.wasm")},
 	} {
 		var rig *stdioRig
 		b.Run(s.name, func(b *testing.B) {

@@ -22,11 +22,13 @@ var DefaultRatios = []Ratio{
 	{"stdio: wasmcp C / native Go SDK", "stdio/wasmcp-c", "stdio/native", 3},
 	{"stdio: wasmcp C / bare echo", "stdio/wasmcp-c", "stdio/bare", 0.6}, // issue 15; DESIGN.md said 0.5
 	{"stdio: wasmcp Go / native Go SDK", "stdio/wasmcp-go", "stdio/native", 2},
+	{"stdio: wasmcp component / wasmcp C", "stdio/wasmcp-component", "stdio/wasmcp-c", 0.5}, // issue 25: within 2x the C echo's cost
 	{"stdio: native Go SDK / bare echo", "stdio/native", "stdio/bare", 0},
 	{"stdio 2026-07-28: wasmcp C / native Go SDK", "stdio/wasmcp-c-modern", "stdio/native-modern", 0},
 	{"HTTP: wasmcp C / native Go SDK", "http/wasmcp-c", "http/native", 3},
 	{"HTTP: wasmcp C / bare net/http", "http/wasmcp-c", "http/bare", 0},
 	{"HTTP: wasmcp Go / native Go SDK", "http/wasmcp-go", "http/native", 0},
+	{"HTTP: wasmcp component / wasmcp C", "http/wasmcp-component", "http/wasmcp-c", 0},
 	{"HTTP: native Go SDK / bare net/http", "http/native", "http/bare", 0},
 	{"cluster: 3 replicas behind nginx / 1 replica behind nginx", "cluster/3-nginx", "cluster/1-nginx", 0},
 	{"cluster: 3 replicas behind nginx / 1 replica direct", "cluster/3-nginx", "cluster/1-direct", 0},
