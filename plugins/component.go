@@ -42,13 +42,8 @@ import (
 // ABIComponent is Plugin.ABI of a component plugin.
 const ABIComponent = "component"
 
-// componentHost builds what a component plugin's imports need: the
-// runtime/component.Host and the host state of each instance. It is the
-// one place the WASI 0.2 host comes in (wasiHost); tests of this package
-// put a stub there for the interfaces the host does not implement yet.
-var componentHost = wasiHost
-
-// wasiHost implements a component's imports with the WASI 0.2 host of
+// wasiHost builds what a component plugin's imports need, the one place
+// the WASI 0.2 host comes in: it implements a component's imports with the WASI 0.2 host of
 // package hostapi/wasip2: each instance gets its own wasip2.State, with
 // the plugin's granted environment (wasi:cli/environment), mounts
 // (wasi:filesystem preopens, each an os.Root), config values
@@ -144,7 +139,7 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 		}
 	}()
 	p.log = d.log.With("plugin", name)
-	host, state, err := componentHost(c, spec, p.log)
+	host, state, err := wasiHost(c, spec, p.log)
 	if err != nil {
 		return nil, fmt.Errorf("component host: %w", err)
 	}

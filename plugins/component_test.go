@@ -4,107 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/component"
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
 	"github.com/wasmcp/wasmcp/runtime"
-	rcomp "github.com/wasmcp/wasmcp/runtime/component"
 )
-
-// zeroValue returns a value of type t: what a stub host function returns.
-func zeroValue(t *component.Type) any {
-	if t == nil {
-		return nil
-	}
-	switch t.Kind {
-	case component.Bool:
-		return false
-	case component.S8, component.S16, component.S32, component.S64:
-		return int64(0)
-	case component.U8, component.U16, component.U32, component.U64:
-		return uint64(0)
-	case component.F32, component.F64:
-		return 0.0
-	case component.Char:
-		return 'a'
-	case component.String:
-		return ""
-	case component.List:
-		return []any{}
-	case component.Tuple:
-		out := []any{}
-		for _, f := range t.Fields {
-			out = append(out, zeroValue(f.Type))
-		}
-		return out
-	case component.Record:
-		out := map[string]any{}
-		for _, f := range t.Fields {
-			out[f.Name] = zeroValue(f.Type)
-		}
-		return out
-	case component.Variant:
-		return component.Case{Name: t.Fields[0].Name, Value: zeroValue(t.Fields[0].Type)}
-	case component.Enum:
-		return t.Names[0]
-	case component.Option:
-		return nil
-	case component.Result:
-		return component.ResultValue{Value: zeroValue(t.Elem)}
-	case component.Flags:
-		return []string{}
-	case component.Own:
-		return uint32(1)
-	}
-	return nil
-}
-
-// stubWASI is componentHost for tests while the WASI 0.2 host lacks some
-// interfaces: the real host (wasiHost), and for each function the
-// component imports that it does not implement, one returning zero
-// values (the stub of runtime/component's tests).
-func stubWASI(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host, func() (runtime.InstanceState, error), error) {
-	h, state, err := wasiHost(c, spec, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	stub := func(name string, res *component.Type) {
-		inst, fn, _ := strings.Cut(name, "#")
-		if at := strings.LastIndexByte(inst, '@'); at > 0 && h.Funcs[inst[:at]+"#"+fn] != nil {
-			return
-		}
-		if h.Funcs[name] == nil {
-			h.Funcs[name] = func(context.Context, []any) (any, error) { return zeroValue(res), nil }
-		}
-	}
-	for _, imp := range c.Imports {
-		if imp.Sort == component.SortFunc && imp.Type != nil {
-			stub(imp.Name, imp.Type.Result)
-		}
-		if imp.Sort != component.SortInstance || imp.Type == nil {
-			continue
-		}
-		for _, e := range imp.Type.Exports {
-			if e.Sort == component.SortFunc {
-				stub(imp.Name+"#"+e.Name, e.Type.Result)
-			}
-		}
-	}
-	return h, state, nil
-}
-
-// withStubWASI puts stubWASI in componentHost for the test.
-func withStubWASI(t *testing.T) {
-	prev := componentHost
-	componentHost = stubWASI
-	t.Cleanup(func() { componentHost = prev })
-}
 
 // copyComponent copies a component fixture (a path from the repository's
 // root) into dir.
@@ -127,13 +35,12 @@ func callTool(reg *Registry, name, args string) (json.RawMessage, error) {
 		Parsed: &mcpreq.Params{Name: name, Arguments: json.RawMessage(args)}, Client: &mcpreq.Client{}})
 }
 
-// TestComponentPlugin: components built from C and Rust (their WASI
-// stubbed) and hand-written ones load beside a wasmcp/1 plugin; their
+// TestComponentPlugin: components built from C and Rust (on the WASI 0.2
+// host) and hand-written ones load beside a wasmcp/1 plugin; their
 // tools are listed with Wassette's names and schemas and called with
 // strings, numbers, records, variants, options, flags and results; a
 // broken component is a load error naming it.
 func TestComponentPlugin(t *testing.T) {
-	withStubWASI(t)
 	dir := t.TempDir()
 	specs := []Spec{
 		{Path: copyComponent(t, "testdata/components/c-text.wasm", dir)},
@@ -248,25 +155,28 @@ func TestComponentFaults(t *testing.T) {
 	}
 }
 
-// TestComponentWASIHost: the C component, whose imports (wasi:cli
-// environment, exit, stderr; wasi:io error, streams) the WASI 0.2 host
-// implements, is served on the real host, its environment the granted
-// one; a component importing what the host does not implement is
-// refused at load, naming the import.
+// TestComponentWASIHost: the C and Rust components are served on the
+// real WASI 0.2 host, the C one's environment the granted one; a
+// component importing what the host does not implement (runtime/
+// component's linked fixture, importing test:rt/host) is refused at
+// load, naming the import.
 func TestComponentWASIHost(t *testing.T) {
 	dir := t.TempDir()
 	reg := testRegistry(t)
 	err := reg.Load(context.Background(), []Spec{
 		{Path: copyComponent(t, "testdata/components/c-text.wasm", dir), Sandbox: runtime.Sandbox{Env: map[string]string{"GREETING": "hi"}}},
 		{Path: copyComponent(t, "testdata/components/rust-shapes.wasm", dir)},
+		{Path: copyComponent(t, "runtime/component/testdata/linked.wasm", dir)},
 	})
-	if err == nil || !strings.Contains(err.Error(), "rust-shapes.wasm") || !strings.Contains(err.Error(), "is not implemented by the host") {
+	if err == nil || !strings.Contains(err.Error(), "linked.wasm") || !strings.Contains(err.Error(), "is not implemented by the host") ||
+		strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err %v", err)
 	}
 	for _, tc := range []struct{ tool, args, want string }{
 		{"greet", `{"name":"wasi"}`, `"Hello, wasi!"`},
 		{"env", `{"key":"GREETING"}`, `"structuredContent":{"result":"hi"}`},
 		{"env", `{"key":"HOME"}`, `"structuredContent":{"result":null}`},
+		{"reverse", `{"s":"abc"}`, `"structuredContent":{"result":"cba"}`},
 	} {
 		out, err := callTool(reg, tc.tool, tc.args)
 		if err != nil || !strings.Contains(string(out), tc.want) {
