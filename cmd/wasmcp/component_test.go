@@ -196,3 +196,96 @@ func TestComponentServeHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestComponentServeJS: the componentize-js component of hostapi/wasip2's
+// tests (SpiderMonkey inside, 12 MB) served over HTTP on 2026-07-28 beside
+// a wasmcp/1 plugin: its tools are listed, greet answers (its console.log
+// going to the server's log, not to the client), a JavaScript busy loop
+// (flood with a huge count: console.log lines past the output bounds,
+// dropped) ends at its deadline with -32001 while the other plugin keeps
+// answering, and a JavaScript typed array past the memory limit
+// (random-bytes of 100 MB) fails its call alone.
+func TestComponentServeJS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a 12 MB component")
+	}
+	dir := t.TempDir()
+	for dst, src := range map[string]string{
+		"js.wasm":     "../../hostapi/wasip2/testdata/js-wasi.wasm",
+		"c-hash.wasm": "../../examples/c-hash/c-hash.wasm",
+	} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, stderr := startServe(t, nil, "--config", writeConfig(t, ""), "--plugins", dir, "--http", "127.0.0.1:0")
+	url := servedURL(t, stderr)
+	c := &httpClient2026{t: t, url: url, caps: map[string]any{}}
+	// The component compiles in the background: wait for its tools.
+	var list json.RawMessage
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		res, e, _ := c.call("tools/list", map[string]any{})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if list = res; bytes.Contains(res, []byte(`"random-bytes"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the JS component's tools never came: %s", res)
+		}
+	}
+	for _, n := range []string{`"greet"`, `"now-ms"`, `"monotonic"`, `"randoms"`, `"flood"`, `"sha256"`} {
+		if !bytes.Contains(list, []byte(n)) {
+			t.Errorf("tools/list lacks %s: %s", n, list)
+		}
+	}
+	call := func(name string, args map[string]any) (json.RawMessage, *rpcErr) {
+		t.Helper()
+		res, e, _ := (&httpClient2026{t: t, url: url, caps: map[string]any{}}).call("tools/call", map[string]any{"name": name, "arguments": args})
+		return res, e
+	}
+	if res, e := call("greet", map[string]any{"name": "JS"}); e != nil || !bytes.Contains(res, []byte(`"structuredContent":{"result":"Hello, JS!"}`)) {
+		t.Fatalf("greet = %s %v", res, e)
+	}
+	t.Run("busy loop", func(t *testing.T) {
+		done := make(chan *rpcErr, 1)
+		began := time.Now()
+		go func() {
+			_, e := call("flood", map[string]any{"n": 4000000000, "width": 1})
+			done <- e
+		}()
+		time.Sleep(300 * time.Millisecond)
+		res, e := call("sha256", map[string]any{"text": "abc"})
+		if e != nil || !bytes.Contains(res, []byte("ba7816bf")) {
+			t.Fatalf("sha256 during the busy loop = %s %v", res, e)
+		}
+		select {
+		case e := <-done:
+			if e == nil || e.Code != -32001 {
+				t.Fatalf("flood = %v", e)
+			}
+			if d := time.Since(began); d < 2*time.Second || d > 10*time.Second {
+				t.Fatalf("flood stopped after %v, its deadline 2s", d)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the busy loop was not stopped")
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		res, e := call("random-bytes", map[string]any{"n": 100000000})
+		if e != nil {
+			t.Fatalf("random-bytes = %v", e)
+		}
+		if got, isErr := resultText(t, res); !isErr || got != "plugin ran out of memory (limit 48 MiB)" {
+			t.Fatalf("random-bytes(1e8) = %q %v", got, isErr)
+		}
+		if res, e := call("greet", map[string]any{"name": "again"}); e != nil || !bytes.Contains(res, []byte(`"Hello, again!"`)) {
+			t.Fatalf("greet after the hog = %s %v", res, e)
+		}
+	})
+}
