@@ -117,6 +117,7 @@ type componentPool struct {
 	tools   []component.Tool
 	byName  map[string]*component.Tool // by the component's own tool name
 	skipped []component.Skipped
+	strs    map[*component.Tool]bool // tools of string parameters returning a string (stringCall)
 }
 
 // loadComponent compiles and describes the component wasm.
@@ -167,7 +168,14 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 	x := &componentPool{Pool: p.rt.pool, name: name, byName: map[string]*component.Tool{}}
 	x.tools, x.skipped = c.Describe().Tools()
 	for i := range x.tools {
-		x.byName[x.tools[i].Name] = &x.tools[i]
+		t := &x.tools[i]
+		x.byName[t.Name] = t
+		if stringsOnly(t) {
+			if x.strs == nil {
+				x.strs = map[*component.Tool]bool{}
+			}
+			x.strs[t] = true
+		}
 	}
 	for _, s := range x.skipped {
 		p.log.Info("component function not served as a tool", "function", s.String())
@@ -216,6 +224,11 @@ func (x *componentPool) call(ctx context.Context, method string, params json.Raw
 		return abi.StatusError, rpcError(-32602, "Unknown tool: "+name), nil
 	}
 	raw, _ := jsonscan.Member(params, "arguments")
+	if x.strs[t] {
+		if args, ok := stringArgs(t, raw); ok {
+			return x.stringCall(ctx, t, args, h)
+		}
+	}
 	args, err := t.Args(raw)
 	if err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
@@ -246,6 +259,79 @@ func (x *componentPool) call(ctx context.Context, method string, params json.Raw
 	if err != nil {
 		return 0, nil, err
 	}
+	if limit := x.Limits().MaxOutput; len(b) > limit {
+		return 0, nil, &runtime.Error{Kind: runtime.KindOutput, Message: fmt.Sprintf("plugin output exceeds %d bytes", limit)}
+	}
+	return abi.StatusOK, b, nil
+}
+
+// stringsOnly reports whether t's parameters are strings and its result
+// is one: the common shape, which stringArgs and stringCall convert
+// without encoding/json (a third of a call's cost otherwise).
+func stringsOnly(t *component.Tool) bool {
+	if t.Result == nil || t.Result.Kind != component.String {
+		return false
+	}
+	for _, p := range t.Params {
+		if p.Type == nil || p.Type.Kind != component.String {
+			return false
+		}
+	}
+	return true
+}
+
+// stringArgs is Tool.Args for a stringsOnly tool: each parameter is the
+// last member of that name (as encoding/json takes it). ok is false when
+// one is missing or not a string: Tool.Args then says which.
+func stringArgs(t *component.Tool, raw []byte) ([]any, bool) {
+	it, ok := jsonscan.NewObjectIter(raw)
+	if !ok {
+		return nil, false
+	}
+	vals := make([][]byte, len(t.Params))
+	for {
+		k, v, ok := it.Next()
+		if !ok {
+			break
+		}
+		for i, p := range t.Params {
+			if jsonscan.KeyIs(k, p.Name) {
+				vals[i] = v
+			}
+		}
+	}
+	args := make([]any, len(t.Params))
+	for i, v := range vals {
+		s, ok := jsonscan.String(v)
+		if v == nil || !ok {
+			return nil, false
+		}
+		args[i] = s
+	}
+	return args, true
+}
+
+// stringCall is call's end for a stringsOnly tool: the result written as
+// Tool.Output and call would write it, with the text as it is and
+// {"result": text} as structuredContent.
+func (x *componentPool) stringCall(ctx context.Context, t *component.Tool, args []any, h runtime.Host) (uint32, []byte, error) {
+	v, err := x.CallComponent(ctx, t.CallName(), args, h)
+	if errors.Is(err, runtime.ErrComponentArgs) {
+		return abi.StatusError, rpcError(-32602, err.Error()), nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	text, ok := v.(string)
+	if !ok {
+		return abi.StatusError, rpcError(-32603, fmt.Sprintf("%s returned %T, not a string", t.Name, v)), nil
+	}
+	b := make([]byte, 0, 2*len(text)+72)
+	b = append(b, `{"content":[{"text":`...)
+	b = jsonscan.AppendString(b, text)
+	b = append(b, `,"type":"text"}],"structuredContent":{"result":`...)
+	b = jsonscan.AppendString(b, text)
+	b = append(b, "}}"...)
 	if limit := x.Limits().MaxOutput; len(b) > limit {
 		return 0, nil, &runtime.Error{Kind: runtime.KindOutput, Message: fmt.Sprintf("plugin output exceeds %d bytes", limit)}
 	}

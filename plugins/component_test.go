@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,49 @@ func TestComponentWASIHost(t *testing.T) {
 		out, err := callTool(reg, tc.tool, tc.args)
 		if err != nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s(%s) = %s, %v; want %s", tc.tool, tc.args, out, err, tc.want)
+		}
+	}
+}
+
+// TestComponentStringPath: a tool of string parameters returning a string
+// is converted without encoding/json (stringArgs, stringCall); what it
+// answers is what the general path (Tool.Args, Tool.Output) answers, for
+// escapes, non-ASCII text, duplicate members, missing and mistyped
+// arguments.
+func TestComponentStringPath(t *testing.T) {
+	dir := t.TempDir()
+	reg := testRegistry(t)
+	if err := reg.Load(context.Background(), []Spec{{Path: copyComponent(t, "testdata/components/c-echo.wasm", dir)}}); err != nil {
+		t.Fatal(err)
+	}
+	x := reg.Plugins()[0].pool.(*componentPool)
+	if len(x.strs) != 1 {
+		t.Fatalf("%d string tools", len(x.strs))
+	}
+	for _, args := range []string{
+		`{"text":"plain"}`,
+		`{"text":""}`,
+		`{"text":"quote \" backslash \\ slash \/ <tag> & \u00e9 \ud83d\ude00 \n\t\u0001"}`,
+		`{"text":"añ😀"}`,
+		`{"text":"first","text":"last"}`,
+		`{"other":"x","text":"y"}`,
+		`{"\u0074ext":"escaped key"}`,
+		`{}`,
+		`{"text":1}`,
+		`{"text":null}`,
+		`[]`,
+	} {
+		params := json.RawMessage(`{"name":"echo","arguments":` + args + `}`)
+		fs, fast, ferr := x.call(context.Background(), "tools/call", params, nil)
+		strs := x.strs
+		x.strs = nil
+		ss, slow, serr := x.call(context.Background(), "tools/call", params, nil)
+		x.strs = strs
+		var f, s any
+		_ = json.Unmarshal(fast, &f)
+		_ = json.Unmarshal(slow, &s)
+		if fs != ss || (ferr == nil) != (serr == nil) || !reflect.DeepEqual(f, s) {
+			t.Errorf("%s: fast %d %s %v, general %d %s %v", args, fs, fast, ferr, ss, slow, serr)
 		}
 	}
 }
