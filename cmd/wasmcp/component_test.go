@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,4 +289,64 @@ func TestComponentServeJS(t *testing.T) {
 			t.Fatalf("greet after the hog = %s %v", res, e)
 		}
 	})
+}
+
+// TestComponentServeFiles: a Rust component using std::fs (through the
+// WASI preview 1 adapter, on the host's wasi:filesystem) with an fs grant
+// of two mounts, a read-only and a read-write one:
+// reads and listings inside the mounts answer, writes only in the
+// read-write one, and paths outside every mount (or climbing out of one)
+// are err results, the files outside untouched.
+func TestComponentServeFiles(t *testing.T) {
+	ro, rw, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	for path, text := range map[string]string{
+		filepath.Join(ro, "a.txt"):      "alpha",
+		filepath.Join(ro, "b.txt"):      "beta",
+		filepath.Join(outside, "s.txt"): "secret",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wasm, err := filepath.Abs("../../testdata/components/rust-files.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf(`[[plugins]]
+name = "files"
+path = %q
+[plugins.grants]
+fs = [{ host = %q, guest = "/ro", mode = "ro" }, { host = %q, guest = "/rw", mode = "rw" }]
+`, wasm, ro, rw))
+	c := newStdioClient(t, "--config", cfg)
+	for _, tc := range []struct {
+		tool  string
+		args  map[string]any
+		want  string
+		isErr bool
+	}{
+		{"read-file", map[string]any{"path": "/ro/a.txt"}, `{"ok":"alpha"}`, false},
+		{"list-dir", map[string]any{"path": "/ro"}, `{"ok":["a.txt","b.txt"]}`, false},
+		{"write-file", map[string]any{"path": "/rw/new.txt", "text": "written"}, `{"ok":null}`, false},
+		{"read-file", map[string]any{"path": "/rw/new.txt"}, `{"ok":"written"}`, false},
+		{"write-file", map[string]any{"path": "/ro/c.txt", "text": "no"}, "", true},
+		{"read-file", map[string]any{"path": outside + "/s.txt"}, "", true},
+		{"read-file", map[string]any{"path": "/ro/../" + filepath.Base(outside) + "/s.txt"}, "", true},
+		{"list-dir", map[string]any{"path": "/"}, "", true},
+	} {
+		res, e, _ := c.call("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
+		if e != nil {
+			t.Fatalf("%s %v: %v", tc.tool, tc.args, e)
+		}
+		got, isErr := resultText(t, res)
+		if isErr != tc.isErr || (!tc.isErr && got != tc.want) {
+			t.Errorf("%s %v = %q (isError %v), want %q (isError %v)", tc.tool, tc.args, got, isErr, tc.want, tc.isErr)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(rw, "new.txt")); err != nil || string(b) != "written" {
+		t.Errorf("the write reached the host as %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "c.txt")); !os.IsNotExist(err) {
+		t.Errorf("a write in the read-only mount: %v", err)
+	}
 }
