@@ -350,3 +350,18 @@ fs = [{ host = %q, guest = "/ro", mode = "ro" }, { host = %q, guest = "/rw", mod
 		t.Errorf("a write in the read-only mount: %v", err)
 	}
 }
+
+// TestComponentPluginsList: `wasmcp plugins` loads a component as the
+// server does and lists it with its ABI and tools.
+func TestComponentPluginsList(t *testing.T) {
+	stdout, stderr, code := wasmcp(t, "", "plugins", "--config", writeConfig(t, ""), "--plugins", componentDir(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"abi       component (component), c-text", "tools     greet, add, env, wasmcp_c-text_text_0_1_0_count, wasmcp_c-text_text_0_1_0_upper",
+		"abi       component (component), faults", "tools     echo, spin, hog, trap, grow-a, grow-b"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}

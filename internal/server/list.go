@@ -105,6 +105,8 @@ func inspectSpec(ctx context.Context, engine *runtime.Engine, s plugins.Spec, gr
 		rep.Mode = "command"
 	case runtime.Extism:
 		rep.Mode = "extism"
+	case runtime.Component:
+		rep.Mode = "component"
 	}
 	rep.ABI = p.ABI()
 	for _, imp := range m.Imports() {
