@@ -228,3 +228,41 @@ func TestComponentStringPath(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentReload: a component file replaced by another is served by
+// its new tools after a reload, and a wasmcp/1 plugin replaced by a
+// component too.
+func TestComponentReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.wasm")
+	reg := testRegistry(t)
+	ctx := context.Background()
+	specs := []Spec{{Path: path}}
+	for _, step := range []struct {
+		src   string
+		tools string
+	}{
+		{"testdata/components/c-echo.wasm", "echo"},
+		{"runtime/component/testdata/faults.wasm", "echo,spin,hog,trap,grow-a,grow-b"},
+		{"testdata/extism/cplugin.wasm", "upper"},
+		{"testdata/components/c-echo.wasm", "echo"},
+	} {
+		b, err := os.ReadFile(filepath.Join("..", step.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.Reload(ctx, specs); err != nil {
+			t.Fatalf("%s: %v", step.src, err)
+		}
+		if got := toolNames(reg); got != step.tools {
+			t.Fatalf("after %s: tools %s", step.src, got)
+		}
+	}
+	out, err := callTool(reg, "echo", `{"text":"back"}`)
+	if err != nil || !strings.Contains(string(out), `"back"`) {
+		t.Fatalf("echo after the reloads = %s %v", out, err)
+	}
+}

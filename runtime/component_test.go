@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,5 +176,61 @@ func TestComponentEmptyMemory(t *testing.T) {
 	}
 	if _, err := withEmptyMemory(mod[:12]); err == nil {
 		t.Fatal("a truncated module was accepted")
+	}
+}
+
+// countState is an InstanceState that counts its binds and closes.
+type countState struct{ binds, closes *atomic.Int64 }
+
+func (s countState) Bind(ctx context.Context) context.Context { s.binds.Add(1); return ctx }
+func (s countState) Close() error                             { s.closes.Add(1); return nil }
+
+// TestComponentStateAndIdle: each component instance gets its own host
+// state, bound at its instantiation and for every call, closed when the
+// instance is discarded after a trap or expires idle, and the pool's
+// memory falls to zero once no instance is left.
+func TestComponentStateAndIdle(t *testing.T) {
+	var made, binds, closes atomic.Int64
+	b, err := os.ReadFile("../" + faultsComponent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cm.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := testEngine.CompileComponent(context.Background(), "faults", len(b), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	p, err := m.NewPool(Limits{Instances: 1, IdleTimeout: 100 * time.Millisecond}, Sandbox{ComponentState: func() (InstanceState, error) {
+		made.Add(1)
+		return countState{&binds, &closes}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 2 {
+		if _, err := p.CallComponent(ctx, "echo", []any{"x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if made.Load() != 1 || binds.Load() != 3 || closes.Load() != 0 {
+		t.Fatalf("made %d, binds %d, closes %d; want 1, 3 (instantiation, two calls), 0", made.Load(), binds.Load(), closes.Load())
+	}
+	if _, err := p.CallComponent(ctx, "trap", nil, nil); err == nil {
+		t.Fatal("trap returned")
+	}
+	if closes.Load() != 1 {
+		t.Fatalf("the trapped instance's state: %d closes", closes.Load())
+	}
+	if _, err := p.CallComponent(ctx, "echo", []any{"x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { s := p.Stats(); return s.Idle == 0 && s.Expired == 1 && closes.Load() == 2 })
+	if s := p.Stats(); s.Memory != 0 || made.Load() != 2 {
+		t.Fatalf("stats %+v, %d states made", s, made.Load())
 	}
 }
