@@ -32,6 +32,17 @@
 // native Go Extism kernel whose memory the guest reaches only through the
 // kernel functions (see extism.go and package runtime/internal/extism).
 //
+// # Components
+//
+// A WebAssembly component (package runtime/component) is compiled with
+// Engine.CompileComponent (Mode Component), pooled like a reactor and
+// called per export with Pool.CallComponent, its arguments and result
+// as runtime/component's Go values. Every core module of a component is
+// instrumented, one interrupter and one scheduler task serve all of an
+// instance's core instances, and Limits.Memory bounds the sum of their
+// memories (see component.go). Sandbox.ComponentState gives each
+// instance its host state (its WASI view).
+//
 // # Memory
 //
 // Each instance's linear memory is limited by Limits.Memory through a

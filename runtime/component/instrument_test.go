@@ -12,8 +12,8 @@ import (
 // the main and adapter modules wit-component links must survive it. The
 // instrumenter refuses a module without a memory (it exits to Go through
 // memory.grow), which wit-component's shim and fixup modules are: they
-// are left as they are here (they hold no loops, only trampolines and
-// table fills), and the runtime will have to decide the same.
+// are left as they are here; the runtime gives them an empty memory and
+// instruments them too (see runtime/component.go).
 func TestInstrumentedCorpus(t *testing.T) {
 	ctx, rt := newRuntime(t)
 	for _, tc := range []struct {
