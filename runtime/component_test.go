@@ -234,3 +234,49 @@ func TestComponentStateAndIdle(t *testing.T) {
 		t.Fatalf("stats %+v, %d states made", s, made.Load())
 	}
 }
+
+// TestComponentCompileCached: a component's core modules go through the
+// authenticated compilation cache: not cached on a cold cache, cached on
+// the same engine again and on a new engine (a new process) with the
+// same directory.
+func TestComponentCompileCached(t *testing.T) {
+	dir := t.TempDir()
+	newEngine := func() *Engine {
+		e, err := NewEngine(context.Background(), Config{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		return e
+	}
+	b, err := os.ReadFile("../testdata/components/c-echo.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cm.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := newEngine(), newEngine()
+	for _, s := range []struct {
+		name string
+		e    *Engine
+		want bool
+	}{{"cold cache", first, false}, {"same engine again", first, true}, {"new engine, same directory", second, true}} {
+		m, err := s.e.CompileComponent(context.Background(), "c-echo", len(b), c, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		p, err := m.NewPool(Limits{}, Sandbox{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Stats().CompileCached; got != s.want {
+			t.Errorf("%s: CompileCached = %v, want %v", s.name, got, s.want)
+		}
+		if v, err := p.CallComponent(context.Background(), "echo", []any{"cached"}, nil); err != nil || v != "cached" {
+			t.Fatalf("%s: echo = %v, %v", s.name, v, err)
+		}
+		_ = m.Close(context.Background())
+	}
+}
