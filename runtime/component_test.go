@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -278,5 +280,62 @@ func TestComponentCompileCached(t *testing.T) {
 			t.Fatalf("%s: echo = %v, %v", s.name, v, err)
 		}
 		_ = m.Close(context.Background())
+	}
+}
+
+// TestComponentConcurrent: calls from many goroutines share the pool's
+// instances (at most Instances of them), each call with its own result.
+func TestComponentConcurrent(t *testing.T) {
+	_, p := componentPool(t, testEngine, faultsComponent, nil, Limits{Instances: 3})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 20 {
+				want := strings.Repeat(string(rune('a'+g)), i+1)
+				v, err := p.CallComponent(context.Background(), "echo", []any{want}, nil)
+				if err != nil || v != want {
+					errs <- fmt.Errorf("goroutine %d call %d: %v, %v", g, i, v, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s := p.Stats(); s.Created > 3 || s.Discarded != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestComponentEngineClose: closing the engine stops a component call
+// spinning in guest code (KindClosed) instead of waiting for its deadline.
+func TestComponentEngineClose(t *testing.T) {
+	e, err := NewEngine(context.Background(), Config{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p := componentPool(t, e, faultsComponent, nil, Limits{Timeout: time.Minute})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.CallComponent(context.Background(), "spin", nil, nil)
+		done <- err
+	}()
+	waitFor(t, func() bool { return p.Stats().Busy == 1 })
+	time.Sleep(50 * time.Millisecond) // in the loop
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var re *Error
+		if !errors.As(err, &re) || re.Kind != KindClosed {
+			t.Fatalf("spin = %v, want a KindClosed error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine's close did not stop the call")
 	}
 }
