@@ -68,7 +68,21 @@ func wasiHost(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host,
 		s.st = wasip2.New(opts)
 		return s, nil
 	}
-	return wasip2.Host(), state, nil
+	host := wasip2.Host()
+	for _, name := range []string{"wasi:cli/exit#exit", "wasi:cli/exit#exit-with-code"} {
+		if f := host.Funcs[name]; f != nil {
+			host.Funcs[name] = func(ctx context.Context, args []any) (any, error) {
+				v, err := f(ctx, args)
+				var ee *wasip2.ExitError
+				if errors.As(err, &ee) {
+					// Classified as a core plugin's proc_exit is.
+					return v, runtime.ExitError(uint32(ee.Code))
+				}
+				return v, err
+			}
+		}
+	}
+	return host, state, nil
 }
 
 // wasiState is a component instance's runtime.InstanceState: its

@@ -266,3 +266,27 @@ func TestComponentReload(t *testing.T) {
 		t.Fatalf("echo after the reloads = %s %v", out, err)
 	}
 }
+
+// TestComponentExit: a component calling wasi:cli/exit ends its call as a
+// core plugin's proc_exit does, a runtime.Error of KindExit with the
+// status (the instance replaced), and the next call is served.
+func TestComponentExit(t *testing.T) {
+	dir := t.TempDir()
+	reg := testRegistry(t)
+	if err := reg.Load(context.Background(), []Spec{{Path: copyComponent(t, "runtime/component/testdata/exit.wasm", dir)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args string
+		code uint32
+	}{{`{"fail":true}`, 1}, {`{"fail":false}`, 0}} {
+		_, err := callTool(reg, "quit", tc.args)
+		var re *runtime.Error
+		if !errors.As(err, &re) || re.Kind != runtime.KindExit || re.ExitCode != tc.code {
+			t.Errorf("quit(%s) = %v (%T), want exit code %d", tc.args, err, err, tc.code)
+		}
+		if out, err := callTool(reg, "ok", `{}`); err != nil || !strings.Contains(string(out), `"result":7`) {
+			t.Fatalf("ok after quit(%s) = %s %v", tc.args, out, err)
+		}
+	}
+}

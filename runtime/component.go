@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 	cm "github.com/wasmcp/wasmcp/internal/component"
@@ -464,6 +465,11 @@ func (p *Pool) CallComponent(ctx context.Context, export string, args []any, h H
 	}
 	return call.result, nil
 }
+
+// ExitError is what a component's host function returns for the guest's
+// exit with code (wasi:cli/exit): the call ends there and is classified
+// KindExit, as a core plugin's proc_exit is, and the instance replaced.
+func ExitError(code uint32) error { return sys.NewExitError(code) }
 
 // HostOf returns the Host of the runtime call running under ctx (the h
 // given to Call, CallExport or CallComponent), as a component's host
