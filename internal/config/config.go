@@ -22,6 +22,9 @@ type Config struct {
 	// Authz is the [authz] table: Cedar policies deciding who may call
 	// what (docs/governance.md). Off when it names no policies.
 	Authz Authz `toml:"authz" json:"authz,omitzero"`
+	// Audit is the [audit] table: the audit trail (docs/governance.md).
+	// Off when it names no file.
+	Audit Audit `toml:"audit" json:"audit,omitzero"`
 	// Telemetry is the [telemetry] table: traces, metrics, per-call usage.
 	Telemetry Telemetry `toml:"telemetry" json:"telemetry"`
 	// Cluster is the [cluster] table; nil when the file has none (each
@@ -501,7 +504,8 @@ func Default() *Config {
 			MaxSessions:        10000,
 			SessionIdleTimeout: Duration(30 * time.Minute),
 		},
-		Auth: Auth{Leeway: Duration(30 * time.Second)},
+		Auth:  Auth{Leeway: Duration(30 * time.Second)},
+		Audit: Audit{MaxSize: 64 << 20, MaxFiles: 5, MaxData: 4 << 10},
 		Limits: Limits{
 			Memory:    64 << 20,
 			Timeout:   Duration(10 * time.Second),
@@ -698,6 +702,9 @@ func (c *Config) normalize(dir string) {
 	c.Auth.JWKSFile = resolve(c.Auth.JWKSFile)
 	c.Authz.Policies = resolve(c.Authz.Policies)
 	c.Authz.Entities = resolve(c.Authz.Entities)
+	if !c.Audit.Stderr() {
+		c.Audit.File = resolve(c.Audit.File)
+	}
 	if c.Auth.Mode == "" {
 		c.Auth.Mode = c.Auth.inferMode()
 	}

@@ -195,6 +195,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, checkAuth(&c.Auth, scoped)...)
 	errs = append(errs, checkAuthz(&c.Authz)...)
+	errs = append(errs, checkAudit(&c.Audit)...)
 	errs = append(errs, checkCluster(c.Cluster)...)
 
 	seen := map[string]int{}
