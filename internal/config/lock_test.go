@@ -95,3 +95,47 @@ func TestLockDuplicate(t *testing.T) {
 		})
 	}
 }
+
+// TestLockPins: [[pins]] round-trip, and a lock whose pins conflict or
+// were edited by hand is refused with an error naming the entry.
+func TestLockPins(t *testing.T) {
+	def := `{"description":"Says ok.","name":"ok"}`
+	item := PinnedItem{Kind: "tool", Name: "ok", Digest: DefinitionDigest(def), Definition: def}
+	l := &Lock{Version: LockVersion, Pins: []PinEntry{{Plugin: "liar", SHA256: strings.Repeat("c", 64), Items: []PinnedItem{item}}, {Plugin: "empty"}}}
+	b, err := l.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseLock(b)
+	if err != nil {
+		t.Fatalf("ParseLock: %v\n%s", err, b)
+	}
+	if p := got.Pin("liar"); p == nil || len(p.Items) != 1 || p.Items[0] != item || got.Pin("empty") == nil || got.Pin("other") != nil {
+		t.Fatalf("round trip = %+v", got.Pins)
+	}
+	entry := func(plugin string, items ...string) string {
+		s := "[[pins]]\nplugin = \"" + plugin + "\"\nsha256 = \"\"\n"
+		for _, it := range items {
+			s += "[[pins.items]]\n" + it
+		}
+		return s
+	}
+	ok := "kind = \"tool\"\nname = \"ok\"\ndigest = \"" + item.Digest + "\"\ndefinition = '" + def + "'\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"two entries of a plugin", entry("liar", ok) + entry("liar"), `plugin "liar" has two entries`},
+		{"an item twice", entry("liar", ok, ok), `tool "ok" is listed twice`},
+		{"digest edited", entry("liar", strings.Replace(ok, item.Digest, DefinitionDigest("{}"), 1)), "is not that of its definition"},
+		{"definition edited", entry("liar", strings.Replace(ok, "Says ok.", "Says more.", 1)), "is not that of its definition"},
+		{"unknown kind", entry("liar", strings.Replace(ok, `"tool"`, `"widget"`, 1)), `kind "widget" is not one of`},
+		{"no name", entry("liar", strings.Replace(ok, `name = "ok"`, `name = ""`, 1)), "name is required"},
+		{"bad plugin name", entry("bad name!", ok), "is not a plugin name"},
+		{"unknown key", entry("liar", ok+"extra = 1\n"), "extra"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseLock([]byte("version = 2\n" + c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("ParseLock = %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}

@@ -30,6 +30,8 @@ const (
 // plugin directory holding wat-ping.
 type pinEnv struct {
 	dir, file, plugins string
+	watch              bool    // serve with [server] watch, polling every 20 ms
+	srv                *Server // the last one serve started
 }
 
 func newPinEnv(t *testing.T, pin string) *pinEnv {
@@ -96,7 +98,9 @@ func (e *pinEnv) lock(t *testing.T) []PinChange {
 func (e *pinEnv) serve(t *testing.T) (c *stdioClient, logs *logBuffer, stop func()) {
 	t.Helper()
 	logs = &logBuffer{}
-	srv, err := New(context.Background(), e.config(t), Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	cfg := e.config(t)
+	cfg.Server.Watch = e.watch
+	srv, err := New(context.Background(), cfg, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(logs, nil)), WatchInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -112,6 +116,7 @@ func (e *pinEnv) serve(t *testing.T) (c *stdioClient, logs *logBuffer, stop func
 		}
 	}
 	t.Cleanup(stop)
+	e.srv = srv
 	return startSession(t, srv), logs, stop
 }
 
@@ -312,4 +317,93 @@ func TestPinRugPull(t *testing.T) {
 			t.Fatalf("liar_ok under warn: %+v", r.Error)
 		}
 	})
+}
+
+// writeLockText replaces wasmcp.lock as a person or a deploy would:
+// written aside and renamed.
+func (e *pinEnv) writeLockText(t *testing.T, text []byte) {
+	t.Helper()
+	p := filepath.Join(e.dir, config.LockFile)
+	if err := os.WriteFile(p+".new", text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitTools polls tools/list (at most 20 s) until its names are want.
+func waitTools(t *testing.T, c *stdioClient, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := toolNames(toolDescs(t, c))
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools/list: %s, want %s", got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPinReload: the lock is read again on SIGHUP (ReloadPins) and, with
+// watch, when it changes: a lock without the plugin_dirs plugin's entry
+// withholds its tool, the full lock serves it again, and a lock that does
+// not parse keeps the one in force.
+func TestPinReload(t *testing.T) {
+	for _, watch := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sighup", true: "watch"}[watch], func(t *testing.T) {
+			e := newPinEnv(t, "")
+			e.watch = watch
+			e.lock(t)
+			full, err := os.ReadFile(filepath.Join(e.dir, config.LockFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock, err := config.ParseLock(full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock.Pins = slices.DeleteFunc(lock.Pins, func(p config.PinEntry) bool { return p.Plugin == "ping" })
+			partial, err := lock.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.writeLockText(t, partial)
+			reload := func() {
+				if !watch {
+					e.srv.ReloadPins()
+				}
+			}
+
+			c, logs, _ := e.serve(t)
+			if got := toolNames(toolDescs(t, c)); got != "liar_ok,liar_relie" {
+				t.Fatalf("tools with ping not in the lock: %s", got)
+			}
+			logs.waitLog(t, "definition not approved", "plugin=ping", "change=unknown")
+			if r := c.call("tools/call", callArgs("ping", nil)); r.Error == nil || !strings.Contains(r.Error.Message, "withheld") {
+				t.Fatalf("ping not in the lock: %s %+v", r.Result, r.Error)
+			}
+
+			e.writeLockText(t, full)
+			reload()
+			waitTools(t, c, "liar_ok,liar_relie,ping")
+			if r := c.call("tools/call", callArgs("ping", nil)); r.Error != nil {
+				t.Fatalf("ping after the reload: %+v", r.Error)
+			}
+
+			e.writeLockText(t, append(append([]byte(nil), partial...), "[[pins]]\nplugin = \"liar\"\n"...))
+			if !watch {
+				if err := e.srv.ReloadPins(); err == nil || !strings.Contains(err.Error(), `plugin "liar" has two entries`) {
+					t.Fatalf("ReloadPins of a conflicting lock = %v", err)
+				}
+			}
+			logs.waitLog(t, "not reloaded; the pinned definitions in force stay", "two entries")
+			if got := toolNames(toolDescs(t, c)); got != "liar_ok,liar_relie,ping" {
+				t.Fatalf("tools after a bad lock: %s", got)
+			}
+		})
+	}
 }
