@@ -363,6 +363,9 @@ type pinner struct {
 	// onFinding, when set, receives each finding once, as it appears,
 	// with the mode in force (the audit trail's definition_changed).
 	onFinding func(mode string, f PinFinding)
+	// onReload, when set, is called after the lock was read again (the
+	// server tells clients their lists changed).
+	onReload func()
 
 	state atomic.Pointer[pinState]
 	view  atomic.Pointer[pinView]
@@ -459,6 +462,9 @@ func (p *pinner) reload() error {
 		return err
 	}
 	p.log.Info("pinned definitions reloaded", "lock", config.LockPath(p.cfg), "pin", p.state.Load().mode)
+	if p.onReload != nil {
+		p.onReload()
+	}
 	return nil
 }
 

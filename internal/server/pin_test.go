@@ -387,8 +387,12 @@ func TestPinReload(t *testing.T) {
 				t.Fatalf("ping not in the lock: %s %+v", r.Result, r.Error)
 			}
 
+			for len(c.notes) > 0 {
+				<-c.notes
+			}
 			e.writeLockText(t, full)
 			reload()
+			waitNote(t, c, "notifications/tools/list_changed")
 			waitTools(t, c, "liar_ok,liar_relie,ping")
 			if r := c.call("tools/call", callArgs("ping", nil)); r.Error != nil {
 				t.Fatalf("ping after the reload: %+v", r.Error)
@@ -407,3 +411,4 @@ func TestPinReload(t *testing.T) {
 		})
 	}
 }
+

@@ -227,6 +227,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	}
 	if s.pin != nil {
 		s.pin.onFinding = s.auditDefinitionChanged
+		// What is withheld may have changed with the lock: every list.
+		s.pin.onReload = func() {
+			if s.mcp != nil && (s.gate == nil || s.gate.ready.Load()) {
+				for _, k := range []string{"tools", "prompts", "resources"} {
+					s.mcp.NotifyListChanged(k)
+				}
+			}
+		}
 	}
 	s.auth, err = newAuthenticator(cfg, log)
 	if err != nil {
