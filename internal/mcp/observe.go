@@ -46,6 +46,9 @@ type RequestInfo struct {
 	// Header is the HTTP request's header; nil on stdio. It must not be
 	// modified.
 	Header http.Header
+	// Remote is the client's address without its port on HTTP; empty on
+	// stdio and for requests answered without running.
+	Remote string
 	// Start is when the request started running.
 	Start time.Time
 	// Status is the HTTP status a request refused over HTTP was answered
@@ -84,7 +87,7 @@ func (s *Server) observeStart(cl *call) *RequestInfo {
 	cl.ri = RequestInfo{Request: &cl.req, ID: cl.id.Raw(), Transport: "pipe", Header: cl.header, Start: startTime()}
 	ri := &cl.ri
 	if cl.header != nil {
-		ri.Transport = "tcp"
+		ri.Transport, ri.Remote = "tcp", cl.remote
 	}
 	cl.ctx = o.RequestStart(cl.ctx, ri)
 	return ri

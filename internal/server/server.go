@@ -178,12 +178,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	if version == "" {
 		version = opts.Version
 	}
+	if s.aud, err = openAudit(&cfg.Audit); err != nil {
+		return nil, err
+	}
 	s.tel, err = telemetry.New(ctx, s.telemetryConfig(version))
 	if err != nil {
 		return nil, err
 	}
 	if s.denied = s.tel.DenialLog(); s.denied == nil {
 		s.denied = telemetry.NewDenialLog(log)
+	}
+	if s.aud != nil {
+		s.denied.OnDenial(s.auditDenial)
 	}
 	if s.tel.Tracing() {
 		opts.HTTP.WrapTransport = s.tel.WrapTransport
@@ -267,7 +273,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 		SessionKey:               sessionKey,
 		TaskStore:                taskStore,
 		TaskNotifier:             taskNotifier,
-		Observer:                 s.tel.Observer(),
+		Observer:                 s.observer(),
 		Name:                     cfg.Server.Name,
 		Version:                  version,
 		Instructions:             cfg.Server.Instructions,

@@ -28,6 +28,7 @@ func (s *Server) telemetryConfig(version string) telemetry.Config {
 		Audit:              t.Audit,
 		Logger:             s.log,
 		Plugins:            s.pluginStats,
+		AuditDropped:       s.auditDroppedFunc(),
 	}
 }
 

@@ -29,6 +29,16 @@ type DenialLog struct {
 	lim    *denials.Limiter[denialKey]
 	folded atomic.Int64
 	onFold func(n int64) // the metric, when there is one
+	// onDenial sees every capability denial, folded or not (the audit
+	// trail); nil for none.
+	onDenial func(r *mcp.Request, plugin, capability, target, detail string)
+}
+
+// OnDenial has f called with every capability denial, before the
+// records are rate-limited (the audit trail, which bounds itself). It
+// must be set before the DenialLog is used, and f must not block.
+func (d *DenialLog) OnDenial(f func(r *mcp.Request, plugin, capability, target, detail string)) {
+	d.onDenial = f
 }
 
 // NewDenialLog returns a DenialLog writing to log (nil discards).
@@ -81,7 +91,13 @@ func (d *DenialLog) Flush() { d.lim.Flush() }
 // the capability (kind) and what it asked for (detail), the request
 // (method, target) and the caller; or folds it.
 func (d *DenialLog) write(plugin, kind string, r *mcp.Request, target, detail string) {
-	if d == nil || !d.lim.Allow(denialKey{plugin, kind, false}) {
+	if d == nil {
+		return
+	}
+	if d.onDenial != nil {
+		d.onDenial(r, plugin, kind, target, detail)
+	}
+	if !d.lim.Allow(denialKey{plugin, kind, false}) {
 		return
 	}
 	f := denials.Field

@@ -60,6 +60,9 @@ type Config struct {
 	// Plugins returns the live plugins' pool counters, read at each
 	// scrape; nil means none.
 	Plugins func() []PluginStats
+	// AuditDropped, if set, is read as wasmcp_audit_dropped_total: the
+	// audit events the trail could not take.
+	AuditDropped func() uint64
 }
 
 // PluginStats is one plugin's pool counters (runtime.PoolStats).
@@ -135,6 +138,12 @@ func New(ctx context.Context, c Config) (*Telemetry, error) {
 		t.metrics = newMetrics(c.Plugins)
 	}
 	t.denials = NewDenialLog(t.log)
+	if t.metrics != nil && c.AuditDropped != nil {
+		dropped := c.AuditDropped
+		t.metrics.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "wasmcp_audit_dropped_total",
+			Help: "Audit events the audit trail could not take: its queue was full (a sink that cannot keep up); each is lost, never waited for."},
+			func() float64 { return float64(dropped()) }))
+	}
 	if t.metrics != nil {
 		t.denials.onFold = func(n int64) { t.metrics.deniedFolded.Add(float64(n)) }
 		log := t.log
