@@ -212,16 +212,19 @@ func TestAuditRotation(t *testing.T) {
 	for i := 1; i <= 1000; i++ {
 		files = append(files, file+"."+strconv.Itoa(i))
 	}
+	// A read racing a rotation may see an event twice (in the file, then
+	// in file.1): read until the writer is done and a read is whole.
 	var evs []auditEvent
+	var ids map[string]int
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		evs = readAudit(t, sch, files...)
-		if len(evs) >= calls || time.Now().After(deadline) {
+		ids = map[string]int{}
+		for _, e := range evs {
+			ids[e.ID]++
+		}
+		if len(evs) == calls && len(ids) == calls || time.Now().After(deadline) {
 			break
 		}
-	}
-	ids := map[string]int{}
-	for _, e := range evs {
-		ids[e.ID]++
 	}
 	if len(evs) != calls || len(ids) != calls {
 		t.Fatalf("%d events, %d ids, want %d", len(evs), len(ids), calls)
