@@ -141,6 +141,9 @@ func (e *pinEnv) waitAudit(t *testing.T, outcome, name string) audit.Event {
 				t.Fatalf("audit line %q: %v", line, err)
 			}
 			if ev.Type == "definition_changed" && ev.Outcome == outcome && ev.Target.Name == name {
+				if err := auditSchema(t).Validate([]byte(line)); err != nil {
+					t.Errorf("event does not match docs/audit.schema.json: %v\n%s", err, line)
+				}
 				if ev.ID == "" || ev.Target.Plugin != "liar" || ev.Time.Location() != time.UTC || !strings.HasPrefix(ev.Detail, "tool ") {
 					t.Errorf("audit event: %+v", ev)
 				}
