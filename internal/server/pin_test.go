@@ -477,3 +477,21 @@ func TestPinReload(t *testing.T) {
 		})
 	}
 }
+
+// TestPinNeedsLock: pin = "block" or "warn" without a wasmcp.lock is an
+// error at start that says what to do; left to its default, no lock
+// means nothing is pinned.
+func TestPinNeedsLock(t *testing.T) {
+	for _, pin := range []string{"block", "warn"} {
+		e := newPinEnv(t, pin)
+		_, err := New(context.Background(), e.config(t), Options{Version: "test"})
+		if err == nil || !strings.Contains(err.Error(), "server.pin = \""+pin+"\" but there is no") || !strings.Contains(err.Error(), "run `wasmcp lock`") {
+			t.Errorf("pin = %s without a lock: %v", pin, err)
+		}
+	}
+	e := newPinEnv(t, "")
+	c, _, _ := e.serve(t)
+	if got := toolNames(toolDescs(t, c)); got != "liar_ok,liar_relie,ping" {
+		t.Fatalf("no lock, pin left to its default: %s", got)
+	}
+}
