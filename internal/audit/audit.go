@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -130,7 +131,13 @@ func Open(o Options) (*Logger, error) {
 }
 
 func (l *Logger) openFile() error {
-	f, err := os.OpenFile(l.opts.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// O_NONBLOCK: a FIFO nobody reads fails to open (ENXIO) instead of
+	// holding the server's start; it changes nothing for a regular file,
+	// and writes to a FIFO still wait (in the writer goroutine).
+	f, err := os.OpenFile(l.opts.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if errors.Is(err, syscall.ENXIO) {
+		return fmt.Errorf("audit: %s is a FIFO that no process reads: %w", l.opts.File, err)
+	}
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

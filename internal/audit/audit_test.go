@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -185,5 +186,30 @@ func TestDataCapAndOff(t *testing.T) {
 	}
 	if e.Time.Location() != time.UTC || e.ID == "" {
 		t.Errorf("time %v id %q", e.Time, e.ID)
+	}
+}
+
+// TestFIFOWithoutReader: opening a FIFO nobody reads is a clear error,
+// not a wait for a reader.
+func TestFIFOWithoutReader(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		l, err := Open(Options{File: fifo})
+		if err == nil {
+			l.Close(context.Background())
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no process reads") {
+			t.Fatalf("Open = %v, want the FIFO named as unread", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Open waits for a reader of the FIFO")
 	}
 }
