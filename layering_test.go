@@ -89,7 +89,7 @@ var allowed = map[string][]string{
 	"internal/mcpreq":                    {"internal/jsonscan"},
 	"internal/scaffold":                  {"."},
 	"internal/schema":                    {"internal/jsonscan"},
-	"internal/server":                    {"hostapi", "internal/audit", "internal/auth", "internal/authz", "internal/cluster", "internal/component", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/skills", "internal/tasks", "internal/telemetry", "internal/verify", "plugins", "runtime"},
+	"internal/server":                    {"hostapi", "internal/audit", "internal/auth", "internal/authz", "internal/cluster", "internal/component", "internal/config", "internal/fetch", "internal/jsonrpc", "internal/jsonscan", "internal/mcp", "internal/mcpreq", "internal/skills", "internal/tasks", "internal/telemetry", "internal/verify", "plugins", "runtime"},
 	"internal/skills":                    {},
 	"internal/tasks":                     {},
 	"internal/tasks/taskstest":           {"internal/tasks"},
