@@ -216,14 +216,50 @@ func (f *fetcher) fetch(ctx context.Context, params []byte) ([]byte, int32) {
 	if err != nil || u.User != nil || u.Host == "" {
 		return nil, abi.ErrBadParams
 	}
+	resp, err := f.send(fctx, method, u, hdr, body)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, abi.ErrCanceled
+		case errors.Is(err, ErrHTTPDenied):
+			return nil, abi.ErrDenied
+		case errors.Is(err, errBadRequest):
+			return nil, abi.ErrBadParams
+		case fctx.Err() != nil:
+			return failed(codeFailed, "request timed out")
+		case errors.Is(err, errRedirects), errors.Is(err, errBadRedirect):
+			return failed(codeFailed, err.Error())
+		}
+		return failed(codeFailed, "request failed: "+netReason(err))
+	}
+	return f.readResponse(ctx, resp)
+}
+
+// Errors of send.
+var (
+	// ErrHTTPDenied is a request (or a redirect) that no http rule of
+	// the plugin matches, or to a host every address of which the
+	// address policy refuses.
+	ErrHTTPDenied = errors.New("http: request not allowed by the plugin's grants")
+	// ErrHTTPTooBig is a request or response body over its cap.
+	ErrHTTPTooBig  = errors.New("http: body over its cap")
+	errBadRequest  = errors.New("bad request")
+	errRedirects   = errors.New("too many redirects")
+	errBadRedirect = errors.New("bad redirect location")
+)
+
+// send sends a request under the rules and policy, following redirects
+// (each hop checked again): it returns the final response, whose body
+// the caller must close.
+func (f *fetcher) send(ctx context.Context, method string, u *url.URL, hdr http.Header, body []byte) (*http.Response, error) {
 	for hop := 0; ; hop++ {
 		r := f.match(u)
 		if r == nil {
-			return nil, abi.ErrDenied
+			return nil, ErrHTTPDenied
 		}
-		req, err := http.NewRequestWithContext(context.WithValue(fctx, ruleKey{}, r), method, u.String(), bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(context.WithValue(ctx, ruleKey{}, r), method, u.String(), bytes.NewReader(body))
 		if err != nil {
-			return nil, abi.ErrBadParams
+			return nil, errBadRequest
 		}
 		if body == nil {
 			req.Body, req.ContentLength = nil, 0
@@ -231,40 +267,34 @@ func (f *fetcher) fetch(ctx context.Context, params []byte) ([]byte, int32) {
 		req.Header = hdr.Clone()
 		resp, err := f.client.Do(req)
 		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return nil, abi.ErrCanceled
-			case errors.Is(err, errAddressDenied):
-				return nil, abi.ErrDenied
-			case fctx.Err() != nil:
-				return failed(codeFailed, "request timed out")
+			if errors.Is(err, errAddressDenied) {
+				return nil, ErrHTTPDenied
 			}
-			return failed(codeFailed, "request failed: "+netReason(err))
+			return nil, err
 		}
 		loc := resp.Header.Get("Location")
-		if isRedirect(resp.StatusCode) && loc != "" {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			_ = resp.Body.Close()
-			if hop >= f.policy.MaxRedirects {
-				return failed(codeFailed, "too many redirects")
-			}
-			next, err := u.Parse(loc)
-			if err != nil || next.User != nil {
-				return failed(codeFailed, "bad redirect location")
-			}
-			if resp.StatusCode == http.StatusSeeOther ||
-				(resp.StatusCode <= http.StatusFound && method == http.MethodPost) {
-				method, body = http.MethodGet, nil
-				hdr.Del("Content-Type")
-			}
-			if next.Scheme != u.Scheme || next.Host != u.Host {
-				hdr.Del("Authorization")
-				hdr.Del("Cookie")
-			}
-			u = next
-			continue
+		if !isRedirect(resp.StatusCode) || loc == "" {
+			return resp, nil
 		}
-		return f.readResponse(ctx, resp)
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+		if hop >= f.policy.MaxRedirects {
+			return nil, errRedirects
+		}
+		next, err := u.Parse(loc)
+		if err != nil || next.User != nil {
+			return nil, errBadRedirect
+		}
+		if resp.StatusCode == http.StatusSeeOther ||
+			(resp.StatusCode <= http.StatusFound && method == http.MethodPost) {
+			method, body = http.MethodGet, nil
+			hdr.Del("Content-Type")
+		}
+		if next.Scheme != u.Scheme || next.Host != u.Host {
+			hdr.Del("Authorization")
+			hdr.Del("Cookie")
+		}
+		u = next
 	}
 }
 

@@ -25,7 +25,7 @@ var (
 func Funcs() map[string]component.Func {
 	tableOnce.Do(func() {
 		table = map[string]component.Func{}
-		for _, group := range []map[string]impl{ioFuncs(), clockFuncs(), randomFuncs(), cliFuncs(), fsFuncs(), socketFuncs(), configFuncs()} {
+		for _, group := range []map[string]impl{ioFuncs(), clockFuncs(), randomFuncs(), cliFuncs(), fsFuncs(), socketFuncs(), configFuncs(), httpFuncs()} {
 			for name, f := range group {
 				if _, dup := table[name]; dup {
 					panic("wasip2: " + name + " defined twice")

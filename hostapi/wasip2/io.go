@@ -13,7 +13,8 @@ import (
 // ioError is a wasi:io/error resource.
 type ioError struct {
 	msg  string
-	code fsErr // for a file's stream, its wasi:filesystem error-code
+	code fsErr    // for a file's stream, its wasi:filesystem error-code
+	http *cm.Case // for an HTTP body's stream, its wasi:http error-code
 }
 
 // pollable is a wasi:io/poll pollable: ready at a monotonic instant
@@ -99,6 +100,9 @@ func (st *State) streamError(e *streamErr) (any, error) {
 	}
 	x := &ioError{msg: e.err.Error()}
 	errors.As(e.err, &x.code)
+	if he := (httpErr{}); errors.As(e.err, &he) {
+		x.http = &he.code
+	}
 	r, err := st.add(x)
 	if err != nil {
 		return nil, err

@@ -63,6 +63,10 @@ type Limits struct {
 	// MaxWrite caps one write's bytes (default 64 KiB): check-write
 	// permits it, a longer write is a trap.
 	MaxWrite int
+	// MaxHTTPBody caps an outgoing request's body and an incoming
+	// response's, which are buffered whole (default 4 MiB; the
+	// HTTPClient may cap them lower).
+	MaxHTTPBody int
 	// MaxResources caps the host resources alive at once (default 65536).
 	MaxResources int
 	// LogLines and LogLineText bound the stdout and stderr lines of one
@@ -77,6 +81,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxWrite <= 0 {
 		l.MaxWrite = 64 << 10
+	}
+	if l.MaxHTTPBody <= 0 {
+		l.MaxHTTPBody = 4 << 20
 	}
 	if l.MaxResources <= 0 {
 		l.MaxResources = 1 << 16
