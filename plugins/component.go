@@ -48,14 +48,19 @@ const ABIComponent = "component"
 // the plugin's granted environment (wasi:cli/environment), mounts
 // (wasi:filesystem preopens, each an os.Root), config values
 // (wasi:config/store) and its stdout and stderr going to the plugin's
-// log line by line. An import the host does not implement refuses the
-// component at load, naming it.
-func wasiHost(c *component.Component, spec Spec, log *slog.Logger) (*rcomp.Host, func() (runtime.InstanceState, error), error) {
+// log line by line, and wasi:http requests through rt's hostapi.Host
+// (set before the pool makes an instance), under the plugin's http
+// grants and http/fetch's address policy. An import the host does not
+// implement refuses the component at load, naming it.
+func wasiHost(c *component.Component, spec Spec, log *slog.Logger, rt *pluginRuntime) (*rcomp.Host, func() (runtime.InstanceState, error), error) {
 	out := spec.Sandbox.Output
 	stdout, stderr := io.Writer(&lineLog{log: log, stream: "stdout", w: out}), io.Writer(&lineLog{log: log, stream: "stderr", w: out})
 	state := func() (runtime.InstanceState, error) {
 		s := &wasiState{}
 		opts := wasip2.Options{Stdout: stdout, Stderr: stderr, Env: spec.Sandbox.Env, Config: spec.Grants.Config}
+		if rt.host != nil {
+			opts.HTTP = rt.host
+		}
 		for _, m := range spec.Sandbox.Mounts {
 			root, err := os.OpenRoot(m.HostPath)
 			if err != nil {
@@ -154,7 +159,7 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 		}
 	}()
 	p.log = d.log.With("plugin", name)
-	host, state, err := wasiHost(c, spec, p.log)
+	host, state, err := wasiHost(c, spec, p.log, p.rt)
 	if err != nil {
 		return nil, fmt.Errorf("component host: %w", err)
 	}
@@ -169,15 +174,15 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	sb := spec.Sandbox
-	sb.ComponentState = state
-	p.rt.pool, err = p.rt.module.NewPool(spec.Limits, sb)
-	if err != nil {
-		return nil, fmt.Errorf("instance pool: %w", err)
-	}
 	p.rt.host, err = hostapi.New(hostapi.Options{Plugin: name, Grants: spec.Grants, KV: d.kv, HTTP: d.http, Logger: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("host functions: %w", err)
+	}
+	sb := spec.Sandbox
+	sb.ComponentState = state // reads p.rt.host: set first
+	p.rt.pool, err = p.rt.module.NewPool(spec.Limits, sb)
+	if err != nil {
+		return nil, fmt.Errorf("instance pool: %w", err)
 	}
 	x := &componentPool{Pool: p.rt.pool, name: name, byName: map[string]*component.Tool{}}
 	x.tools, x.skipped = c.Describe().Tools()
