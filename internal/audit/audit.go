@@ -81,8 +81,12 @@ type Options struct {
 	IncludeData bool
 	// MaxData caps each of request and response data, in bytes (0: 4 KiB).
 	MaxData int
-	// Queue is the queue's length (0: 4096).
-	Queue int
+	// Queue is the queue's length (0: 4096), and QueueBytes the most
+	// bytes of encoded events it holds (0: 16 MiB): an event past either
+	// is dropped and counted, so that a stalled sink costs a bounded
+	// amount of memory whatever max_data is.
+	Queue      int
+	QueueBytes int64
 	// OnDrop, if set, is called once for every event the queue could not take.
 	OnDrop func()
 }
@@ -94,6 +98,7 @@ type Logger struct {
 	q       chan []byte
 	done    chan struct{}
 	dropped atomic.Uint64
+	queued  atomic.Int64 // bytes of the events in q and being written
 	closing sync.Once
 	w       io.Writer
 	f       *os.File // nil for stderr
@@ -114,6 +119,9 @@ func Open(o Options) (*Logger, error) {
 	}
 	if o.Queue <= 0 {
 		o.Queue = 4096
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 16 << 20
 	}
 	l := &Logger{opts: o, q: make(chan []byte, o.Queue), done: make(chan struct{})}
 	switch o.File {
@@ -182,6 +190,7 @@ func (l *Logger) run() {
 			}
 		}
 		n, err := l.w.Write(line)
+		l.queued.Add(-int64(len(line)))
 		l.size += int64(n)
 		if err != nil && l.err == nil {
 			l.err = fmt.Errorf("audit: %w", err)
@@ -225,16 +234,21 @@ func (l *Logger) Log(e Event) bool {
 		line, _ = json.Marshal(e)
 	}
 	line = append(line, '\n')
-	select {
-	case l.q <- line:
-		return true
-	default:
-		l.dropped.Add(1)
-		if l.opts.OnDrop != nil {
-			l.opts.OnDrop()
+	if n := int64(len(line)); l.queued.Add(n) > l.opts.QueueBytes {
+		l.queued.Add(-n)
+	} else {
+		select {
+		case l.q <- line:
+			return true
+		default:
+			l.queued.Add(-n)
 		}
-		return false
 	}
+	l.dropped.Add(1)
+	if l.opts.OnDrop != nil {
+		l.opts.OnDrop()
+	}
+	return false
 }
 
 // Dropped is how many events the queue could not take.

@@ -213,3 +213,37 @@ func TestFIFOWithoutReader(t *testing.T) {
 		t.Fatal("Open waits for a reader of the FIFO")
 	}
 }
+
+// TestQueueBytes: behind a stalled sink the queue holds at most
+// QueueBytes of events, however few they are: 1000 events of 8 KiB fit
+// the queue's 4096 places but not its 64 KiB, and are dropped, counted.
+func TestQueueBytes(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, err := Open(Options{File: fifo, QueueBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail := string(make([]byte, 8<<10))
+	peak := int64(0)
+	for range 1000 {
+		l.Log(Event{Type: TypeToolCall, Outcome: "ok", Detail: detail})
+		peak = max(peak, l.queued.Load())
+	}
+	if peak > 64<<10 {
+		t.Errorf("%d bytes queued, over the 64 KiB bound", peak)
+	}
+	if d := l.Dropped(); d < 900 {
+		t.Errorf("%d of 1000 events dropped; the pipe and the queue hold far fewer than 100", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	l.Close(ctx)
+}
