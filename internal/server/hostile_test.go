@@ -262,7 +262,10 @@ instances = 2
 		prefixed("rawfs", "[plugins.grants]", "fs = [{ host = "+quote(e.rwmount)+`, guest = "/data", mode = "rw" }]`) +
 		corpusTOML(t, "fetch", "[plugins.grants]", "http = ["+strings.Join(web, ", ")+"]") +
 		corpusTOML(t, "kvfill", `prefix = "kv_"`, "[plugins.grants]", "kv = true") +
-		prefixed("flood") +
+		// The floods are bounded by output caps, not by time: 100,000
+		// structured logs take about 1 s under -race on a quiet machine, and
+		// a loaded clean-clone run took them past 3 s.
+		prefixed("flood", `timeout = "20s"`) +
 		prefixed("liar", "[plugins.grants]", "kv = true", "config = { manifest = '"+honestManifest+"' }")
 }
 
