@@ -116,14 +116,10 @@ func (e *Engine) CompileComponent(ctx context.Context, name string, size int, c 
 	}
 	m.comp = cc
 	m.exports = cc.Exports()
-	e.mu.Lock()
-	if e.closed.Load() {
-		e.mu.Unlock()
+	if err := e.register(m); err != nil {
 		_ = cc.Close(ctx)
-		return nil, &Error{Kind: KindClosed, Message: "engine is closed"}
+		return nil, err
 	}
-	e.mods[m] = struct{}{}
-	e.mu.Unlock()
 	return m, nil
 }
 

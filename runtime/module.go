@@ -123,15 +123,24 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte) (*Module
 		_ = cm.Close(ctx)
 		return nil, fmt.Errorf("compile plugin %q: %w", name, err)
 	}
-	e.mu.Lock()
-	if e.closed.Load() {
-		e.mu.Unlock()
+	if err := e.register(m); err != nil {
 		_ = cm.Close(ctx)
-		return nil, &Error{Kind: KindClosed, Message: "engine is closed"}
+		return nil, err
+	}
+	return m, nil
+}
+
+// register records a compiled module so that Close closes it, or
+// refuses it (KindClosed) once the engine is closed: the caller then
+// closes what it compiled.
+func (e *Engine) register(m *Module) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed.Load() {
+		return &Error{Kind: KindClosed, Message: "engine is closed"}
 	}
 	e.mods[m] = struct{}{}
-	e.mu.Unlock()
-	return m, nil
+	return nil
 }
 
 // compiled is the outcome of compile.
