@@ -73,11 +73,14 @@ func (o *auditObserver) RequestStart(ctx context.Context, ri *mcp.RequestInfo) c
 	return ctx
 }
 
-// RequestEnd implements mcp.Observer: one event per audited method, or
-// authz_denied when the policies refused it.
+// RequestEnd implements mcp.Observer: one event per audited method, and
+// authz_denied for any request the policies refused (completion/complete
+// too).
 func (o *auditObserver) RequestEnd(ctx context.Context, ri *mcp.RequestInfo, result []byte, err error) {
 	if typ, ok := auditTypes[ri.Request.Method]; ok {
 		o.s.auditRequest(typ, ri, result, err)
+	} else if d := (*denial)(nil); errors.As(err, &d) {
+		o.s.auditRequest(audit.TypeAuthzDenied, ri, result, err)
 	}
 	if o.inner != nil {
 		o.inner.RequestEnd(ctx, ri, result, err)
@@ -97,7 +100,10 @@ func (s *Server) auditRequest(typ string, ri *mcp.RequestInfo, result []byte, er
 	ev := audit.Event{Type: typ, Time: ri.Start, Outcome: "ok", Source: ri.Remote, Transport: transportName(ri.Transport),
 		Subject: subjectOf(&r.Client, ri.Transport), Target: targetOf(s, r), DurationMS: float64(time.Since(ri.Start).Microseconds()) / 1000}
 	var je *jsonrpc.Error
+	var d *denial
 	switch {
+	case errors.As(err, &d):
+		ev.Type, ev.Outcome, ev.Detail = audit.TypeAuthzDenied, "denied", clip(r.Method+": "+d.why)
 	case errors.As(err, &je) && je.Code == jsonrpc.CodeForbidden:
 		ev.Type, ev.Outcome, ev.Detail = audit.TypeAuthzDenied, "denied", r.Method+": the authorization policy does not allow this request"
 	case err != nil:
@@ -173,6 +179,21 @@ func targetOf(s *Server, r *mcp.Request) audit.Target {
 	case "resources/read":
 		t.Name = r.Parsed.URI
 		if it, ok := s.reg.Resource(t.Name, access(r)); ok {
+			t.Plugin = it.Plugin.Name()
+		}
+	case "completion/complete":
+		ref := &r.Parsed.Ref
+		if ref.Type == "ref/prompt" {
+			t.Name = ref.Name
+			if it, ok := s.reg.Prompt(t.Name); ok {
+				t.Plugin = it.Plugin.Name()
+			}
+			break
+		}
+		t.Name = ref.URI
+		if it, ok := s.reg.Template(t.Name); ok {
+			t.Plugin = it.Plugin.Name()
+		} else if it, ok := s.reg.Resource(t.Name, access(r)); ok {
 			t.Plugin = it.Plugin.Name()
 		}
 	}

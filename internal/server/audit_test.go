@@ -18,10 +18,14 @@ import (
 	"github.com/wasmcp/wasmcp/internal/schema"
 )
 
-// auditPolicy permits everything but the kitchen tool "fail".
+// auditPolicy permits everything but the kitchen tool "fail" and
+// completions.
 const auditPolicy = `
 permit (principal, action, resource);
+@id("no-fail")
 forbid (principal, action == Action::"call_tool", resource == Tool::"fail");
+@id("no-complete")
+forbid (principal, action == Action::"complete", resource);
 `
 
 // auditConfig serves kitchen (no grants: its counter tool is refused kv)
@@ -140,6 +144,10 @@ func TestAuditEvents(t *testing.T) {
 	if r := c.call("prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Bo"}}); r.Error != nil {
 		t.Fatalf("prompts/get: %+v", r.Error)
 	}
+	complete := map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "name", "value": "B"}}
+	if r := c.call("completion/complete", complete); r.Error == nil || r.Error.Code != -32003 || strings.Contains(r.Error.Message, "no-complete") {
+		t.Fatalf("completion/complete: %+v, want -32003 naming no policy", r.Error)
+	}
 	h := &httpClient{t: t, url: serveHTTP(t, srv) + "/mcp"}
 	if r := h.modern("tools/call", callArgs("ping", nil)); r.Error != nil || r.status != http.StatusOK {
 		t.Fatalf("HTTP ping: %d %s", r.status, r.raw)
@@ -147,7 +155,7 @@ func TestAuditEvents(t *testing.T) {
 	if r := h.modern("tools/call", callArgs("fail", nil)); r.status != http.StatusForbidden {
 		t.Fatalf("HTTP fail: %d %s, want 403", r.status, r.raw)
 	}
-	evs := awaitAudit(t, sch, file, 8)
+	evs := awaitAudit(t, sch, file, 9)
 	type key struct{ typ, transport, name, outcome string }
 	got := map[key]auditEvent{}
 	ids := map[string]bool{}
@@ -165,6 +173,7 @@ func TestAuditEvents(t *testing.T) {
 		{"mcp_tool_call", "stdio", "counter", "tool_error"},
 		{"mcp_resource_read", "stdio", "kitchen://static", "ok"},
 		{"mcp_prompt_get", "stdio", "greet", "ok"},
+		{"authz_denied", "stdio", "greet", "denied"},
 		{"mcp_tool_call", "http", "ping", "ok"},
 		{"authz_denied", "http", "fail", "denied"},
 	} {
@@ -189,6 +198,11 @@ func TestAuditEvents(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); strings.Contains(string(b), "s3cret") {
 		t.Error("a secret argument reached the audit file")
+	}
+	for name, policy := range map[string]string{"fail": "no-fail", "greet": "no-complete"} {
+		if d := got[key{"authz_denied", "stdio", name, "denied"}].Detail; !strings.Contains(d, "forbidden by "+policy) {
+			t.Errorf("authz_denied %s: detail %q does not name the deciding policy %s", name, d, policy)
+		}
 	}
 	if d := got[key{"capability_denied", "stdio", "counter", "denied"}].Detail; !strings.HasPrefix(d, "kv") {
 		t.Errorf("capability_denied detail %q", d)

@@ -28,6 +28,18 @@ import (
 // arguments it may not pass, and it names no policy.
 var errForbidden = &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Forbidden: the server's authorization policy does not allow this request"}
 
+// denial is the error of a refused request: to the client it is
+// errForbidden (it unwraps to it, and the engine answers with the
+// *jsonrpc.Error it finds), while the audit trail reads why.
+type denial struct {
+	// why names the policies that decided ("forbid by a, b"), or says
+	// that none permitted or that the request could not be decided.
+	why string
+}
+
+func (d *denial) Error() string { return errForbidden.Message }
+func (d *denial) Unwrap() error { return errForbidden }
+
 // authorizer enforces [authz] (docs/governance.md): every call, read,
 // prompt and completion is decided by the Cedar policies, and the lists
 // hold only what the caller may use. A nil *authorizer allows
@@ -261,7 +273,7 @@ func (a *authorizer) callTarget(r *mcp.Request) (action string, t *authz.Target,
 }
 
 // allow decides a call, read, prompt or completion: nil, or
-// errForbidden after writing the denial's audit record.
+// a *denial (errForbidden to the client) after logging the denial.
 func (a *authorizer) allow(r *mcp.Request) error {
 	if a == nil {
 		return nil
@@ -271,12 +283,17 @@ func (a *authorizer) allow(r *mcp.Request) error {
 		return nil
 	}
 	detail := strings.Join(d.Policies, ",")
-	if err != nil {
+	why := "no policy permits it"
+	switch {
+	case err != nil:
 		detail = err.Error()
+		why = "it could not be decided: " + detail
+	case detail != "":
+		why = "forbidden by " + detail
 	}
 	t := req.Target
 	a.denied.Authz(r, principalName(&req.Principal), req.Action, t.Type+"::"+entityID(t.ID), t.Plugin, detail)
-	return errForbidden
+	return &denial{why: why}
 }
 
 // decide is the decision of a call, read, prompt or completion r, as
