@@ -46,6 +46,25 @@ type Request struct {
 	Caller Caller
 	// Hook observes the request's plugin calls; nil for none.
 	Hook CallHook
+	// Approve, when set, vets the catalog entry the request was routed
+	// to, from the same catalog the call then runs on, before anything
+	// else is checked: its error is the request's answer and no plugin
+	// is called. nil approves every entry.
+	Approve Approver
+}
+
+// Approver vets the item a request is about to reach (what the server's
+// authorization and pinned definitions decide on).
+type Approver interface {
+	Approve(Item) error
+}
+
+// approve asks req.Approve about it.
+func (req *Request) approve(it Item) error {
+	if req.Approve == nil {
+		return nil
+	}
+	return req.Approve.Approve(it)
 }
 
 // parsed returns req.Parsed, or a *ParamsError when the caller did not
@@ -144,6 +163,9 @@ func (r *Registry) CallTool(ctx context.Context, req *Request) (json.RawMessage,
 	if t == nil || !req.mayUse(t.plugin) || (t.appOnly && !req.appClient()) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTool, p.Name)
 	}
+	if err := req.approve(Item{Plugin: t.plugin, Def: t.raw, Orig: t.orig}); err != nil {
+		return nil, err
+	}
 	if err := t.input.Validate(p.Arguments); err != nil {
 		return nil, &ArgumentsError{Err: err}
 	}
@@ -177,6 +199,9 @@ func (r *Registry) GetPrompt(ctx context.Context, req *Request) (json.RawMessage
 	if e == nil || !req.mayUse(e.plugin) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, p.Name)
 	}
+	if err := req.approve(Item{Plugin: e.plugin, Def: e.raw, Orig: e.orig}); err != nil {
+		return nil, err
+	}
 	for _, a := range e.args {
 		if v, ok := jsonscan.Member(p.Arguments, a.Name); a.Required && (!ok || isNull(v)) {
 			return nil, &ParamsError{Msg: fmt.Sprintf("prompt %q: missing required argument %q", e.name, a.Name)}
@@ -196,10 +221,14 @@ func (r *Registry) ReadResource(ctx context.Context, req *Request) (json.RawMess
 		return nil, err
 	}
 	cat := r.cat.Load()
-	pl, ok := cat.findResource(p.URI, req)
+	it, ok := cat.findResource(p.URI, req)
 	if !ok {
 		return nil, &NotFoundError{URI: p.URI}
 	}
+	if err := req.approve(it); err != nil {
+		return nil, err
+	}
+	pl := it.Plugin
 	params := rewriteParams(req.Params, p, false, "")
 	e := cat.resources[p.URI]
 	app := e != nil && e.plugin == pl && strings.HasPrefix(p.URI, uiScheme)
@@ -228,31 +257,35 @@ func (r *Registry) Complete(ctx context.Context, req *Request) (json.RawMessage,
 		return nil, &ParamsError{Msg: "completion/complete needs a ref"}
 	}
 	cat := r.cat.Load()
-	var pl *Plugin
+	var it Item
 	params := req.Params
 	if ref.Type == "ref/prompt" {
 		e := cat.prompts[ref.Name]
 		if e == nil || !req.mayUse(e.plugin) {
 			return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, ref.Name)
 		}
-		pl = e.plugin
+		it = Item{Plugin: e.plugin, Def: e.raw, Orig: e.orig}
 		if e.name != e.orig {
 			params = setMember(params, "ref", map[string]string{"type": "ref/prompt", "name": e.orig})
 		}
 	} else { // ref/resource
 		for _, t := range cat.templates {
 			if t.tmpl.String() == ref.URI && req.mayUse(t.plugin) {
-				pl = t.plugin
+				it = Item{Plugin: t.plugin, Def: t.raw, Template: ref.URI}
 				break
 			}
 		}
-		if pl == nil {
-			pl, _ = cat.findResource(ref.URI, req)
+		if it.Plugin == nil {
+			it, _ = cat.findResource(ref.URI, req)
 		}
-		if pl == nil {
+		if it.Plugin == nil {
 			return nil, &NotFoundError{URI: ref.URI}
 		}
 	}
+	if err := req.approve(it); err != nil {
+		return nil, err
+	}
+	pl := it.Plugin
 	if !pl.manifest.Completions {
 		return emptyCompletion, nil
 	}

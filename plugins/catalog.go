@@ -214,17 +214,16 @@ func (r *Registry) ResourceOwner(uri string) string {
 	return ""
 }
 
-// findResource returns the plugin that serves uri for req: a static
-// resource, else the first matching template, among the plugins req may
-// see.
-func (c *catalog) findResource(uri string, req *Request) (*Plugin, bool) {
+// findResource returns what serves uri for req: a static resource,
+// else the first matching template, among the plugins req may see.
+func (c *catalog) findResource(uri string, req *Request) (Item, bool) {
 	if e, ok := c.resources[uri]; ok && req.mayUse(e.plugin) {
-		return e.plugin, true
+		return Item{Plugin: e.plugin, Def: e.raw}, true
 	}
 	for i := c.firstTemplate(uri); i >= 0; i = c.nextTemplate(uri, i+1) {
-		if req.mayUse(c.templates[i].plugin) {
-			return c.templates[i].plugin, true
+		if t := c.templates[i]; req.mayUse(t.plugin) {
+			return Item{Plugin: t.plugin, Def: t.raw, Template: t.tmpl.String()}, true
 		}
 	}
-	return nil, false
+	return Item{}, false
 }

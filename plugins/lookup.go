@@ -39,16 +39,7 @@ func (r *Registry) Prompt(name string) (Item, bool) {
 // ReadResource routes it: the static resource, else the first matching
 // template.
 func (r *Registry) Resource(uri string, req *Request) (Item, bool) {
-	c := r.cat.Load()
-	if e, ok := c.resources[uri]; ok && req.mayUse(e.plugin) {
-		return Item{Plugin: e.plugin, Def: e.raw}, true
-	}
-	for _, t := range c.templates {
-		if _, ok := t.tmpl.Match(uri); ok && req.mayUse(t.plugin) {
-			return Item{Plugin: t.plugin, Def: t.raw, Template: t.tmpl.String()}, true
-		}
-	}
-	return Item{}, false
+	return r.cat.Load().findResource(uri, req)
 }
 
 // Template returns the resource template written uriTemplate.

@@ -64,8 +64,8 @@ type authorizer struct {
 }
 
 // targetKey names an item: its kind ('T' tool, 'P' prompt, 'R'
-// resource, 'M' resource template), the plugin that serves it and its
-// name or URI.
+// resource, 'M' resource template), the plugin that serves it (a
+// re-describe makes a new one) and its name or URI.
 type targetKey struct {
 	kind     byte
 	plugin   *plugins.Plugin
@@ -192,7 +192,13 @@ func principalName(p *authz.Principal) string {
 // for the next requests; an item the registry does not serve (found
 // false) gets a Target of its own with no plugin.
 func (a *authorizer) target(kind byte, id string, it plugins.Item, found bool) *authz.Target {
-	typ := map[byte]string{'T': "Tool", 'P': "Prompt", 'R': "Resource", 'M': "Resource"}[kind]
+	typ := "Resource"
+	switch kind {
+	case 'T':
+		typ = "Tool"
+	case 'P':
+		typ = "Prompt"
+	}
 	if !found {
 		return &authz.Target{Type: typ, ID: id, Ephemeral: true}
 	}
@@ -246,41 +252,62 @@ func (a *authorizer) request(r *mcp.Request, action string, t *authz.Target, arg
 		ProtocolVersion: r.ProtocolVersion, Time: a.now(), Listing: listing}
 }
 
-// callTarget returns the action and target of a call method.
-func (a *authorizer) callTarget(r *mcp.Request) (action string, t *authz.Target, args json.RawMessage) {
+// callTarget returns the action and target of a call method, and the
+// definition decided on: routed's, the item the registry routed r to,
+// when set; else the item the registry would route r to now.
+func (a *authorizer) callTarget(r *mcp.Request, routed *plugins.Item) (action string, t *authz.Target, args, def json.RawMessage) {
 	p := &r.Parsed
+	var kind byte
+	var id string
 	switch r.Method {
 	case "tools/call":
-		it, ok := a.reg.Tool(p.Name)
-		return authz.CallTool, a.target('T', p.Name, it, ok), p.Arguments
+		action, kind, id, args = authz.CallTool, 'T', p.Name, p.Arguments
 	case "prompts/get":
-		it, ok := a.reg.Prompt(p.Name)
-		return authz.GetPrompt, a.target('P', p.Name, it, ok), p.Arguments
+		action, kind, id, args = authz.GetPrompt, 'P', p.Name, p.Arguments
 	case "resources/read":
-		it, ok := a.reg.Resource(p.URI, access(r))
-		return authz.ReadResource, a.target('R', p.URI, it, ok), nil
+		action, kind, id = authz.ReadResource, 'R', p.URI
+	default: // completion/complete
+		action, kind, id = authz.Complete, 'R', p.Ref.URI
+		if p.Ref.Type == "ref/prompt" {
+			kind, id = 'P', p.Ref.Name
+		}
 	}
-	// completion/complete
-	if p.Ref.Type == "ref/prompt" {
-		it, ok := a.reg.Prompt(p.Ref.Name)
-		return authz.Complete, a.target('P', p.Ref.Name, it, ok), nil
+	var it plugins.Item
+	found := routed != nil
+	if found {
+		it = *routed
+	} else {
+		switch kind {
+		case 'T':
+			it, found = a.reg.Tool(id)
+		case 'P':
+			it, found = a.reg.Prompt(id)
+		default:
+			if action == authz.Complete {
+				it, found = a.reg.Template(id)
+			}
+			if !found {
+				it, found = a.reg.Resource(id, access(r))
+			}
+		}
 	}
-	if it, ok := a.reg.Template(p.Ref.URI); ok {
-		return authz.Complete, a.target('M', p.Ref.URI, it, true), nil
+	if kind == 'R' && action == authz.Complete && found && it.Template == id {
+		kind = 'M' // the completion of a template's own argument
 	}
-	it, ok := a.reg.Resource(p.Ref.URI, access(r))
-	return authz.Complete, a.target('R', p.Ref.URI, it, ok), nil
+	return action, a.target(kind, id, it, found), args, it.Def
 }
 
-// allow decides a call, read, prompt or completion: nil, or
-// a *denial (errForbidden to the client) after logging the denial.
-func (a *authorizer) allow(r *mcp.Request) error {
+// allow decides a call, read, prompt or completion, on the item routed
+// when set (see callTarget): it returns the definition it decided on,
+// and nil or a *denial (errForbidden to the client) after logging the
+// denial.
+func (a *authorizer) allow(r *mcp.Request, routed *plugins.Item) (json.RawMessage, error) {
 	if a == nil {
-		return nil
+		return nil, nil
 	}
-	req, d, err := a.decide(r)
+	req, d, def, err := a.decide(r, routed)
 	if err == nil && d.Allow {
-		return nil
+		return def, nil
 	}
 	detail := strings.Join(d.Policies, ",")
 	why := "no policy permits it"
@@ -293,16 +320,17 @@ func (a *authorizer) allow(r *mcp.Request) error {
 	}
 	t := req.Target
 	a.denied.Authz(r, principalName(&req.Principal), req.Action, t.Type+"::"+entityID(t.ID), t.Plugin, detail)
-	return &denial{why: why}
+	return def, &denial{why: why}
 }
 
-// decide is the decision of a call, read, prompt or completion r, as
-// the server takes it and `wasmcp authz check` shows it.
-func (a *authorizer) decide(r *mcp.Request) (authz.Request, authz.Decision, error) {
-	action, t, args := a.callTarget(r)
+// decide is the decision of a call, read, prompt or completion r (on
+// routed, when set), as the server takes it and `wasmcp authz check`
+// shows it.
+func (a *authorizer) decide(r *mcp.Request, routed *plugins.Item) (authz.Request, authz.Decision, json.RawMessage, error) {
+	action, t, args, def := a.callTarget(r, routed)
 	req := a.request(r, action, t, args, false)
 	d, err := a.pol.Load().Decide(&req)
-	return req, d, err
+	return req, d, def, err
 }
 
 func entityID(s string) string {

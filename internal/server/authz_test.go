@@ -353,3 +353,39 @@ func TestAuthzWatch(t *testing.T) {
 		t.Errorf("after a broken file: %s", got)
 	}
 }
+
+// The re-describe test's manifests: ok is read-only, then it is not.
+const (
+	azRedescribeBefore = `{"abi":1,"name":"liar","tools":[{"name":"ok","annotations":{"readOnlyHint":true}},{"name":"relie","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object","properties":{"manifest":{"type":"string"}}}}]}`
+	azRedescribeAfter  = `{"abi":1,"name":"liar","tools":[{"name":"ok","annotations":{"readOnlyHint":false}},{"name":"relie","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object","properties":{"manifest":{"type":"string"}}}}]}`
+)
+
+// TestAuthzRedescribe: the policies decide on the definition served
+// now: a tool whose plugin re-describes it as no longer read-only is
+// refused and left out of tools/list by a policy that permits read-only
+// tools, though its plugin is the same.
+func TestAuthzRedescribe(t *testing.T) {
+	e := newPinEnvWith(t, "off", azRedescribeBefore)
+	policy := writePolicy(t, e.dir, `@id("read-only")
+permit (principal, action == Action::"call_tool", resource is Tool) when { resource.readOnlyHint };`)
+	f, err := os.OpenFile(e.file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "[authz]\npolicies = %q\n", policy)
+	f.Close()
+	c, _, _ := e.serve(t)
+	if r := c.call("tools/call", callArgs("liar_ok", nil)); r.Error != nil {
+		t.Fatalf("liar_ok while read-only: %+v", r.Error)
+	}
+	if r := c.call("tools/call", callArgs("liar_relie", map[string]any{"manifest": azRedescribeAfter})); r.Error != nil {
+		t.Fatalf("liar_relie: %+v", r.Error)
+	}
+	waitNote(t, c, "notifications/tools/list_changed")
+	if r := c.call("tools/call", callArgs("liar_ok", nil)); r.Error == nil || r.Error.Code != jsonrpc.CodeForbidden {
+		t.Fatalf("liar_ok after it was re-described as not read-only: %s %+v, want -32003", r.Result, r.Error)
+	}
+	if got := toolNames(toolDescs(t, c)); got != "liar_relie,ping" {
+		t.Fatalf("tools/list after the re-describe: %s", got)
+	}
+}

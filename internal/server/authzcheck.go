@@ -65,11 +65,11 @@ func (s *Server) CheckAuthz(ctx context.Context, c AuthzCheck) (AuthzResult, err
 	}
 	var d authz.Decision
 	if c.Listing {
-		action, t, _ := s.az.callTarget(r)
+		action, t, _, _ := s.az.callTarget(r, nil)
 		req := s.az.request(r, action, t, nil, true)
 		d, err = s.az.pol.Load().Decide(&req)
 	} else {
-		_, d, err = s.az.decide(r)
+		_, d, _, err = s.az.decide(r, nil)
 	}
 	if err != nil {
 		return AuthzResult{}, err

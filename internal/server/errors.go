@@ -63,7 +63,10 @@ func mapError(ctx context.Context, log *slog.Logger, r *mcp.Request, err error) 
 		inErr    *plugins.InputRequestError
 		rpcError *jsonrpc.Error
 	)
+	var den *denial
 	switch {
+	case errors.As(err, &den):
+		return nil, den // the policies refused the item routed (the audit trail reads why)
 	case errors.As(err, &cliErr):
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -678,16 +678,25 @@ func (p *pinner) ok(def json.RawMessage) bool {
 	return false
 }
 
-// allow refuses a call, read, prompt or completion of an item the lock
-// does not approve under pin = "block": an error naming the item and
-// what to do. Items the registry does not serve are left to it.
-func (p *pinner) allow(r *mcp.Request) error {
-	if p == nil || p.state.Load().mode != config.PinBlock {
+// approve refuses a call, read, prompt or completion routed to it when
+// the lock does not approve it under pin = "block": an error naming the
+// item and what to do.
+func (p *pinner) approve(r *mcp.Request, it plugins.Item) error {
+	if p == nil || p.state.Load().mode != config.PinBlock || p.ok(it.Def) {
 		return nil
 	}
-	kind, id, it, found := callItem(p.reg, r)
-	if !found || p.ok(it.Def) {
-		return nil
+	kind, id := "resource", r.Parsed.URI
+	switch {
+	case it.Template != "":
+		kind, id = "template", it.Template
+	case r.Method == "tools/call":
+		kind, id = "tool", r.Parsed.Name
+	case r.Method == "prompts/get":
+		kind, id = "prompt", r.Parsed.Name
+	case r.Method == "completion/complete" && r.Parsed.Ref.Type == "ref/prompt":
+		kind, id = "prompt", r.Parsed.Ref.Name
+	case r.Method == "completion/complete":
+		id = r.Parsed.Ref.URI
 	}
 	code := jsonrpc.CodeInvalidParams
 	if r.Method == "resources/read" {
@@ -696,31 +705,7 @@ func (p *pinner) allow(r *mcp.Request) error {
 	return jsonrpc.NewError(code, fmt.Sprintf("%s %q is withheld: its definition differs from %s (pin = block); an operator must review it and run `wasmcp lock --update`", kind, id, config.LockFile), nil)
 }
 
-// callItem returns the item a call, read, prompt or completion
-// addresses, as the registry routes it.
-func callItem(reg *plugins.Registry, r *mcp.Request) (kind, id string, it plugins.Item, found bool) {
-	p := &r.Parsed
-	switch r.Method {
-	case "tools/call":
-		it, found = reg.Tool(p.Name)
-		return "tool", p.Name, it, found
-	case "prompts/get":
-		it, found = reg.Prompt(p.Name)
-		return "prompt", p.Name, it, found
-	case "resources/read":
-		it, found = reg.Resource(p.URI, access(r))
-		if found && it.Template != "" {
-			return "template", it.Template, it, true
-		}
-		return "resource", p.URI, it, found
-	}
-	if p.Ref.Type == "ref/prompt" {
-		it, found = reg.Prompt(p.Ref.Name)
-		return "prompt", p.Ref.Name, it, found
-	}
-	if it, found = reg.Template(p.Ref.URI); found {
-		return "template", p.Ref.URI, it, true
-	}
-	it, found = reg.Resource(p.Ref.URI, access(r))
-	return "resource", p.Ref.URI, it, found
+// blocks reports whether p may refuse calls (pin = "block").
+func (p *pinner) blocks() bool {
+	return p != nil && p.state.Load().mode == config.PinBlock
 }

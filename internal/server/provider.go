@@ -129,7 +129,7 @@ func (p *provider) CallTool(ctx context.Context, r *mcp.Request) (json.RawMessag
 func (p *provider) ReadResource(ctx context.Context, r *mcp.Request) (json.RawMessage, error) {
 	if p.skills != nil && strings.HasPrefix(r.Parsed.URI, "skill://") {
 		if res, ok := p.skills.current().Read(r.Parsed.URI); ok {
-			if err := p.az.allow(r); err != nil {
+			if _, err := p.az.allow(r, nil); err != nil {
 				return nil, err
 			}
 			return res, nil
@@ -150,16 +150,22 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 	if err := p.gate.wait(ctx); err != nil {
 		return nil, err
 	}
-	if err := p.az.allow(r); err != nil {
-		return nil, err
-	}
-	if err := p.pin.allow(r); err != nil {
+	// Authorization decides before the registry routes (an unknown item
+	// is refused like a forbidden one), and again on the item routed if
+	// that is not the one decided on (a re-describe came between);
+	// pinned definitions are checked on the item routed.
+	decided, err := p.az.allow(r, nil)
+	if err != nil {
 		return nil, err
 	}
 	// The one translation: the engine's request, parsed, is the
 	// registry's (shared, not copied).
 	pc := &pluginCall{req: plugins.Request{Client: &r.Client, Params: r.Params, Parsed: &r.Parsed, Restricted: r.Principal != "", Caller: caller{r}}}
 	req := &pc.req
+	if p.az != nil || p.pin.blocks() {
+		pc.prov, pc.r, pc.decided = p, r, decided
+		req.Approve = pc
+	}
 	if r.TaskID != "" {
 		ctx = runtime.WithCallTimeout(ctx, p.taskTimeout)
 	}
@@ -197,6 +203,24 @@ type pluginCall struct {
 	ctx   runtime.QueueHookContext
 	req   plugins.Request
 	audit telemetry.DenialAudit
+
+	// For Approve: the provider, the request and the definition
+	// authorization decided on.
+	prov    *provider
+	r       *mcp.Request
+	decided json.RawMessage
+}
+
+// Approve implements plugins.Approver: the item the registry routed the
+// call to is decided again when authorization decided on another
+// definition, and must be one the pinned definitions approve.
+func (pc *pluginCall) Approve(it plugins.Item) error {
+	if pc.prov.az != nil && !sameRaw(it.Def, pc.decided) {
+		if _, err := pc.prov.az.allow(pc.r, &it); err != nil {
+			return err
+		}
+	}
+	return pc.prov.pin.approve(pc.r, it)
 }
 
 // slotHook lets a call give its server-wide run slot back while it waits
