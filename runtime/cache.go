@@ -68,6 +68,7 @@ const (
 // diskCache is the authenticated on-disk side of the compilation cache.
 type diskCache struct {
 	sealed string // sealed entries, in cache_dir (untrusted)
+	values string // sealed values (values.go), in cache_dir
 	work   string // the private directory given to wazero
 	files  string // wazero's per-version subdirectory of work
 	key    []byte
@@ -349,6 +350,7 @@ func newDiskCache(root, dir, keyFile string, log *slog.Logger) (*diskCache, erro
 	}
 	c := &diskCache{
 		sealed: filepath.Join(dir, "sealed-"+goruntime.GOOS+"-"+goruntime.GOARCH),
+		values: filepath.Join(dir, "values"),
 		key:    key,
 		domain: []byte("wasmcp compiled-code cache v1\x00wazero " + wazeroVersion() + "\x00" + goruntime.GOOS + "/" + goruntime.GOARCH + "\x00"),
 		log:    log,
