@@ -170,10 +170,7 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, digest) {
 		return nil, fmt.Errorf("%w: file has %s, config pins %s", ErrDigestMismatch, digest, spec.SHA256)
 	}
-	name := spec.Name
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
-	}
+	name := pluginName(spec)
 	if component.IsComponent(wasm) {
 		return loadComponent(ctx, d, spec, name, digest, wasm)
 	}
@@ -206,10 +203,21 @@ func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, e
 		return nil, fmt.Errorf("host functions: %w", err)
 	}
 	p.pool, p.host = newCallPool(p.rt.module, p.rt.pool), p.rt.host
-	if err := p.describe(ctx, d.manifest); err != nil {
+	out, err := p.describeRaw(ctx, d.manifest)
+	if err != nil {
 		return nil, err
 	}
+	cacheManifest(d, p, out)
 	return p, nil
+}
+
+// pluginName is the name of spec's plugin: its configured name, else its
+// file's base name.
+func pluginName(spec Spec) string {
+	if spec.Name != "" {
+		return spec.Name
+	}
+	return strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
 }
 
 // describeEnvelope is the request a plugin gets to describe itself.
@@ -217,22 +225,28 @@ var describeEnvelope = []byte(`{"method":"` + abi.MethodDescribe + `","params":{
 
 // describe asks the plugin for its manifest and indexes what it exposes.
 func (p *Plugin) describe(ctx context.Context, limits ManifestLimits) error {
+	_, err := p.describeRaw(ctx, limits)
+	return err
+}
+
+// describeRaw is describe; it returns the plugin's answer.
+func (p *Plugin) describeRaw(ctx context.Context, limits ManifestLimits) ([]byte, error) {
 	status, out, err := p.pool.Call(ctx, describeEnvelope, p.host.Bind(nil))
 	if err != nil {
-		return fmt.Errorf("describe: %w", err)
+		return nil, fmt.Errorf("describe: %w", err)
 	}
 	if status != abi.StatusOK {
-		return fmt.Errorf("describe: plugin answered status %d: %s", status, truncate(out, 200))
+		return nil, fmt.Errorf("describe: plugin answered status %d: %s", status, truncate(out, 200))
 	}
 	m, err := ParseManifest(out, limits)
 	if errors.Is(err, ErrManifestLimit) || errors.Is(err, ErrManifestEncoding) {
-		return fmt.Errorf("describe: plugin %q: %w", p.name, err)
+		return nil, fmt.Errorf("describe: plugin %q: %w", p.name, err)
 	}
 	if err != nil {
-		return fmt.Errorf("describe: %w", err)
+		return nil, fmt.Errorf("describe: %w", err)
 	}
 	p.manifest = m
-	return p.index()
+	return out, p.index()
 }
 
 // index builds the plugin's entries from its manifest: prefixed names,

@@ -118,6 +118,19 @@ func (r *Registry) Load(ctx context.Context, specs []Spec) error {
 // serving), naming both: what serves is never displaced by a newcomer.
 // Calls in flight finish on the version they started with.
 func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
+	return r.reloadListed(ctx, specs, nil)
+}
+
+// LoadListed is Load, calling listed (when not nil) once every plugin it
+// loads is listed, from its cached manifest or loaded, or has failed:
+// a first load's lists are whole from then on, though calls to plugins
+// listed from their cached manifests wait until these have loaded (see
+// early.go).
+func (r *Registry) LoadListed(ctx context.Context, specs []Spec, listed func()) error {
+	return r.reloadListed(ctx, append(r.specs(), specs...), listed)
+}
+
+func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()) error {
 	r.reload.Lock()
 	defer r.reload.Unlock()
 	specs = append([]Spec(nil), specs...)
@@ -130,9 +143,10 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 	r.mu.Unlock()
 	cur := r.cat.Load()
 	var errs []error
-	results := make(chan loadResult, len(specs))
+	results := make(chan loadResult, 2*len(specs)) // an early result and a load each
 	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
 	pending := 0
+	unlisted := map[int]bool{} // the plugins loading that are not listed yet
 	for i, spec := range specs {
 		prev := findSlot(cur.plugins, spec)
 		wasm, err := readModule(spec.Path, r.opts.Engine.MaxModuleSize())
@@ -145,10 +159,19 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 			continue
 		}
 		pending++
+		unlisted[i] = true
 		r.mu.Lock()
 		r.loads[slotOf(spec)] = spec.Path
 		r.mu.Unlock()
 		go func() {
+			// A plugin with no version serving is listed from its cached
+			// manifest, if it has one, before it compiles.
+			var ep *Plugin
+			if prev == nil {
+				if ep = early(r.deps(), spec, wasm); ep != nil {
+					results <- loadResult{i: i, p: ep, early: true}
+				}
+			}
 			// At most GOMAXPROCS compile at once. The slot is given back
 			// when the module has compiled: a plugin whose describe
 			// hangs until its timeout must not hold back the others
@@ -165,12 +188,22 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 			d := r.deps()
 			d.compiled = release
 			p, err := load(ctx, d, spec, wasm)
-			results <- loadResult{i: i, p: p, err: err}
+			results <- loadResult{i: i, p: p, err: err, after: ep}
 		}()
+	}
+	noteListed := func(batch []loadResult) {
+		for _, o := range batch {
+			delete(unlisted, o.i)
+		}
+		if listed != nil && len(unlisted) == 0 {
+			listed()
+			listed = nil
+		}
 	}
 	// Drop what is no longer configured at once, then install each plugin
 	// as it arrives (those that arrive together at once).
 	errs = append(errs, r.install(cur, specs, nil)...)
+	noteListed(nil)
 	for pending > 0 {
 		batch := []loadResult{<-results}
 	drain:
@@ -182,8 +215,16 @@ func (r *Registry) Reload(ctx context.Context, specs []Spec) error {
 				break drain
 			}
 		}
-		pending -= len(batch)
+		for _, o := range batch {
+			if !o.early {
+				pending--
+			}
+		}
 		errs = append(errs, r.install(cur, specs, batch)...)
+		noteListed(batch)
+	}
+	if listed != nil {
+		listed()
 	}
 	return errors.Join(errs...)
 }
@@ -216,11 +257,22 @@ type digestLock struct {
 	refs int // holders and waiters, guarded by Registry.digestMu
 }
 
-// loadResult is the outcome of loading specs[i].
+// completed reports whether q is an early plugin that a load of the
+// batch completes (replaces, or drops after it failed).
+func completed(completes map[*Plugin]*Plugin, q *Plugin) bool {
+	_, ok := completes[q]
+	return ok
+}
+
+// loadResult is the outcome of loading specs[i]: the plugin loaded, or
+// listed from its cached manifest (early); after is the early plugin
+// that a load completes, nil for none.
 type loadResult struct {
-	i   int
-	p   *Plugin
-	err error
+	i     int
+	p     *Plugin
+	err   error
+	early bool
+	after *Plugin
 }
 
 func (r *Registry) deps() loadDeps {
@@ -236,9 +288,17 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 	defer r.mu.Unlock()
 	var errs []error
 	fresh := map[int]*Plugin{}
+	// An early plugin that its load replaces, or drops when the load
+	// failed (it had no version before it to keep serving).
+	completes := map[*Plugin]*Plugin{}
 	for _, o := range batch {
 		spec := specs[o.i]
-		delete(r.loads, slotOf(spec))
+		if o.after != nil {
+			completes[o.after] = o.p
+		}
+		if !o.early {
+			delete(r.loads, slotOf(spec))
+		}
 		if o.err != nil {
 			r.log.Error("plugin failed to load", "path", spec.Path, "error", o.err)
 			errs = append(errs, &LoadError{Spec: spec, Err: o.err})
@@ -246,6 +306,19 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 		}
 		fresh[o.i] = o.p
 	}
+	// Calls waiting on an early plugin go to its load once that is
+	// served (so that what they report, list_changed say, reaches the
+	// version serving), or fail.
+	defer func() {
+		cat := r.cat.Load()
+		for ep, p := range completes {
+			if p != nil && slices.Contains(cat.plugins, p) {
+				ep.pool.(*pendingPool).finish(p.pool, nil)
+			} else {
+				ep.pool.(*pendingPool).finish(nil, nil)
+			}
+		}
+	}()
 	if r.closed {
 		for _, p := range fresh {
 			go p.close(context.Background())
@@ -258,7 +331,9 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 		if p := fresh[i]; p != nil {
 			next = append(next, p)
 		} else if q := findSlot(cur.plugins, spec); q != nil {
-			next = append(next, q)
+			if !completed(completes, q) {
+				next = append(next, q)
+			}
 		}
 	}
 	// What served before the Reload claims its names first, then new
@@ -286,7 +361,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 		for _, c := range collisions {
 			r.log.Error("plugin refused", "plugin", c.loser.name, "error", c)
 			errs = append(errs, &LoadError{Spec: c.loser.spec, Err: c})
-			if q := findSlot(cur.plugins, c.loser.spec); q != nil && q != c.loser {
+			if q := findSlot(cur.plugins, c.loser.spec); q != nil && q != c.loser && !completed(completes, q) {
 				r.log.Warn("previous version keeps serving", "plugin", q.name)
 				for i := range next {
 					if next[i] == c.loser {
@@ -323,7 +398,11 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 			go p.close(context.Background())
 			continue
 		}
-		r.log.Info("plugin loaded", "plugin", p.name, "tools", len(p.tools), "resources", len(p.resources),
+		msg := "plugin loaded"
+		if p.provisional() {
+			msg = "plugin listed from its cached manifest; loading"
+		}
+		r.log.Info(msg, "plugin", p.name, "tools", len(p.tools), "resources", len(p.resources),
 			"templates", len(p.templates), "prompts", len(p.prompts), "sha256", p.digest[:12])
 	}
 	r.announce(cur, cat)
@@ -498,8 +577,8 @@ func (r *Registry) describeLoop(p *Plugin) {
 // the plugin asked.
 func (r *Registry) redescribe(p *Plugin, kinds uint32) {
 	cur := findSlot(r.cat.Load().plugins, p.spec)
-	if cur == nil || cur.rt != p.rt {
-		return // replaced or removed meanwhile
+	if cur == nil || (cur.rt != p.rt && !p.provisional()) {
+		return // replaced or removed meanwhile (an early plugin's report is its load's)
 	}
 	np := *cur
 	np.tools, np.prompts, np.resources, np.templates = nil, nil, nil, nil

@@ -62,7 +62,10 @@ type Options struct {
 	// loading, so that a transport can answer initialize at once (wasmcp
 	// serve). The lists (tools/list, prompts/list, resources/list,
 	// resources/templates/list) and the calls then wait until every plugin
-	// has loaded or failed, at most LoadWait from New; the plugins still
+	// is listed (from the manifest it described at an earlier start, kept
+	// in the compilation cache, or loaded) or has failed, at most
+	// LoadWait from New (a call to a plugin listed from its cached
+	// manifest waits for it to load); the plugins still
 	// loading after that are served, with list_changed, as each is ready.
 	// The failures of plugins that must load arrive on StartErr instead of
 	// being returned by New. url plugins resolve in the background too:
@@ -384,7 +387,14 @@ func (s *Server) load(ctx context.Context, specs []plugins.Spec, wait time.Durat
 	result := make(chan error, 1)
 	go func() {
 		defer close(s.loaded)
-		result <- s.reg.Load(loadCtx, specs)
+		// The lists open as soon as every plugin is listed: plugins
+		// with a cached manifest are, before they have compiled (their
+		// calls wait for them).
+		result <- s.reg.LoadListed(loadCtx, specs, func() {
+			if s.gate != nil {
+				s.gate.open()
+			}
+		})
 	}()
 	if s.gate != nil {
 		go s.background(loadCtx, result, wait)
