@@ -3,8 +3,10 @@
 # (docs/performance.md, "Start-up"): for 0, 1, 8, 32 and 100 plugins in C,
 # Rust, Go and a mix of the three, and for the 7 bundled examples, cold
 # (empty cache) and warm: the time from exec to the initialize answer, to
-# tools/list listing every tool and to the first tools/call's answer, and
-# the RSS after tools/list.
+# tools/list listing every tool and to the first tools/call's answer, the
+# RSS after tools/list, and the time until every plugin has loaded (those
+# listed from their cached manifests load after tools/list) and the RSS
+# then.
 #
 #   bench/startup.sh [--runs N] [--old REV] [--sets c,rust,go,mix,bundled] [--sizes 0,1,8,32,100] [--no-cold]
 #
@@ -77,8 +79,8 @@ count_tools() {
 	"$work/startup" -bin "$work/wasmcp-new" -config "$1" -runs 1 -label x 2>/dev/null | awk -F'|' '{gsub(/ /, "", $8); print $8}'
 }
 
-echo "| plugins | cache | initialize | tools/list | first call | RSS | tools | binary |"
-echo "|---|---|---:|---:|---:|---:|---:|---|"
+echo "| plugins | cache | initialize | tools/list | first call | RSS | tools | all loaded | RSS loaded | binary |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 IFS=, read -ra setlist <<<"$sets"
 IFS=, read -ra sizelist <<<"$sizes"
 for set in "${setlist[@]}"; do
@@ -103,7 +105,7 @@ for set in "${setlist[@]}"; do
 			flags=()
 			[ "$m" = cold ] && flags=(-cold)
 			for b in "${bins[@]}"; do
-				"$work/startup" -bin "${b#*=}" -config "$cfg" -tools "$want" "${callargs[@]}" -runs "$runs" "${flags[@]}" \
+				"$work/startup" -bin "${b#*=}" -config "$cfg" -tools "$want" -plugins "$n" "${callargs[@]}" -runs "$runs" "${flags[@]}" \
 					-label "$n $set" | sed "s/\$/ ${b%%=*} |/"
 			done
 		done

@@ -51,12 +51,12 @@ func cacheManifest(d loadDeps, p *Plugin, out []byte) {
 }
 
 // early returns spec's plugin built from its cached manifest, served
-// until the plugin has loaded; nil when there is none to use.
-func early(d loadDeps, spec Spec, wasm []byte) *Plugin {
+// until the plugin has loaded; nil when there is none to use. wasm is
+// its module, digest digestOf(wasm).
+func early(d loadDeps, spec Spec, wasm []byte, digest string) *Plugin {
 	if component.IsComponent(wasm) {
 		return nil
 	}
-	digest := digestOf(wasm)
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, digest) {
 		return nil // load refuses it
 	}

@@ -160,7 +160,7 @@ func TestEarlyManifestStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := reg.deps()
-	if early(d, spec, e.wasm) == nil {
+	if early(d, spec, e.wasm, digestOf(e.wasm)) == nil {
 		t.Fatal("no early plugin for the spec just loaded")
 	}
 	env := spec
@@ -180,7 +180,7 @@ func TestEarlyManifestStale(t *testing.T) {
 		{"name", renamed, e.wasm},
 		{"module", spec, append(append([]byte(nil), e.wasm...), 0, 4, 1, 'x', 0, 0)}, // a custom section more
 	} {
-		if p := early(d, tc.spec, tc.wasm); p != nil {
+		if p := early(d, tc.spec, tc.wasm, digestOf(tc.wasm)); p != nil {
 			t.Errorf("%s changed: served from the cache: %s", tc.name, strings.Join(p.ToolNames(), ","))
 		}
 	}

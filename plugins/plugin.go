@@ -157,16 +157,9 @@ type loadDeps struct {
 // sha256 pin.
 var ErrDigestMismatch = errors.New("sha256 mismatch")
 
-// load reads, verifies, compiles and describes one plugin. wasm may be
-// given (already read) or nil to read spec.Path.
-func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte) (_ *Plugin, err error) {
-	if wasm == nil {
-		wasm, err = readModule(spec.Path, d.engine.MaxModuleSize())
-		if err != nil {
-			return nil, fmt.Errorf("read plugin: %w", err)
-		}
-	}
-	digest := digestOf(wasm)
+// load verifies, compiles and describes one plugin: wasm is its file's
+// content, digest digestOf(wasm).
+func load(ctx context.Context, d loadDeps, spec Spec, wasm []byte, digest string) (_ *Plugin, err error) {
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, digest) {
 		return nil, fmt.Errorf("%w: file has %s, config pins %s", ErrDigestMismatch, digest, spec.SHA256)
 	}

@@ -147,31 +147,51 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
 	pending := 0
 	unlisted := map[int]bool{} // the plugins loading that are not listed yet
+	var looked sync.WaitGroup  // the lookups of cached manifests
+	looked.Add(1)              // and this loop, which starts them
 	for i, spec := range specs {
 		prev := findSlot(cur.plugins, spec)
-		wasm, err := readModule(spec.Path, r.opts.Engine.MaxModuleSize())
-		if err != nil {
-			r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
-			errs = append(errs, &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)})
-			continue
-		}
-		if prev != nil && sameSpec(prev.spec, spec) && prev.digest == digestOf(wasm) {
-			continue
+		var wasm []byte
+		if prev != nil { // unchanged (the same spec and content) stays
+			var err error
+			wasm, err = readModule(spec.Path, r.opts.Engine.MaxModuleSize())
+			if err != nil {
+				r.log.Error("plugin failed to load", "path", spec.Path, "error", err)
+				errs = append(errs, &LoadError{Spec: spec, Err: fmt.Errorf("read: %w", err)})
+				continue
+			}
+			if sameSpec(prev.spec, spec) && prev.digest == digestOf(wasm) {
+				continue
+			}
 		}
 		pending++
 		unlisted[i] = true
 		r.mu.Lock()
 		r.loads[slotOf(spec)] = spec.Path
 		r.mu.Unlock()
+		looked.Add(1)
 		go func() {
 			// A plugin with no version serving is listed from its cached
-			// manifest, if it has one, before it compiles.
+			// manifest, if it has one, before it compiles; the compiles
+			// start once every plugin has looked (they would take the
+			// processors from the lookups).
+			if wasm == nil { // new: read here, beside the others
+				var err error
+				if wasm, err = readModule(spec.Path, r.opts.Engine.MaxModuleSize()); err != nil {
+					looked.Done()
+					results <- loadResult{i: i, err: fmt.Errorf("read: %w", err)}
+					return
+				}
+			}
+			digest := digestOf(wasm)
 			var ep *Plugin
 			if prev == nil {
-				if ep = early(r.deps(), spec, wasm); ep != nil {
+				if ep = early(r.deps(), spec, wasm, digest); ep != nil {
 					results <- loadResult{i: i, p: ep, early: true}
 				}
 			}
+			looked.Done()
+			looked.Wait()
 			// At most GOMAXPROCS compile at once. The slot is given back
 			// when the module has compiled: a plugin whose describe
 			// hangs until its timeout must not hold back the others
@@ -182,15 +202,16 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 			// their compiled code, and compiling the same module
 			// concurrently in one runtime can panic in wazero (seen
 			// with two copies of one file, about 1 run in 20).
-			unlock := r.lockDigest(digestOf(wasm))
+			unlock := r.lockDigest(digest)
 			release := sync.OnceFunc(func() { unlock(); <-sem })
 			defer release()
 			d := r.deps()
 			d.compiled = release
-			p, err := load(ctx, d, spec, wasm)
+			p, err := load(ctx, d, spec, wasm, digest)
 			results <- loadResult{i: i, p: p, err: err, after: ep}
 		}()
 	}
+	looked.Done()
 	noteListed := func(batch []loadResult) {
 		for _, o := range batch {
 			delete(unlisted, o.i)

@@ -2,11 +2,14 @@
 // client that has just started it on stdio, and what it holds once it
 // has: the time from exec to the initialize answer, to a tools/list
 // answer that lists every expected tool, and to the first tools/call's
-// answer, and the process's RSS after tools/list. bench/startup.sh runs it
+// answer, and the process's RSS after tools/list; then, with -plugins N,
+// the time until the server has logged N plugins loaded (plugins listed
+// from their cached manifests keep loading after tools/list) and the
+// RSS then. bench/startup.sh runs it
 // over plugin sets of several sizes and languages, cold (an empty cache)
 // and warm.
 //
-//	startup -bin wasmcp -config wasmcp.toml -tools 32 -call p0_echo -args '{"text":"hi"}' -runs 3 [-cold]
+//	startup -bin wasmcp -config wasmcp.toml -tools 32 -plugins 32 -call p0_echo -args '{"text":"hi"}' -runs 3 [-cold]
 //
 // Each run is one process. Without -cold, one untimed run first fills the
 // cache (XDG_CACHE_HOME in a temporary directory of its own); with -cold,
@@ -15,6 +18,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,6 +38,7 @@ func main() {
 	bin := flag.String("bin", "wasmcp", "the wasmcp binary")
 	cfg := flag.String("config", "", "its configuration file")
 	tools := flag.Int("tools", 0, "tools/list must list at least this many tools")
+	plugins := flag.Int("plugins", 0, "wait for this many plugins loaded (0: do not wait)")
 	call := flag.String("call", "", "a tool to call after tools/list (none: no first call)")
 	args := flag.String("args", "{}", "the call's arguments")
 	runs := flag.Int("runs", 3, "measured runs")
@@ -40,7 +46,7 @@ func main() {
 	label := flag.String("label", "", "the label of the printed line")
 	timeout := flag.Duration("timeout", 2*time.Minute, "the longest one run may take")
 	flag.Parse()
-	if err := run(*bin, *cfg, *tools, *call, json.RawMessage(*args), *runs, *cold, *label, *timeout); err != nil {
+	if err := run(*bin, *cfg, *tools, *plugins, *call, json.RawMessage(*args), *runs, *cold, *label, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "startup:", err)
 		os.Exit(1)
 	}
@@ -48,19 +54,19 @@ func main() {
 
 // sample is what one run measured.
 type sample struct {
-	initialize, list, call time.Duration
-	rssKiB                 int
-	tools                  int
+	initialize, list, call, loaded time.Duration
+	rssKiB, loadedKiB              int
+	tools                          int
 }
 
-func run(bin, cfg string, tools int, call string, args json.RawMessage, runs int, cold bool, label string, timeout time.Duration) error {
+func run(bin, cfg string, tools, plugins int, call string, args json.RawMessage, runs int, cold bool, label string, timeout time.Duration) error {
 	warm, err := os.MkdirTemp("", "wasmcp-startup-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(warm)
 	if !cold {
-		if _, err := once(bin, cfg, warm, tools, call, args, timeout); err != nil {
+		if _, err := once(bin, cfg, warm, tools, plugins, call, args, timeout); err != nil {
 			return fmt.Errorf("warming the cache: %w", err)
 		}
 	}
@@ -70,7 +76,7 @@ func run(bin, cfg string, tools int, call string, args json.RawMessage, runs int
 		if cold {
 			cache = filepath.Join(warm, strconv.Itoa(i))
 		}
-		s, err := once(bin, cfg, cache, tools, call, args, timeout)
+		s, err := once(bin, cfg, cache, tools, plugins, call, args, timeout)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
@@ -89,22 +95,27 @@ func run(bin, cfg string, tools int, call string, args json.RawMessage, runs int
 	if call != "" {
 		firstCall = fmt.Sprintf("%.0f ms", med(func(s sample) float64 { return ms(s.call) }))
 	}
+	loaded, loadedRSS := "-", "-"
+	if plugins > 0 {
+		loaded = fmt.Sprintf("%.0f ms", med(func(s sample) float64 { return ms(s.loaded) }))
+		loadedRSS = fmt.Sprintf("%.0f MiB", med(func(s sample) float64 { return float64(s.loadedKiB) / 1024 }))
+	}
 	mode := "warm"
 	if cold {
 		mode = "cold"
 	}
-	fmt.Printf("| %s | %s | %.0f ms | %.0f ms | %s | %.0f MiB | %d |\n", label, mode,
+	fmt.Printf("| %s | %s | %.0f ms | %.0f ms | %s | %.0f MiB | %d | %s | %s |\n", label, mode,
 		med(func(s sample) float64 { return ms(s.initialize) }),
 		med(func(s sample) float64 { return ms(s.list) }),
 		firstCall,
 		med(func(s sample) float64 { return float64(s.rssKiB) / 1024 }),
-		ss[0].tools)
+		ss[0].tools, loaded, loadedRSS)
 	return nil
 }
 
 // once starts the server with cache as its XDG_CACHE_HOME and measures
 // one start.
-func once(bin, cfg, cache string, tools int, call string, args json.RawMessage, timeout time.Duration) (sample, error) {
+func once(bin, cfg, cache string, tools, plugins int, call string, args json.RawMessage, timeout time.Duration) (sample, error) {
 	var s sample
 	cmd := exec.Command(bin, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
@@ -116,8 +127,11 @@ func once(bin, cfg, cache string, tools int, call string, args json.RawMessage, 
 	if err != nil {
 		return s, err
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &logCounter{want: []byte(`msg="plugin loaded"`), n: plugins, reached: make(chan struct{})}
+	if plugins <= 0 {
+		close(stderr.reached)
+	}
+	cmd.Stderr = stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return s, err
@@ -200,6 +214,17 @@ func once(bin, cfg, cache string, tools int, call string, args json.RawMessage, 
 		}
 		s.call = time.Since(t)
 	}
+	if plugins > 0 {
+		select {
+		case <-stderr.reached:
+		case <-time.After(timeout):
+			return fail(fmt.Errorf("fewer than %d plugins loaded", plugins))
+		}
+		s.loaded = time.Since(start)
+		if s.loadedKiB, err = rss(cmd.Process.Pid); err != nil {
+			return fail(err)
+		}
+	}
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		var ee *exec.ExitError
@@ -228,4 +253,33 @@ func rss(pid int) (int, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// logCounter keeps the server's log and closes reached once it holds n
+// lines with want.
+type logCounter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	want    []byte
+	n, seen int
+	reached chan struct{}
+}
+
+func (l *logCounter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.seen < l.n {
+		l.seen = bytes.Count(l.buf.Bytes(), l.want)
+		if l.seen >= l.n {
+			close(l.reached)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *logCounter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
