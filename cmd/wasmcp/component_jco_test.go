@@ -326,7 +326,8 @@ func sameJSON(t *testing.T, a, b any) (string, string, bool) {
 // Rust from testdata/components, componentize-js's js-wasi from
 // hostapi/wasip2/testdata) through the real server, over stdio,
 // and makes calls with string, integer, record, list, variant, enum,
-// flags, option and result values, ok and err; the same calls, with the
+// flags, option and result values, ok and err, and a fetch of a loopback
+// server the js-wasi plugin's http grant names; the same calls, with the
 // same arguments, run on the reference host (jco transpile, Node 22,
 // preview2-shim), which is given the environment wasmcp's env grant
 // gives. What wasmcp answers (structuredContent's result, or for the err
@@ -337,15 +338,17 @@ func TestComponentMatchesJco(t *testing.T) {
 		tool string
 		args map[string]any
 	}
+	web := newLoopbackServer(t, "fetched from loopback ✓")
 	corpus := []struct {
 		name, path, prefix string
+		http               []string // the http grant
 		calls              []call
 	}{
-		{"c-echo", "testdata/components/c-echo.wasm", "", []call{
+		{"c-echo", "testdata/components/c-echo.wasm", "", nil, []call{
 			{"echo", map[string]any{"text": "héllo, wörld ✓"}},
 			{"echo", map[string]any{"text": ""}},
 		}},
-		{"c-text", "testdata/components/c-text.wasm", "", []call{
+		{"c-text", "testdata/components/c-text.wasm", "", nil, []call{
 			{"greet", map[string]any{"name": "Ann"}},
 			{"add", map[string]any{"a": -7, "b": 3}},
 			{"add", map[string]any{"a": 2147483647, "b": 1}}, // wraps
@@ -355,7 +358,7 @@ func TestComponentMatchesJco(t *testing.T) {
 			{"wasmcp_c-text_text_0_1_0_upper", map[string]any{"s": "abc xyz"}},
 			{"wasmcp_c-text_text_0_1_0_upper", map[string]any{"s": ""}},
 		}},
-		{"rust-shapes", "testdata/components/rust-shapes.wasm", "", []call{
+		{"rust-shapes", "testdata/components/rust-shapes.wasm", "", nil, []call{
 			{"reverse", map[string]any{"s": "añb🙂c"}},
 			{"wasmcp_rust-shapes_shapes_0_1_0_area", map[string]any{"s": map[string]any{"tag": "circle", "val": 1.5}}},
 			{"wasmcp_rust-shapes_shapes_0_1_0_area", map[string]any{"s": map[string]any{"tag": "rect", "val": []any{2, 3.25}}}},
@@ -366,8 +369,9 @@ func TestComponentMatchesJco(t *testing.T) {
 			{"wasmcp_rust-shapes_shapes_0_1_0_centroid", map[string]any{"points": []any{}}},
 			{"wasmcp_rust-shapes_shapes_0_1_0_centroid", map[string]any{"points": []any{map[string]any{"x": 1, "y": 2}, map[string]any{"x": 4, "y": -7}}}},
 		}},
-		{"js-wasi", "hostapi/wasip2/testdata/js-wasi.wasm", "js_", []call{
+		{"js-wasi", "hostapi/wasip2/testdata/js-wasi.wasm", "js_", []string{web.URL + "/"}, []call{
 			{"js_greet", map[string]any{"name": "JS ✓"}},
+			{"js_fetch-text", map[string]any{"url": web.URL + "/diff"}}, // an http call granted
 			{"js_randoms", map[string]any{"n": 0}},
 			{"js_random-bytes", map[string]any{"n": 0}},
 		}},
@@ -375,8 +379,9 @@ func TestComponentMatchesJco(t *testing.T) {
 	root := repoRoot(t)
 	var toml strings.Builder
 	for _, c := range corpus {
-		fmt.Fprintf(&toml, "[[plugins]]\nname = %q\npath = %q\nprefix = %q\n[plugins.grants]\nenv = { DIFF_KEY = \"granted value\" }\n\n",
-			c.name, filepath.Join(root, c.path), c.prefix)
+		http, _ := json.Marshal(append([]string{}, c.http...)) // a TOML array of strings
+		fmt.Fprintf(&toml, "[[plugins]]\nname = %q\npath = %q\nprefix = %q\n[plugins.grants]\nenv = { DIFF_KEY = \"granted value\" }\nhttp = %s\n\n",
+			c.name, filepath.Join(root, c.path), c.prefix, http)
 	}
 	srv := newStdioClient(t, "--config", writeConfig(t, toml.String()))
 	for _, c := range corpus {
@@ -440,6 +445,10 @@ func TestComponentMatchesJco(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Both hosts sent the granted request.
+	if seen := web.seen(); !testing.Short() && strings.Join(seen, " ") != "/diff /diff" {
+		t.Errorf("the loopback server saw %q, want the fetch of each host", seen)
 	}
 }
 
