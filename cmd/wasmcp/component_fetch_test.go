@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -41,6 +42,37 @@ func (s *loopbackServer) seen() []string {
 	return append([]string(nil), s.paths...)
 }
 
+// lockedBuffer collects a server's log while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// await reports whether a line holding "http request denied" and want is
+// logged within d.
+func (l *lockedBuffer) await(want string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(l.String(), "\n") {
+			if strings.Contains(line, "http request denied") && strings.Contains(line, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // waitForTool lists tools until name is among them (a component compiles
 // in the background; the 12 MB JavaScript one takes seconds cold).
 func waitForTool(t *testing.T, c mcpClient, name string) {
@@ -61,13 +93,15 @@ func waitForTool(t *testing.T, c mcpClient, name string) {
 
 // TestComponentFetchGrants: the componentize-js component of hostapi/wasip2's
 // tests (js-wasi.wasm, rebuilt by hostapi/wasip2/testdata/build.sh) calls
-// fetch (wasi:http/outgoing-handler) in its fetch-text through the real server,
-// over stdio on 2025-11-25 and over HTTP on 2026-07-28. It is served twice:
+// fetch (wasi:http/outgoing-handler) in its fetch-text through the real
+// server, over stdio on 2025-11-25 and over HTTP on 2026-07-28. It is
+// served twice:
 // as "granted", whose http grant names one loopback server, and as "bare",
 // with no http grant. A GET of the granted server answers with the body
 // that server sent; the same GET from "bare", and a GET of a second
 // loopback server the grant does not name, are refused (an err result
-// naming the denial) and the server asked sees no request.
+// with fetch's NetworkError) and the server asked sees no request; over HTTP,
+// where the test reads the server's log, the log names each denied URL.
 func TestComponentFetchGrants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a 12 MB component")
@@ -92,13 +126,16 @@ prefix = "bare_"
 `, wasm, allowed.URL+"/", wasm))
 
 	transports := []struct {
-		name  string
-		start func(t *testing.T) mcpClient
+		name string
+		// start starts the server; its log is nil when not kept.
+		start func(t *testing.T) (mcpClient, *lockedBuffer)
 	}{
-		{"stdio", func(t *testing.T) mcpClient { return newStdioClient(t, "--config", cfg) }},
-		{"http", func(t *testing.T) mcpClient {
+		{"stdio", func(t *testing.T) (mcpClient, *lockedBuffer) { return newStdioClient(t, "--config", cfg), nil }},
+		{"http", func(t *testing.T) (mcpClient, *lockedBuffer) {
 			_, _, stderr := startServe(t, nil, "--config", cfg, "--http", "127.0.0.1:0")
-			return &httpClient2026{t: t, url: servedURL(t, stderr), caps: map[string]any{}}
+			log := &lockedBuffer{}
+			url := servedURL(t, io.TeeReader(stderr, log))
+			return &httpClient2026{t: t, url: url, caps: map[string]any{}}, log
 		}},
 	}
 	// StarlingMonkey's fetch turns every wasi:http error-code (here
@@ -118,7 +155,7 @@ prefix = "bare_"
 	}
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			c := tr.start(t)
+			c, log := tr.start(t)
 			waitForTool(t, c, "granted_fetch-text")
 			waitForTool(t, c, "bare_fetch-text")
 			for _, tc := range cases {
@@ -137,6 +174,10 @@ prefix = "bare_"
 					if want := []string{path}; tc.isErr {
 						if len(seen) != 0 {
 							t.Errorf("a refused fetch reached the loopback server: %q", seen)
+						}
+						// The server's log says why.
+						if want := "url=" + tc.server.URL + path; log != nil && !log.await(want, 5*time.Second) {
+							t.Errorf("no denial with %s in the server's log:\n%s", want, log.String())
 						}
 					} else if strings.Join(seen, " ") != strings.Join(want, " ") {
 						t.Errorf("the loopback server saw %q, want %q", seen, want)
