@@ -324,8 +324,8 @@ func sameJSON(t *testing.T, a, b any) (string, string, bool) {
 
 // TestComponentMatchesJco serves the corpus components (jco-wrapped C and
 // Rust from testdata/components, componentize-js's js-wasi from
-// hostapi/wasip2/testdata) through the real server, over stdio,
-// and makes calls with string, integer, record, list, variant, enum,
+// hostapi/wasip2/testdata) through the real server, over stdio on
+// 2025-11-25 and over HTTP on 2026-07-28, and makes calls with string, integer, record, list, variant, enum,
 // flags, option and result values, ok and err, and a fetch of a loopback
 // server the js-wasi plugin's http grant names; the same calls, with the
 // same arguments, run on the reference host (jco transpile, Node 22,
@@ -383,7 +383,15 @@ func TestComponentMatchesJco(t *testing.T) {
 		fmt.Fprintf(&toml, "[[plugins]]\nname = %q\npath = %q\nprefix = %q\n[plugins.grants]\nenv = { DIFF_KEY = \"granted value\" }\nhttp = %s\n\n",
 			c.name, filepath.Join(root, c.path), c.prefix, http)
 	}
-	srv := newStdioClient(t, "--config", writeConfig(t, toml.String()))
+	cfg := writeConfig(t, toml.String())
+	_, _, stderr := startServe(t, nil, "--config", cfg, "--http", "127.0.0.1:0")
+	servers := []struct {
+		name string
+		c    mcpClient
+	}{
+		{"stdio", newStdioClient(t, "--config", cfg)},
+		{"http", &httpClient2026{t: t, url: servedURL(t, stderr), caps: map[string]any{}}},
+	}
 	for _, c := range corpus {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "js-wasi" && testing.Short() {
@@ -425,30 +433,33 @@ func TestComponentMatchesJco(t *testing.T) {
 				}
 			}
 			ref := runJco(t, node, npmDir, wasm, []string{"DIFF_KEY=granted value"}, calls)
-			waitForTool(t, srv, c.calls[0].tool)
-			for i, cl := range c.calls {
-				tl := tools[cl.tool]
-				res, e, _ := srv.call("tools/call", map[string]any{"name": cl.tool, "arguments": cl.args})
-				if e != nil {
-					t.Fatalf("%s %v: %v", cl.tool, cl.args, e)
-				}
-				got, err := wasmcpForm(tl.Result, res)
-				if err != nil {
-					t.Fatalf("%s %v: %v", cl.tool, cl.args, err)
-				}
-				want, err := jcoForm(tl.Result, ref[i])
-				if err != nil {
-					t.Fatalf("%s %v on jco: %v", cl.tool, cl.args, err)
-				}
-				if g, w, same := sameJSON(t, got, want); !same {
-					t.Errorf("%s %v: wasmcp %s, jco %s", cl.tool, cl.args, g, w)
+			for _, srv := range servers {
+				waitForTool(t, srv.c, c.calls[0].tool)
+				for i, cl := range c.calls {
+					tl := tools[cl.tool]
+					res, e, _ := srv.c.call("tools/call", map[string]any{"name": cl.tool, "arguments": cl.args})
+					if e != nil {
+						t.Fatalf("%s: %s %v: %v", srv.name, cl.tool, cl.args, e)
+					}
+					got, err := wasmcpForm(tl.Result, res)
+					if err != nil {
+						t.Fatalf("%s: %s %v: %v", srv.name, cl.tool, cl.args, err)
+					}
+					want, err := jcoForm(tl.Result, ref[i])
+					if err != nil {
+						t.Fatalf("%s %v on jco: %v", cl.tool, cl.args, err)
+					}
+					if g, w, same := sameJSON(t, got, want); !same {
+						t.Errorf("%s: %s %v: wasmcp %s, jco %s", srv.name, cl.tool, cl.args, g, w)
+					}
 				}
 			}
 		})
 	}
-	// Both hosts sent the granted request.
-	if seen := web.seen(); !testing.Short() && strings.Join(seen, " ") != "/diff /diff" {
-		t.Errorf("the loopback server saw %q, want the fetch of each host", seen)
+	// Each host sent the granted request: jco, then wasmcp over each
+	// transport.
+	if seen := web.seen(); !testing.Short() && strings.Join(seen, " ") != "/diff /diff /diff" {
+		t.Errorf("the loopback server saw %q, want the fetch of jco and of each server", seen)
 	}
 }
 
