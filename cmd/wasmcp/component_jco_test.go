@@ -326,8 +326,10 @@ func sameJSON(t *testing.T, a, b any) (string, string, bool) {
 // Rust from testdata/components, componentize-js's js-wasi from
 // hostapi/wasip2/testdata) through the real server, over stdio on
 // 2025-11-25 and over HTTP on 2026-07-28, and makes calls with string, integer, record, list, variant, enum,
-// flags, option and result values, ok and err, and a fetch of a loopback
-// server the js-wasi plugin's http grant names; the same calls, with the
+// flags, option and result values, ok and err, file reads, listings and
+// writes in a mount (rust-files, its errors the text of the WASI error
+// code), and a fetch of a loopback server the js-wasi plugin's http grant
+// names; the same calls, with the
 // same arguments, run on the reference host (jco transpile, Node 22,
 // preview2-shim), which is given the environment wasmcp's env grant
 // gives. What wasmcp answers (structuredContent's result, or for the err
@@ -339,16 +341,35 @@ func TestComponentMatchesJco(t *testing.T) {
 		args map[string]any
 	}
 	web := newLoopbackServer(t, "fetched from loopback ✓")
+	// rust-files' directory, mounted at the same path inside as outside
+	// (preview2-shim's preopen is the host's /), laid out anew before
+	// each host makes its calls.
+	files := t.TempDir()
+	layFiles := func() {
+		t.Helper()
+		if err := os.RemoveAll(files); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(files, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{"a.txt": "alpha ✓", "b.txt": "", "sub/c.txt": "gamma"} {
+			if err := os.WriteFile(filepath.Join(files, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	corpus := []struct {
 		name, path, prefix string
 		http               []string // the http grant
+		fs                 string   // a read-write mount, or ""
 		calls              []call
 	}{
-		{"c-echo", "testdata/components/c-echo.wasm", "", nil, []call{
+		{"c-echo", "testdata/components/c-echo.wasm", "", nil, "", []call{
 			{"echo", map[string]any{"text": "héllo, wörld ✓"}},
 			{"echo", map[string]any{"text": ""}},
 		}},
-		{"c-text", "testdata/components/c-text.wasm", "", nil, []call{
+		{"c-text", "testdata/components/c-text.wasm", "", nil, "", []call{
 			{"greet", map[string]any{"name": "Ann"}},
 			{"add", map[string]any{"a": -7, "b": 3}},
 			{"add", map[string]any{"a": 2147483647, "b": 1}}, // wraps
@@ -358,7 +379,7 @@ func TestComponentMatchesJco(t *testing.T) {
 			{"wasmcp_c-text_text_0_1_0_upper", map[string]any{"s": "abc xyz"}},
 			{"wasmcp_c-text_text_0_1_0_upper", map[string]any{"s": ""}},
 		}},
-		{"rust-shapes", "testdata/components/rust-shapes.wasm", "", nil, []call{
+		{"rust-shapes", "testdata/components/rust-shapes.wasm", "", nil, "", []call{
 			{"reverse", map[string]any{"s": "añb🙂c"}},
 			{"wasmcp_rust-shapes_shapes_0_1_0_area", map[string]any{"s": map[string]any{"tag": "circle", "val": 1.5}}},
 			{"wasmcp_rust-shapes_shapes_0_1_0_area", map[string]any{"s": map[string]any{"tag": "rect", "val": []any{2, 3.25}}}},
@@ -369,7 +390,17 @@ func TestComponentMatchesJco(t *testing.T) {
 			{"wasmcp_rust-shapes_shapes_0_1_0_centroid", map[string]any{"points": []any{}}},
 			{"wasmcp_rust-shapes_shapes_0_1_0_centroid", map[string]any{"points": []any{map[string]any{"x": 1, "y": 2}, map[string]any{"x": 4, "y": -7}}}},
 		}},
-		{"js-wasi", "hostapi/wasip2/testdata/js-wasi.wasm", "js_", []string{web.URL + "/"}, []call{
+		{"rust-files", "testdata/components/rust-files.wasm", "", nil, files, []call{
+			{"list-dir", map[string]any{"path": files}},
+			{"read-file", map[string]any{"path": files + "/a.txt"}},
+			{"read-file", map[string]any{"path": files + "/sub/c.txt"}},
+			{"read-file", map[string]any{"path": files + "/missing.txt"}}, // an err: the error code's text
+			{"list-dir", map[string]any{"path": files + "/a.txt"}},        // not a directory
+			{"write-file", map[string]any{"path": files + "/new.txt", "text": "written"}},
+			{"read-file", map[string]any{"path": files + "/new.txt"}},
+			{"list-dir", map[string]any{"path": files}},
+		}},
+		{"js-wasi", "hostapi/wasip2/testdata/js-wasi.wasm", "js_", []string{web.URL + "/"}, "", []call{
 			{"js_greet", map[string]any{"name": "JS ✓"}},
 			{"js_fetch-text", map[string]any{"url": web.URL + "/diff"}}, // an http call granted
 			{"js_randoms", map[string]any{"n": 0}},
@@ -380,8 +411,12 @@ func TestComponentMatchesJco(t *testing.T) {
 	var toml strings.Builder
 	for _, c := range corpus {
 		http, _ := json.Marshal(append([]string{}, c.http...)) // a TOML array of strings
-		fmt.Fprintf(&toml, "[[plugins]]\nname = %q\npath = %q\nprefix = %q\n[plugins.grants]\nenv = { DIFF_KEY = \"granted value\" }\nhttp = %s\n\n",
+		fmt.Fprintf(&toml, "[[plugins]]\nname = %q\npath = %q\nprefix = %q\n[plugins.grants]\nenv = { DIFF_KEY = \"granted value\" }\nhttp = %s\n",
 			c.name, filepath.Join(root, c.path), c.prefix, http)
+		if c.fs != "" {
+			fmt.Fprintf(&toml, "fs = [{ host = %q, guest = %q, mode = \"rw\" }]\n", c.fs, c.fs)
+		}
+		toml.WriteString("\n")
 	}
 	cfg := writeConfig(t, toml.String())
 	_, _, stderr := startServe(t, nil, "--config", cfg, "--http", "127.0.0.1:0")
@@ -432,9 +467,11 @@ func TestComponentMatchesJco(t *testing.T) {
 					calls[i].Args = append(calls[i].Args, x)
 				}
 			}
+			layFiles()
 			ref := runJco(t, node, npmDir, wasm, []string{"DIFF_KEY=granted value"}, calls)
 			for _, srv := range servers {
 				waitForTool(t, srv.c, c.calls[0].tool)
+				layFiles()
 				for i, cl := range c.calls {
 					tl := tools[cl.tool]
 					res, e, _ := srv.c.call("tools/call", map[string]any{"name": cl.tool, "arguments": cl.args})
