@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/runtime"
@@ -53,6 +54,8 @@ type Host struct {
 	kv     KV
 	http   *fetcher
 	log    *slog.Logger
+	// deniedAt is when Do last logged a denied request (UnixNano).
+	deniedAt atomic.Int64
 }
 
 // New creates the Host of one plugin. It fails on a malformed HTTP rule.

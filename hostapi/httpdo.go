@@ -3,10 +3,13 @@ package hostapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 )
 
 // Do sends an HTTP request for the plugin under the same grants and
@@ -18,8 +21,36 @@ import (
 // HTTPPolicy.MaxRequestBody and the response body up to MaxResponseBody
 // (ErrHTTPTooBig past either); the policy's timeout bounds it all. The
 // response's Body holds the whole body, already read. Only the method,
-// URL, header and body of req are used.
+// URL, header and body of req are used. A denied request is logged as a
+// warning (see logDenied).
 func (h *Host) Do(ctx context.Context, req *http.Request) (*http.Response, error) {
+	resp, err := h.do(ctx, req)
+	if errors.Is(err, ErrHTTPDenied) {
+		h.logDenied(req)
+	}
+	return resp, err
+}
+
+// logDenied warns that req was denied, at most once a second per plugin
+// (a guest looping over denied requests cannot flood the log): the
+// guest may be told no more than that the request failed (a
+// componentize-js fetch rejects every wasi:http error code with the same
+// NetworkError), so the server's log names the reason. The URL is logged
+// without its query, which may hold a credential.
+func (h *Host) logDenied(req *http.Request) {
+	now, last := time.Now().UnixNano(), h.deniedAt.Load()
+	if now-last < int64(time.Second) || !h.deniedAt.CompareAndSwap(last, now) {
+		return
+	}
+	var u url.URL
+	if req.URL != nil {
+		u = url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host, Path: req.URL.Path}
+	}
+	h.log.Warn("http request denied: no http grant of the plugin allows it, or the address policy refuses its address",
+		"method", req.Method, "url", u.String())
+}
+
+func (h *Host) do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	f := h.http
 	if len(f.rules) == 0 {
 		return nil, ErrHTTPDenied

@@ -1,9 +1,12 @@
 package hostapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -73,5 +76,31 @@ func TestDo(t *testing.T) {
 	none, _ := New(Options{Plugin: "q"})
 	if _, err := none.Do(context.Background(), &http.Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: "127.0.0.1:" + port, Path: "/api/x"}}); !errors.Is(err, ErrHTTPDenied) {
 		t.Errorf("a plugin without http grants: %v", err)
+	}
+}
+
+// TestDoLogsDenied: a denied request is a warning in the plugin's log,
+// naming the method and the URL without its query; a second one within
+// a second is not logged again.
+func TestDoLogsDenied(t *testing.T) {
+	var buf bytes.Buffer
+	h, err := New(Options{Plugin: "p", Grants: Grants{HTTP: []string{"http://127.0.0.1:1/api/"}},
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://127.0.0.1:1/admin?key=secret", "http://127.0.0.1:1/other"} {
+		pu, _ := url.Parse(u)
+		if _, err := h.Do(context.Background(), &http.Request{Method: "GET", URL: pu}); !errors.Is(err, ErrHTTPDenied) {
+			t.Fatalf("Do %s: %v", u, err)
+		}
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("want one log line, got %q: %v", buf.String(), err)
+	}
+	if rec["level"] != "WARN" || rec["plugin"] != "p" || rec["method"] != "GET" || rec["url"] != "http://127.0.0.1:1/admin" ||
+		!strings.HasPrefix(rec["msg"].(string), "http request denied") {
+		t.Errorf("logged %v", rec)
 	}
 }

@@ -10,19 +10,24 @@
 #   hostapi/wasip2/testdata/build.sh
 #
 # The npm packages are pinned by npm/package-lock.json and installed with
-# npm ci into .cache/wasip2-npm at the repository root. The build is not
-# bit-for-bit reproducible for js-wasi.wasm (the initialised engine
-# snapshot differs from run to run), so there is no --check: the tests
-# check what the components do.
+# npm ci into .cache/wasip2-npm at the repository root (also the reference
+# host of cmd/wasmcp's TestComponentMatchesJco: jco-transpile and
+# preview2-shim). The build is not bit-for-bit reproducible for
+# js-wasi.wasm (the initialised engine snapshot differs from run to run),
+# so there is no --check: the tests check what the components do.
 set -euo pipefail
 # shellcheck source=../../../scripts/wasmbuild.sh
 . "$(dirname "$0")/../../../scripts/wasmbuild.sh"
 cd "$here"
 npm_dir="$root/.cache/wasip2-npm"
-if [ ! -d "$npm_dir/node_modules/@bytecodealliance/componentize-js" ]; then
+# The marker .installed, a copy of the lockfile, is written last (as
+# scripts/conformance.sh and cmd/wasmcp's differential test do).
+if ! cmp -s npm/package-lock.json "$npm_dir/.installed"; then
+	rm -rf "$npm_dir"
 	mkdir -p "$npm_dir"
 	cp npm/package.json npm/package-lock.json "$npm_dir/"
 	(cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	cp npm/package-lock.json "$npm_dir/.installed"
 fi
 node wasi-all/build.mjs "$npm_dir/node_modules/@bytecodealliance/jco" .
 node js-wasi/build.mjs "$npm_dir/node_modules/@bytecodealliance/componentize-js" js-wasi.wasm

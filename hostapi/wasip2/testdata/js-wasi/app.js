@@ -33,3 +33,16 @@ export function flood(n, width) {
   for (let i = 0; i < n; i++) console.log(`${i} ${pad}`);
   return n;
 }
+
+// fetchText: an async export; componentize-js runs the event loop (the
+// wasi:http future's pollable) until the promise settles. A thrown value
+// is the err of the result.
+export async function fetchText(url) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw `fetch failed: ${e.message ?? e}`;
+  }
+  return `${res.status} ${await res.text()}`;
+}

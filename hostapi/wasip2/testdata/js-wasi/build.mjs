@@ -10,6 +10,6 @@ const { component } = await componentize(source, {
   sourceName: "app.js",
   witPath: join(here, "world.wit"),
   worldName: "js-wasi",
-  disableFeatures: ["http", "fetch-event"],
+  disableFeatures: ["fetch-event"],
 });
 await writeFile(out, component);
