@@ -104,6 +104,8 @@ type pendingPool struct {
 	pool   callPool // the loaded version's; set before ready is closed
 	err    error    // why it did not load; set before ready is closed
 	limits runtime.Limits
+	// hurry, when set, puts the plugin's load first (a call waits).
+	hurry func()
 }
 
 // finish ends the wait: calls go to pool, or fail with err.
@@ -121,8 +123,15 @@ func (w *pendingPool) finish(pool callPool, err error) {
 func (w *pendingPool) wait(ctx context.Context) (callPool, error) {
 	select {
 	case <-w.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		if w.hurry != nil {
+			w.hurry()
+		}
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if w.err != nil {
 		return nil, errors.Join(errNotLoaded, w.err)

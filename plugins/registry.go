@@ -144,7 +144,7 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 	cur := r.cat.Load()
 	var errs []error
 	results := make(chan loadResult, 2*len(specs)) // an early result and a load each
-	sem := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
+	slots := newLoadSlots(goruntime.GOMAXPROCS(0))
 	pending := 0
 	unlisted := map[int]bool{} // the plugins loading that are not listed yet
 	var looked sync.WaitGroup  // the lookups of cached manifests
@@ -184,29 +184,38 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 				}
 			}
 			digest := digestOf(wasm)
+			w := &slotWait{size: len(wasm), order: i}
 			var ep *Plugin
 			if prev == nil {
 				if ep = early(r.deps(), spec, wasm, digest); ep != nil {
+					ep.pool.(*pendingPool).hurry = func() { slots.hurry(w) }
 					results <- loadResult{i: i, p: ep, early: true}
 				}
 			}
 			looked.Done()
 			looked.Wait()
-			// At most GOMAXPROCS compile at once. The slot is given back
-			// when the module has compiled: a plugin whose describe
-			// hangs until its timeout must not hold back the others
-			// (two such plugins on 2 cores kept every other plugin from
-			// loading until they timed out; TestHostileSlowLoad).
-			sem <- struct{}{}
+			// At most GOMAXPROCS load at once (loadSlots): a load keeps
+			// its slot while it compiles, then at most loadSlotHold.
+			slots.acquire(w)
+			release := sync.OnceFunc(slots.release)
+			var hold *time.Timer
+			defer func() {
+				if hold != nil {
+					hold.Stop()
+				}
+				release()
+			}()
 			// Identical modules never compile at once: wazero shares
 			// their compiled code, and compiling the same module
 			// concurrently in one runtime can panic in wazero (seen
 			// with two copies of one file, about 1 run in 20).
-			unlock := r.lockDigest(digest)
-			release := sync.OnceFunc(func() { unlock(); <-sem })
-			defer release()
+			unlock := sync.OnceFunc(r.lockDigest(digest))
+			defer unlock()
 			d := r.deps()
-			d.compiled = release
+			d.compiled = func() {
+				unlock()
+				hold = time.AfterFunc(loadSlotHold, release)
+			}
 			p, err := load(ctx, d, spec, wasm, digest)
 			results <- loadResult{i: i, p: p, err: err, after: ep}
 		}()
