@@ -1,6 +1,8 @@
 package server
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +77,87 @@ func TestCloseDuringBackgroundStart(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Error("no StartErr after Close")
+	}
+}
+
+// TestStartFromCachedManifest: a server started again with the same
+// plugins lists them at once, from the manifests they described at the
+// first start (a plugin whose describe takes 2 s is listed while it is
+// still loading, and a call to it waits for it and is answered, over
+// stdio and HTTP); with a changed grant or a changed module the cache
+// has nothing for the plugin, so nothing stale is listed: the lists wait
+// for it as at a first start.
+func TestStartFromCachedManifest(t *testing.T) {
+	dir := t.TempDir()
+	base := memKV + corpusTOML(t, "good")
+	toml := base + slowTOML(t, dir, "2000")
+	loading := func(srv *Server) bool {
+		for _, p := range srv.Registry().Plugins() {
+			if p.Name() == "slow" {
+				return p.Module() == nil
+			}
+		}
+		return false
+	}
+	first, _, err := newLoggedServer(t, toml, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close(t.Context())
+
+	srv, _, err := newLoggedServer(t, toml, Options{Background: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startSession(t, srv)
+	h := &httpClient{t: t, url: serveHTTP(t, srv) + "/mcp"}
+	if tools := toolsList(c, t); !strings.Contains(tools, "slow_block") || !strings.Contains(tools, `"echo"`) {
+		t.Fatalf("stdio tools/list: %s", tools)
+	}
+	if !loading(srv) {
+		t.Fatal("tools/list waited for the slow plugin's describe, though its manifest is cached")
+	}
+	if names := h.modern("tools/list", nil).names(t, "tools"); !slices.Contains(names, "slow_block") {
+		t.Errorf("HTTP tools/list: %q", names)
+	}
+	if r := c.call("tools/call", callArgs("slow_block", map[string]any{"method": "no/such"})); r.Error != nil || !strings.Contains(string(r.Result), "errno") {
+		t.Fatalf("a call to the plugin listed from its cached manifest: %s %+v", r.Result, r.Error)
+	}
+	srv.Close(t.Context())
+
+	rogue, err := os.ReadFile(filepath.Join(dir, "slow.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		toml func() string
+	}{
+		{"changed grant", func() string {
+			return base + rogueTOML(t, dir, "slow", `prefix = "slow_"`, `timeout = "20s"`, "[plugins.grants]", `config = { describe_ms = "2000", other = "x" }`)
+		}},
+		{"changed module", func() string {
+			text := slowTOML(t, dir, "2000")
+			// A custom section more: another digest, the same code.
+			if err := os.WriteFile(filepath.Join(dir, "slow.wasm"), append(append([]byte(nil), rogue...), 0, 4, 1, 'x', 0, 0), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return base + text
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _, err := newLoggedServer(t, tc.toml(), Options{Background: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close(t.Context())
+			c := startSession(t, srv)
+			if tools := toolsList(c, t); !strings.Contains(tools, "slow_block") {
+				t.Fatalf("tools/list: %s", tools)
+			}
+			if loading(srv) {
+				t.Fatal("the plugin was listed from a cached manifest made for another grant or module")
+			}
+		})
 	}
 }
