@@ -42,6 +42,22 @@ type Config struct {
 	// Modules bounds what a compiled module may declare; zero fields take
 	// the defaults (DefaultModuleLimits).
 	Modules ModuleLimits
+	// ExtismUser lists the functions of the extism:host/user module that
+	// an Extism plugin may import (package plugins supplies hyper-mcp's).
+	// An import of any other is a load error naming it; nil lists none.
+	// Names must be distinct and not empty.
+	ExtismUser []ExtismFunction
+}
+
+// ExtismFunction is one function of the extism:host/user module. The
+// runtime calls Host.Call with Name as the method and, if Param is set,
+// the bytes of the kernel block whose handle (an i64) the function takes
+// as the params, "{}" otherwise. If Result is set, the function returns a
+// handle (an i64) of a new block holding the result, 0 on an errno. The
+// errno abi.ErrCanceled traps, stopping the guest.
+type ExtismFunction struct {
+	Name          string
+	Param, Result bool
 }
 
 // Mode is how a module is called.
@@ -53,6 +69,13 @@ const (
 	// Command modules export _start only and run once per call in a fresh
 	// instance.
 	Command
+	// Extism modules import from extism:host/env: they are pooled like a
+	// reactor and called per export with Pool.CallExport.
+	Extism
+	// Component is the mode of a WebAssembly component (Component Model,
+	// WASI 0.2), compiled by Engine.CompileComponent and called per export
+	// with Pool.CallComponent.
+	Component
 )
 
 // Import is one import of a module.

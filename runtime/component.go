@@ -43,11 +43,6 @@ import (
 // call classified KindMemory. Tables stay outside it, bounded per core
 // module by ModuleLimits.TableElements.
 
-// Component is the mode of a WebAssembly component (Component Model,
-// WASI 0.2), compiled by Engine.CompileComponent and called per export
-// with Pool.CallComponent.
-const Component Mode = Extism + 1
-
 // coreInfo is what the instrumentation reported of one core module of a
 // component, by the order Host.Prepare saw them.
 type coreInfo struct {

@@ -271,8 +271,8 @@ func (m *Module) validate() error {
 				continue
 			}
 			sig = s
-		case mod == ExtismEnvModule || mod == ExtismUserModule:
-			s, ok := extismSig(mod, nm)
+		case mod == extismEnvModule || mod == extismUserModule:
+			s, ok := m.e.extismSig(mod, nm)
 			if !ok {
 				ie.Unknown = append(ie.Unknown, im)
 				continue
