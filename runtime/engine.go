@@ -23,6 +23,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/runtime/internal/instrument"
 )
 
 const wazeroModule = "github.com/tetratelabs/wazero"
@@ -101,6 +102,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Modules = instrument.WithDefaults(cfg.Modules)
 	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}, sched: newScheduler(cfg), extismUser: user}
 	e.done, e.stop = context.WithCancel(context.Background())
 	if e.log == nil {
