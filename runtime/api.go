@@ -49,15 +49,24 @@ type Config struct {
 	ExtismUser []ExtismFunction
 }
 
-// ExtismFunction is one function of the extism:host/user module. The
-// runtime calls Host.Call with Name as the method and, if Param is set,
-// the bytes of the kernel block whose handle (an i64) the function takes
-// as the params, "{}" otherwise. If Result is set, the function returns a
-// handle (an i64) of a new block holding the result, 0 on an errno. The
-// errno abi.ErrCanceled traps, stopping the guest.
+// ExtismFunction is one function of the extism:host/user module, called
+// with the Extism convention (the runtime's kernel does the memory
+// plumbing; Host gives the meaning). The errno abi.ErrCanceled traps,
+// stopping the guest.
 type ExtismFunction struct {
-	Name          string
-	Param, Result bool
+	// Name is the function's import name and the method of the
+	// Host.Call it makes.
+	Name string
+	// Param: the function takes the handle (an i64) of a kernel block
+	// whose bytes are the params of Host.Call ("null" for a bad handle);
+	// a method the Host's Granter refuses gets "{}", and a block over
+	// the params cap of a host call fails with abi.ErrTooBig, uncalled.
+	// Without Param, the params are "{}".
+	Param bool
+	// Result: the function returns the handle (an i64) of a new block
+	// holding Host.Call's result, 0 on an errno. Without it, the result
+	// is dropped.
+	Result bool
 }
 
 // Mode is how a module is called.
