@@ -43,7 +43,8 @@ func newEarlyEnv(t *testing.T) *earlyEnv {
 func (e *earlyEnv) registry(t *testing.T, changed func(string)) *Registry {
 	t.Helper()
 	ctx := context.Background()
-	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: e.dir, CacheKeyFile: e.key, Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
+	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: e.dir, CacheKeyFile: e.key, Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout},
+		ExtismUser: ExtismUserFunctions()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -425,6 +425,29 @@ func (xh *extismHost) inputRequired() []byte {
 	return b
 }
 
+// hyperMCPFunctions are hyper-mcp's host functions, the module
+// extism:host/user, as the runtime calls them (see extismHost.Call for
+// what each becomes).
+var hyperMCPFunctions = [...]runtime.ExtismFunction{
+	{Name: "create_elicitation", Param: true, Result: true},
+	{Name: "create_message", Param: true, Result: true},
+	{Name: "list_roots", Param: false, Result: true},
+	{Name: "notify_logging_message", Param: true, Result: false},
+	{Name: "notify_progress", Param: true, Result: false},
+	{Name: "notify_resource_updated", Param: true, Result: false},
+	{Name: "notify_url_elicitation_completed", Param: true, Result: false},
+	{Name: "notify_prompt_list_changed", Param: false, Result: false},
+	{Name: "notify_resource_list_changed", Param: false, Result: false},
+	{Name: "notify_tool_list_changed", Param: false, Result: false},
+}
+
+// ExtismUserFunctions returns hyper-mcp's host functions (the module
+// extism:host/user), which an Extism plugin's calls map to the wasmcp/1
+// host methods under the plugin's grants: the runtime.Config.ExtismUser
+// of an engine whose Extism plugins may import them. An import of any
+// other is a load error naming it.
+func ExtismUserFunctions() []runtime.ExtismFunction { return slices.Clone(hyperMCPFunctions[:]) }
+
 var listKinds = map[string]string{
 	"notify_tool_list_changed":     `{"kind":"tools"}`,
 	"notify_resource_list_changed": `{"kind":"resources"}`,

@@ -18,7 +18,8 @@ import (
 func testRegistry(tb testing.TB) *Registry {
 	tb.Helper()
 	ctx := context.Background()
-	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: testutil.CacheDir(), Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
+	eng, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: testutil.CacheDir(), Modules: runtime.ModuleLimits{CompileTimeout: testutil.CompileTimeout},
+		ExtismUser: ExtismUserFunctions()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -63,6 +63,26 @@ func TestExtismHostMapping(t *testing.T) {
 	}
 }
 
+// TestExtismUserFunctions: every function the engine is given for
+// extism:host/user is one extismHost maps (never abi.ErrUnknown), and the
+// table handed out is a copy.
+func TestExtismUserFunctions(t *testing.T) {
+	fns := ExtismUserFunctions()
+	if len(fns) != 10 {
+		t.Fatalf("%d functions, want hyper-mcp's 10", len(fns))
+	}
+	for _, f := range fns {
+		xh := &extismHost{Host: &recHost{}}
+		if _, errno := xh.Call(context.Background(), f.Name, []byte("{}")); errno == abi.ErrUnknown {
+			t.Errorf("%s: extismHost.Call does not map it", f.Name)
+		}
+	}
+	fns[0].Name = "changed"
+	if ExtismUserFunctions()[0].Name == "changed" {
+		t.Error("ExtismUserFunctions hands out its own table")
+	}
+}
+
 // TestExtismReplay: on a 2026-07-28 request, a blocking request the client
 // cannot be asked stops the guest and becomes input_required; the retry
 // replays the answers in order.

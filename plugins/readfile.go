@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // ErrNotRegular is returned for a plugin path that is not a regular file
@@ -27,7 +29,7 @@ var ErrModuleTooLarge = errors.New("over the module-size limit")
 // bytes of memory. limit 0 means the runtime's default.
 func readModule(path string, limit uint64) ([]byte, error) {
 	if limit == 0 {
-		limit = defaultModuleSize
+		limit = runtime.DefaultModuleLimits().ModuleSize
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -58,10 +60,6 @@ func readModule(path string, limit uint64) ([]byte, error) {
 	}
 	return b, nil
 }
-
-// defaultModuleSize is runtime.DefaultModuleLimits().ModuleSize, for a
-// registry without an engine limit.
-const defaultModuleSize = 32 << 20
 
 // lookRegular refuses fi unless it is a regular file of at most limit
 // bytes.

@@ -42,6 +42,31 @@ type Config struct {
 	// Modules bounds what a compiled module may declare; zero fields take
 	// the defaults (DefaultModuleLimits).
 	Modules ModuleLimits
+	// ExtismUser lists the functions of the extism:host/user module that
+	// an Extism plugin may import (package plugins supplies hyper-mcp's).
+	// An import of any other is a load error naming it; nil lists none.
+	// Names must be distinct and not empty.
+	ExtismUser []ExtismFunction
+}
+
+// ExtismFunction is one function of the extism:host/user module, called
+// with the Extism convention (the runtime's kernel does the memory
+// plumbing; Host gives the meaning). The errno abi.ErrCanceled traps,
+// stopping the guest.
+type ExtismFunction struct {
+	// Name is the function's import name and the method of the
+	// Host.Call it makes.
+	Name string
+	// Param: the function takes the handle (an i64) of a kernel block
+	// whose bytes are the params of Host.Call ("null" for a bad handle);
+	// a method the Host's Granter refuses gets "{}", and a block over
+	// the params cap of a host call fails with abi.ErrTooBig, uncalled.
+	// Without Param, the params are "{}".
+	Param bool
+	// Result: the function returns the handle (an i64) of a new block
+	// holding Host.Call's result, 0 on an errno. Without it, the result
+	// is dropped.
+	Result bool
 }
 
 // Mode is how a module is called.
@@ -53,6 +78,13 @@ const (
 	// Command modules export _start only and run once per call in a fresh
 	// instance.
 	Command
+	// Extism modules import from extism:host/env: they are pooled like a
+	// reactor and called per export with Pool.CallExport.
+	Extism
+	// Component is the mode of a WebAssembly component (Component Model,
+	// WASI 0.2), compiled by Engine.CompileComponent and called per export
+	// with Pool.CallComponent.
+	Component
 )
 
 // Import is one import of a module.

@@ -43,11 +43,6 @@ import (
 // call classified KindMemory. Tables stay outside it, bounded per core
 // module by ModuleLimits.TableElements.
 
-// Component is the mode of a WebAssembly component (Component Model,
-// WASI 0.2), compiled by Engine.CompileComponent and called per export
-// with Pool.CallComponent.
-const Component Mode = Extism + 1
-
 // coreInfo is what the instrumentation reported of one core module of a
 // component, by the order Host.Prepare saw them.
 type coreInfo struct {
@@ -71,8 +66,7 @@ func (e *Engine) CompileComponent(ctx context.Context, name string, size int, c 
 	}
 	m := &Module{e: e, name: name, mode: Component, rt: e.rt, size: size, maxMem: -1, pools: map[*Pool]struct{}{}}
 	h := *host
-	lim := e.cfg.Modules.withDefaults().instrumentLimits()
-	lim.LinkedTables = true
+	lim := e.cfg.Modules
 	h.Prepare = func(core []byte) ([]byte, error) {
 		if host.Prepare != nil {
 			var err error
@@ -127,7 +121,7 @@ func (e *Engine) CompileComponent(ctx context.Context, name string, size int, c 
 // module limits' CompileTimeout, as compileWithin does for a module:
 // what an abandoned compilation compiled is closed once it returns.
 func (e *Engine) compileComponentWithin(ctx context.Context, compile func(context.Context) (*rcomp.Compiled, error)) (*rcomp.Compiled, error) {
-	timeout := e.cfg.Modules.withDefaults().CompileTimeout
+	timeout := e.cfg.Modules.CompileTimeout
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	e.mu.Lock()
@@ -176,15 +170,16 @@ func (e *Engine) compileComponentWithin(ctx context.Context, compile func(contex
 	return nil, fmt.Errorf("compiling took longer than %v ([limits] compile_timeout)", timeout)
 }
 
-// instrumentCore instruments one core module of a component; a module
-// without a memory is given one of zero pages first (see the top of this
-// file).
-func instrumentCore(core []byte, lim instrument.Limits) ([]byte, instrument.Info, error) {
-	out, info, err := instrument.Instrument(core, lim)
+// instrumentCore instruments one core module of a component, its
+// imported tables left to the module that defines them
+// (instrument.InstrumentLinked); a module without a memory is given one
+// of zero pages first (see the top of this file).
+func instrumentCore(core []byte, lim ModuleLimits) ([]byte, instrument.Info, error) {
+	out, info, err := instrument.InstrumentLinked(core, lim)
 	if errors.Is(err, instrument.ErrNoMemory) {
 		var with []byte
 		if with, err = withEmptyMemory(core); err == nil {
-			out, info, err = instrument.Instrument(with, lim)
+			out, info, err = instrument.InstrumentLinked(with, lim)
 		}
 	}
 	if err != nil {

@@ -173,7 +173,7 @@ func TestComponentEmptyMemory(t *testing.T) {
 	if string(out) != want {
 		t.Fatalf("got % x", out)
 	}
-	if _, _, err := instrumentCore(mod, ModuleLimits{}.withDefaults().instrumentLimits()); err != nil {
+	if _, _, err := instrumentCore(mod, DefaultModuleLimits()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := withEmptyMemory(mod[:12]); err == nil {

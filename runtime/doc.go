@@ -31,6 +31,8 @@
 // pooled like a reactor, called per export with Pool.CallExport, on a
 // native Go Extism kernel whose memory the guest reaches only through the
 // kernel functions (see extism.go and package runtime/internal/extism).
+// The functions of extism:host/user it may import are the engine's
+// Config.ExtismUser (package plugins supplies hyper-mcp's).
 //
 // # Components
 //

@@ -23,6 +23,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
+	"github.com/wasmcp/wasmcp/runtime/internal/instrument"
 )
 
 const wazeroModule = "github.com/tetratelabs/wazero"
@@ -70,6 +71,8 @@ type Engine struct {
 	cache wazero.CompilationCache
 	rt    wazero.Runtime // instrumented modules, no CloseOnContextDone
 	wasi  map[string]api.FunctionDefinition
+	// extismUser is Config.ExtismUser by name.
+	extismUser map[string]ExtismFunction
 
 	safeMu sync.Mutex
 	safe   wazero.Runtime // fallback with CloseOnContextDone, created on first use
@@ -95,7 +98,12 @@ type Engine struct {
 // version, so a server upgrade never loads stale native code; its entries
 // are authenticated before use (see Config.CacheDir).
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}, sched: newScheduler(cfg)}
+	user, err := extismUserTable(cfg.ExtismUser)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Modules = instrument.WithDefaults(cfg.Modules)
+	e := &Engine{cfg: cfg, log: cfg.Logger, mods: map[*Module]struct{}{}, sched: newScheduler(cfg), extismUser: user}
 	e.done, e.stop = context.WithCancel(context.Background())
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -157,7 +165,7 @@ func (e *Engine) newRuntime(ctx context.Context, closeOnDone bool) (wazero.Runti
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate %s host module: %w", abi.ImportModule, err)
 	}
-	if err := instantiateExtism(ctx, rt); err != nil {
+	if err := e.instantiateExtism(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate Extism host modules: %w", err)
 	}

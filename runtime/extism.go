@@ -37,20 +37,10 @@ import (
 //	log_*(msg)                Host.Log (trace and debug 0, info 1, warn 3, error 4)
 //	get_log_level()           2 (info): the PDKs skip debug and trace lines
 //
-// and the functions of extism:host/user (the hyper-mcp host functions, see
-// ExtismUserFunctions) call Host.Call with their own name and the JSON of
-// their handle ("{}" without one); a result becomes a handle (0 on an
+// and the functions of extism:host/user (Config.ExtismUser: hyper-mcp's,
+// which package plugins lists) call Host.Call with their own name and the
+// JSON of their handle ("{}" without one); a result becomes a handle (0 on an
 // errno), and abi.ErrCanceled traps, stopping the guest.
-
-// Extism is the mode of a module that imports from extism:host/env: it is
-// pooled like a reactor and called per export with Pool.CallExport.
-const Extism Mode = Command + 1
-
-// The Extism host modules.
-const (
-	ExtismEnvModule  = "extism:host/env"
-	ExtismUserModule = "extism:host/user"
-)
 
 // extismLogLevel is what get_log_level answers: info, in Extism's numbering
 // (trace 0, debug 1, info 2, warn 3, error 4).
@@ -107,42 +97,51 @@ var extismEnv = map[string]extismFn{
 	"reset":            {nil, nil, extReset},
 }
 
-// ExtismUserFunctions lists the extism:host/user functions the host
-// provides (hyper-mcp's) and whether each takes a JSON handle and returns
-// one. An import of any other is a load error naming it.
-var ExtismUserFunctions = map[string]struct{ Param, Result bool }{
-	"create_elicitation":               {true, true},
-	"create_message":                   {true, true},
-	"list_roots":                       {false, true},
-	"notify_logging_message":           {true, false},
-	"notify_progress":                  {true, false},
-	"notify_resource_updated":          {true, false},
-	"notify_url_elicitation_completed": {true, false},
-	"notify_prompt_list_changed":       {false, false},
-	"notify_resource_list_changed":     {false, false},
-	"notify_tool_list_changed":         {false, false},
+// The Extism host modules.
+const (
+	extismEnvModule  = "extism:host/env"
+	extismUserModule = "extism:host/user"
+)
+
+// extismUserTable returns fns by name, or an error for an empty or
+// repeated name.
+func extismUserTable(fns []ExtismFunction) (map[string]ExtismFunction, error) {
+	t := make(map[string]ExtismFunction, len(fns))
+	for _, f := range fns {
+		if _, dup := t[f.Name]; dup || f.Name == "" {
+			return nil, fmt.Errorf("Config.ExtismUser: empty or repeated function name %q", f.Name)
+		}
+		t[f.Name] = f
+	}
+	return t, nil
 }
 
 // extismSig returns the signature of an Extism host function.
-func extismSig(mod, name string) ([2][]api.ValueType, bool) {
-	if mod == ExtismEnvModule {
+func (e *Engine) extismSig(mod, name string) ([2][]api.ValueType, bool) {
+	if mod == extismEnvModule {
 		f, ok := extismEnv[name]
 		return [2][]api.ValueType{f.params, f.results}, ok
 	}
-	u, ok := ExtismUserFunctions[name]
+	u, ok := e.extismUser[name]
+	return u.sig(), ok
+}
+
+// sig is the signature of f: an i64 handle in and out, as Param and
+// Result say.
+func (f ExtismFunction) sig() [2][]api.ValueType {
 	var sig [2][]api.ValueType
-	if u.Param {
+	if f.Param {
 		sig[0] = []api.ValueType{i64}
 	}
-	if u.Result {
+	if f.Result {
 		sig[1] = []api.ValueType{i64}
 	}
-	return sig, ok
+	return sig
 }
 
 // instantiateExtism registers the Extism host modules in rt.
-func instantiateExtism(ctx context.Context, rt wazero.Runtime) error {
-	b := rt.NewHostModuleBuilder(ExtismEnvModule)
+func (e *Engine) instantiateExtism(ctx context.Context, rt wazero.Runtime) error {
+	b := rt.NewHostModuleBuilder(extismEnvModule)
 	for _, name := range sortedKeys(extismEnv) {
 		f := extismEnv[name]
 		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(name)
@@ -150,10 +149,11 @@ func instantiateExtism(ctx context.Context, rt wazero.Runtime) error {
 	if _, err := b.Instantiate(ctx); err != nil {
 		return err
 	}
-	b = rt.NewHostModuleBuilder(ExtismUserModule)
-	for _, name := range sortedKeys(ExtismUserFunctions) {
-		sig, _ := extismSig(ExtismUserModule, name)
-		b.NewFunctionBuilder().WithGoModuleFunction(userFunc(name, ExtismUserFunctions[name].Result), sig[0], sig[1]).Export(name)
+	b = rt.NewHostModuleBuilder(extismUserModule)
+	for _, name := range sortedKeys(e.extismUser) {
+		f := e.extismUser[name]
+		sig := f.sig()
+		b.NewFunctionBuilder().WithGoModuleFunction(userFunc(f), sig[0], sig[1]).Export(name)
 	}
 	_, err := b.Instantiate(ctx)
 	return err
@@ -537,10 +537,10 @@ func extHTTPHeaders(ctx context.Context, m api.Module, s []uint64) {
 	}
 }
 
-// userFunc is the extism:host/user function name: Host.Call(name, the
+// userFunc is the extism:host/user function f: Host.Call(f.Name, the
 // JSON of its handle or "{}").
-func userFunc(name string, result bool) api.GoModuleFunc {
-	param := ExtismUserFunctions[name].Param
+func userFunc(f ExtismFunction) api.GoModuleFunc {
+	name, param, result := f.Name, f.Param, f.Result
 	return func(ctx context.Context, m api.Module, s []uint64) {
 		st, k := allocKernel(ctx, m)
 		var res []byte

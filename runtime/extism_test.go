@@ -247,3 +247,65 @@ func FuzzExtismHostFunctions(f *testing.F) {
 		}
 	})
 }
+
+// countHost counts its calls by method and answers each with "{}".
+type countHost struct{ calls map[string]int }
+
+func (h *countHost) Log(context.Context, int32, []byte) {}
+func (h *countHost) Call(_ context.Context, method string, _ []byte) ([]byte, int32) {
+	h.calls[method]++
+	return []byte("{}"), 0
+}
+
+// TestExtismUserTable: the extism:host/user functions are those of
+// Config.ExtismUser, with the signatures it gives, each calling the Host
+// with its own name; a table with an empty or repeated name is refused.
+func TestExtismUserTable(t *testing.T) {
+	ctx := context.Background()
+	refused, err := os.ReadFile("../testdata/extism/refused_user.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy, err := os.ReadFile("../testdata/extism/greedy.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(ctx, Config{NoCache: true, ExtismUser: []ExtismFunction{
+		{Name: "get_keyring_secret", Param: true},
+		{Name: "create_elicitation", Param: true, Result: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	// refused_user imports get_keyring_secret with a result, the table
+	// has none.
+	if _, err := e.Compile(ctx, "sig", refused); err == nil || !strings.Contains(err.Error(), "extism:host/user.get_keyring_secret has the wrong signature") {
+		t.Fatalf("compile refused_user = %v, want a wrong signature", err)
+	}
+	if _, err := testEngine.Compile(ctx, "greedy", greedy); err == nil || !strings.Contains(err.Error(), "extism:host/user.create_elicitation") {
+		t.Fatalf("compile greedy without a table = %v, want an ImportError naming create_elicitation", err)
+	}
+	m, err := e.Compile(ctx, "greedy", greedy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.NewPool(Limits{Instances: 1}, Sandbox{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	h := &countHost{calls: map[string]int{}}
+	if _, _, err := p.CallExport(ctx, "call_tool", []byte(`{"name":"deny"}`), h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.calls) != 1 || h.calls["create_elicitation"] != 100_000 {
+		t.Fatalf("host calls = %v, want create_elicitation 100000 times", h.calls)
+	}
+	for _, bad := range [][]ExtismFunction{{{Name: ""}}, {{Name: "a"}, {Name: "a", Result: true}}} {
+		if e, err := NewEngine(ctx, Config{NoCache: true, ExtismUser: bad}); err == nil {
+			_ = e.Close(ctx)
+			t.Errorf("NewEngine(ExtismUser %v) did not fail", bad)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func TestDefaultModuleLimitsAdmitRepoModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	over := map[string]bool{"testdata/hostile/nested.wasm": true}
-	lim := DefaultModuleLimits().instrumentLimits()
+	lim := DefaultModuleLimits()
 	n := 0
 	for _, f := range strings.Fields(string(out)) {
 		wasm, err := os.ReadFile(filepath.Join(root, f))

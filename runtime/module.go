@@ -158,7 +158,7 @@ type compiled struct {
 // it has two workers or more, hence the minimum of two) and whatever it
 // compiled is closed.
 func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte, hit *bool) (wazero.Runtime, wazero.CompiledModule, int64, error) {
-	timeout := e.cfg.Modules.withDefaults().CompileTimeout
+	timeout := e.cfg.Modules.CompileTimeout
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// Engine.Close cancels the compilation and waits for it: wazero's
@@ -217,7 +217,7 @@ func (e *Engine) compileWithin(ctx context.Context, name string, wasm []byte, hi
 // maximum that instrumentation removed (bytes, -1 for none), which the
 // instance's allocator enforces instead.
 func (e *Engine) compile(ctx context.Context, name string, wasm []byte, hit *bool) (rt wazero.Runtime, cm wazero.CompiledModule, maxMem int64, err error) {
-	lim := e.cfg.Modules.withDefaults().instrumentLimits()
+	lim := e.cfg.Modules
 	out, info, ierr := instrument.Instrument(wasm, lim)
 	switch {
 	case ierr == nil:
@@ -271,8 +271,8 @@ func (m *Module) validate() error {
 				continue
 			}
 			sig = s
-		case mod == ExtismEnvModule || mod == ExtismUserModule:
-			s, ok := extismSig(mod, nm)
+		case mod == extismEnvModule || mod == extismUserModule:
+			s, ok := m.e.extismSig(mod, nm)
 			if !ok {
 				ie.Unknown = append(ie.Unknown, im)
 				continue

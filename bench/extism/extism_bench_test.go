@@ -118,7 +118,7 @@ func BenchmarkExtismToolsCall(b *testing.B) {
 	ctx := context.Background()
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			e, err := wruntime.NewEngine(ctx, wruntime.Config{NoCache: true})
+			e, err := wruntime.NewEngine(ctx, wruntime.Config{NoCache: true, ExtismUser: plugins.ExtismUserFunctions()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -197,7 +197,8 @@ func Inspect(ctx context.Context, cfg *config.Config, path string) (*Report, err
 	} else if c != nil {
 		return inspectComponent(abs, c, wasm, entry.Grants), nil
 	}
-	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Modules: moduleLimits(cfg.Limits)})
+	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Modules: moduleLimits(cfg.Limits),
+		ExtismUser: plugins.ExtismUserFunctions()})
 	if err != nil {
 		return nil, err
 	}

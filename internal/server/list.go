@@ -39,7 +39,8 @@ func List(ctx context.Context, cfg *config.Config) ([]Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Modules: moduleLimits(cfg.Limits)})
+	engine, err := runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Modules: moduleLimits(cfg.Limits),
+		ExtismUser: plugins.ExtismUserFunctions()})
 	if err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Server, err 
 	}()
 	s.engine, err = runtime.NewEngine(ctx, runtime.Config{CacheDir: cfg.Server.CacheDir, Logger: log,
 		BackgroundCPUs: cfg.Limits.BackgroundCPUs, CPUSlice: time.Duration(cfg.Limits.CPUSlice),
-		Modules: moduleLimits(cfg.Limits)})
+		Modules: moduleLimits(cfg.Limits), ExtismUser: plugins.ExtismUserFunctions()})
 	if err != nil {
 		return nil, fmt.Errorf("wasm engine: %w", err)
 	}

@@ -285,7 +285,15 @@ type module struct {
 // summary of the changes. Errors wrap ErrMalformed, ErrUnsupported or
 // ErrReserved and give the offset in the input.
 func Instrument(wasm []byte, lim Limits) ([]byte, Info, error) {
-	return rewrite(wasm, lim, true)
+	return rewrite(wasm, lim, true, false)
+}
+
+// InstrumentLinked is Instrument for a core module of a component, whose
+// imported tables are defined, and bounded, by another of them: they are
+// left as they are, where Instrument refuses an imported table when
+// lim.TableElements is set (it cannot be bounded).
+func InstrumentLinked(wasm []byte, lim Limits) ([]byte, Info, error) {
+	return rewrite(wasm, lim, true, true)
 }
 
 // Bound returns wasm with lim applied but not instrumented (for a module
@@ -294,12 +302,13 @@ func Instrument(wasm []byte, lim Limits) ([]byte, Info, error) {
 // tables' maxima rewritten, but no reserved names refused and nothing
 // added.
 func Bound(wasm []byte, lim Limits) ([]byte, error) {
-	out, _, err := rewrite(wasm, lim, false)
+	out, _, err := rewrite(wasm, lim, false, false)
 	return out, err
 }
 
-// rewrite is Instrument (instrument) or Bound.
-func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
+// rewrite is Instrument or InstrumentLinked (instrument; linked for the
+// latter) or Bound.
+func rewrite(wasm []byte, lim Limits, instrument, linked bool) ([]byte, Info, error) {
 	info := Info{MemoryMax: -1}
 	if err := over("module size in bytes", uint64(len(wasm)), lim.ModuleSize, "max_module_size"); err != nil {
 		return nil, info, err
@@ -308,7 +317,7 @@ func rewrite(wasm []byte, lim Limits, instrument bool) ([]byte, Info, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	if err := m.checkTables(lim); err != nil {
+	if err := m.checkTables(lim, linked); err != nil {
 		return nil, info, err
 	}
 	if instrument && m.reserved != "" {

@@ -198,3 +198,37 @@ func TestNameSectionBound(t *testing.T) {
 		t.Errorf("two memories: %v", err)
 	}
 }
+
+// TestLinkedTables: an imported table cannot be bounded by
+// max_table_elements, so Instrument refuses it when TableElements is
+// set; InstrumentLinked, for a component's core module whose tables
+// another one defines, leaves it as it is.
+func TestLinkedTables(t *testing.T) {
+	wasm := binModule(
+		sec(2, 1, 1, 'm', 1, 't', 0x01, 0x70, 0x00, 0x01), // import "m" "t": a funcref table, minimum 1
+		sec(5, 1, 0x00, 0x01),                             // one memory of one page
+	)
+	lim := Limits{TableElements: 10}
+	if _, _, err := Instrument(wasm, lim); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Instrument = %v, want ErrUnsupported", err)
+	}
+	if _, _, err := Instrument(wasm, Limits{}); err != nil {
+		t.Errorf("Instrument without a table limit = %v", err)
+	}
+	if _, _, err := InstrumentLinked(wasm, lim); err != nil {
+		t.Errorf("InstrumentLinked = %v", err)
+	}
+}
+
+// TestWithDefaults: zero fields take DefaultLimits, set ones are kept.
+func TestWithDefaults(t *testing.T) {
+	if got := WithDefaults(Limits{}); got != DefaultLimits() {
+		t.Errorf("WithDefaults(Limits{}) = %+v, want %+v", got, DefaultLimits())
+	}
+	got := WithDefaults(Limits{Locals: 7, ModuleSize: 9, CompileTimeout: time.Second})
+	want := DefaultLimits()
+	want.Locals, want.ModuleSize, want.CompileTimeout = 7, 9, time.Second
+	if got != want {
+		t.Errorf("WithDefaults kept %+v, want %+v", got, want)
+	}
+}
