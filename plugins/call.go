@@ -460,14 +460,21 @@ func missingCapabilities(caps json.RawMessage, reqs map[string]inputRequest) *Mi
 // the envelope written out in buf, the Extism adapter reads it as it is
 // (nothing to parse back).
 func (pl *Plugin) callGuest(ctx context.Context, h runtime.Host, method string, params json.RawMessage, ec *envContext, buf *[]byte) (uint32, []byte, error) {
-	switch x := pl.pool.(type) {
+	pool := pl.pool
+	if w, ok := pool.(*pendingPool); ok { // listed from its cached manifest
+		var err error
+		if pool, err = w.wait(ctx); err != nil {
+			return 0, nil, err
+		}
+	}
+	switch x := pool.(type) {
 	case *extismPool:
 		return x.call(ctx, method, params, ec, h)
 	case *componentPool:
 		return x.call(ctx, method, params, h)
 	}
 	*buf = buildEnvelope(*buf, method, params, ec)
-	return pl.pool.Call(ctx, *buf, h)
+	return pool.Call(ctx, *buf, h)
 }
 
 // buildEnvelope writes the request envelope of ABI §3 into buf. params

@@ -13,7 +13,7 @@ import (
 )
 
 // This file serves a plugin from its cached manifest while it compiles
-// (issue 26): what a wasmcp/1 plugin describes depends on its module and
+// (issue 26): what a plugin describes depends on its module and
 // on what the operator gives it (grants, config, environment, mounts,
 // limits), so once it has described itself, its answer is kept, sealed,
 // in the engine's on-disk cache under a name made of all of them. At the
@@ -28,7 +28,9 @@ import (
 //
 // Only a first load uses the cache (a plugin with no version serving):
 // a reload keeps the version serving until the new one has loaded, as
-// it always did. Extism plugins and components are loaded as before.
+// it always did. wasmcp/1 and Extism plugins are listed so (an Extism
+// plugin's manifest is what the adapter made of its lists); components
+// are loaded as before.
 
 // manifestKey names the cached manifest of a plugin: the module, what
 // the operator gives it, and the limits its manifest is parsed under.
@@ -42,9 +44,9 @@ func manifestKey(spec Spec, digest string, limits ManifestLimits) string {
 }
 
 // cacheManifest keeps what p answered to describe (out) for its next
-// first load; only wasmcp/1 modules' answers are kept.
+// first load; components' manifests, made from their WIT, are not kept.
 func cacheManifest(d loadDeps, p *Plugin, out []byte) {
-	if p.rt.module == nil || p.rt.module.Mode() == runtime.Extism || p.rt.module.Mode() == runtime.Component {
+	if p.rt.module == nil || p.rt.module.Mode() == runtime.Component {
 		return
 	}
 	d.engine.CacheValue(manifestKey(p.spec, p.digest, d.manifest), out)
@@ -85,7 +87,7 @@ func early(d loadDeps, spec Spec, wasm []byte, digest string) *Plugin {
 }
 
 // provisional reports whether p is served from its cached manifest
-// (early), before its module has loaded.
+// (early), before its module has loaded: its Module is nil.
 func (p *Plugin) provisional() bool {
 	_, ok := p.pool.(*pendingPool)
 	return ok

@@ -92,8 +92,14 @@ func newCallPool(m *runtime.Module, p *runtime.Pool) callPool {
 }
 
 // ABI names the interface the plugin speaks: ABIWasmcp, ABIExtismV1,
-// ABIExtismV2 or ABIComponent.
-func (p *Plugin) ABI() string { return pluginABI(p.rt.module) }
+// ABIExtismV2 or ABIComponent; "" while it is listed from its cached
+// manifest and not loaded yet.
+func (p *Plugin) ABI() string {
+	if p.rt.module == nil {
+		return "" // listed from its cached manifest, not loaded yet
+	}
+	return pluginABI(p.rt.module)
+}
 
 func (x *extismPool) has(export string) bool { return slices.Contains(x.exports, export) }
 
