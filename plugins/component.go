@@ -200,9 +200,11 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 		p.log.Info("component function not served as a tool", "function", s.String())
 	}
 	p.pool, p.host = x, p.rt.host
-	if err := p.describe(ctx, d.manifest); err != nil {
+	out, err := p.describeRaw(ctx, d.manifest)
+	if err != nil {
 		return nil, err
 	}
+	cacheManifest(d, p, out)
 	return p, nil
 }
 

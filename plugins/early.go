@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/wasmcp/wasmcp/hostapi"
-	"github.com/wasmcp/wasmcp/internal/component"
 	"github.com/wasmcp/wasmcp/runtime"
 )
 
@@ -28,9 +27,9 @@ import (
 //
 // Only a first load uses the cache (a plugin with no version serving):
 // a reload keeps the version serving until the new one has loaded, as
-// it always did. wasmcp/1 and Extism plugins are listed so (an Extism
-// plugin's manifest is what the adapter made of its lists); components
-// are loaded as before.
+// it always did. Every kind of plugin is listed so: the manifest kept
+// is what its adapter answered (an Extism plugin's made of its lists, a
+// component's of its WIT).
 
 // manifestKey names the cached manifest of a plugin: the module, what
 // the operator gives it, and the limits its manifest is parsed under.
@@ -44,11 +43,8 @@ func manifestKey(spec Spec, digest string, limits ManifestLimits) string {
 }
 
 // cacheManifest keeps what p answered to describe (out) for its next
-// first load; components' manifests, made from their WIT, are not kept.
+// first load.
 func cacheManifest(d loadDeps, p *Plugin, out []byte) {
-	if p.rt.module == nil || p.rt.module.Mode() == runtime.Component {
-		return
-	}
 	d.engine.CacheValue(manifestKey(p.spec, p.digest, d.manifest), out)
 }
 
@@ -56,9 +52,6 @@ func cacheManifest(d loadDeps, p *Plugin, out []byte) {
 // until the plugin has loaded; nil when there is none to use. wasm is
 // its module, digest digestOf(wasm).
 func early(d loadDeps, spec Spec, wasm []byte, digest string) *Plugin {
-	if component.IsComponent(wasm) {
-		return nil
-	}
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, digest) {
 		return nil // load refuses it
 	}

@@ -252,47 +252,58 @@ func await(t *testing.T, ch <-chan error, what string) error {
 	}
 }
 
-// TestEarlyManifestExtism: an Extism plugin is listed from its cached
-// manifest too (what the adapter made of its lists), and a call made
-// while it compiles goes through the Extism adapter once it has loaded.
-func TestEarlyManifestExtism(t *testing.T) {
-	e := newEarlyEnv(t)
-	wasm, err := os.ReadFile("../testdata/extism/cplugin.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.wasm = wasm
-	if err := os.WriteFile(e.path, wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec := Spec{Path: e.path}
-	if err := e.registry(t, nil).Load(context.Background(), []Spec{spec}); err != nil {
-		t.Fatal(err)
-	}
-	reg := e.registry(t, nil)
-	listed, early, release := e.loadHeld(t, reg, []Spec{spec})
-	if listed != "upper" || !early {
-		t.Fatalf("listed %q (early %v) while compiling, want the cached upper", listed, early)
-	}
-	if abi := reg.Plugins()[0].ABI(); abi != "" {
-		t.Errorf("ABI %q before the module has loaded", abi)
-	}
-	answer := make(chan error, 1)
-	go func() {
-		p := mcpreq.Params{Name: "upper", Arguments: json.RawMessage(`{"text":"hi"}`)}
-		out, err := reg.CallTool(context.Background(), &Request{Client: &mcpreq.Client{}, Params: json.RawMessage(`{"name":"upper","arguments":{"text":"hi"}}`), Parsed: &p})
-		if err == nil && !strings.Contains(string(out), `"HI"`) {
-			err = errors.New("answered " + string(out))
-		}
-		answer <- err
-	}()
-	if err := release(); err != nil {
-		t.Fatal(err)
-	}
-	if err := await(t, answer, "the call made while compiling"); err != nil {
-		t.Fatal(err)
-	}
-	if abi := reg.Plugins()[0].ABI(); abi != ABIExtismV1 {
-		t.Errorf("ABI %q after the load", abi)
+// TestEarlyManifestKinds: Extism plugins and components are listed from
+// their cached manifests too (what their adapters made of the plugin's
+// lists or WIT), and a call made while one compiles goes through its
+// adapter once it has loaded.
+func TestEarlyManifestKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, tool, args, want, abi string
+	}{
+		{"extism", "../testdata/extism/cplugin.wasm", "upper", `{"text":"hi"}`, `"HI"`, ABIExtismV1},
+		{"component", "../testdata/components/c-echo.wasm", "echo", `{"text":"back"}`, `"back"`, ABIComponent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEarlyEnv(t)
+			wasm, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.wasm = wasm
+			if err := os.WriteFile(e.path, wasm, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec := Spec{Path: e.path}
+			if err := e.registry(t, nil).Load(context.Background(), []Spec{spec}); err != nil {
+				t.Fatal(err)
+			}
+			reg := e.registry(t, nil)
+			listed, early, release := e.loadHeld(t, reg, []Spec{spec})
+			if listed != tc.tool || !early {
+				t.Fatalf("listed %q (early %v) while compiling, want the cached %s", listed, early, tc.tool)
+			}
+			if abi := reg.Plugins()[0].ABI(); abi != "" {
+				t.Errorf("ABI %q before the module has loaded", abi)
+			}
+			answer := make(chan error, 1)
+			go func() {
+				p := mcpreq.Params{Name: tc.tool, Arguments: json.RawMessage(tc.args)}
+				raw := json.RawMessage(`{"name":"` + tc.tool + `","arguments":` + tc.args + `}`)
+				out, err := reg.CallTool(context.Background(), &Request{Client: &mcpreq.Client{}, Params: raw, Parsed: &p})
+				if err == nil && !strings.Contains(string(out), tc.want) {
+					err = errors.New("answered " + string(out))
+				}
+				answer <- err
+			}()
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+			if err := await(t, answer, "the call made while compiling"); err != nil {
+				t.Fatal(err)
+			}
+			if abi := reg.Plugins()[0].ABI(); abi != tc.abi {
+				t.Errorf("ABI %q after the load, want %s", abi, tc.abi)
+			}
+		})
 	}
 }
