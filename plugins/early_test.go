@@ -126,15 +126,7 @@ func TestEarlyManifest(t *testing.T) {
 		t.Fatalf("listed %q (early %v) while compiling, want the cached ok,relie", listed, early)
 	}
 	// A call now waits for the load.
-	answer := make(chan error, 1)
-	go func() {
-		p := mcpreq.Params{Name: "ok", Arguments: json.RawMessage(`{}`)}
-		out, err := reg.CallTool(context.Background(), &Request{Client: &mcpreq.Client{}, Params: json.RawMessage(`{"name":"ok"}`), Parsed: &p})
-		if err == nil && !strings.Contains(string(out), `"ok"`) {
-			err = errors.New("answered " + string(out))
-		}
-		answer <- err
-	}()
+	answer := callLater(reg, "ok", `{}`, `"ok"`)
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +215,7 @@ func TestEarlyManifestStale(t *testing.T) {
 	if listed != "ok,relie" || !isEarly {
 		t.Fatalf("listed %q (early %v), want the cached ok,relie", listed, isEarly)
 	}
-	answer := make(chan error, 1)
-	go func() {
-		p := mcpreq.Params{Name: "ok", Arguments: json.RawMessage(`{}`)}
-		_, err := reg.CallTool(context.Background(), &Request{Client: &mcpreq.Client{}, Params: json.RawMessage(`{"name":"ok"}`), Parsed: &p})
-		answer <- err
-	}()
+	answer := callLater(reg, "ok", `{}`, "")
 	if err := release(); err == nil {
 		t.Fatal("Load of a plugin whose describe traps succeeded")
 	}
@@ -238,6 +225,22 @@ func TestEarlyManifestStale(t *testing.T) {
 	if err := await(t, answer, "the call made while compiling"); !errors.Is(err, errNotLoaded) {
 		t.Fatalf("the waiting call: %v, want errNotLoaded", err)
 	}
+}
+
+// callLater calls tool with args in the background; the channel gets
+// its error, or an error when the answer does not contain want.
+func callLater(reg *Registry, tool, args, want string) <-chan error {
+	answer := make(chan error, 1)
+	go func() {
+		p := mcpreq.Params{Name: tool, Arguments: json.RawMessage(args)}
+		raw := json.RawMessage(`{"name":"` + tool + `","arguments":` + args + `}`)
+		out, err := reg.CallTool(context.Background(), &Request{Client: &mcpreq.Client{}, Params: raw, Parsed: &p})
+		if err == nil && !strings.Contains(string(out), want) {
+			err = errors.New("answered " + string(out))
+		}
+		answer <- err
+	}()
+	return answer
 }
 
 // await returns what ch receives within 30 s.
@@ -285,16 +288,7 @@ func TestEarlyManifestKinds(t *testing.T) {
 			if abi := reg.Plugins()[0].ABI(); abi != "" {
 				t.Errorf("ABI %q before the module has loaded", abi)
 			}
-			answer := make(chan error, 1)
-			go func() {
-				p := mcpreq.Params{Name: tc.tool, Arguments: json.RawMessage(tc.args)}
-				raw := json.RawMessage(`{"name":"` + tc.tool + `","arguments":` + tc.args + `}`)
-				out, err := reg.CallTool(context.Background(), &Request{Client: &mcpreq.Client{}, Params: raw, Parsed: &p})
-				if err == nil && !strings.Contains(string(out), tc.want) {
-					err = errors.New("answered " + string(out))
-				}
-				answer <- err
-			}()
+			answer := callLater(reg, tc.tool, tc.args, tc.want)
 			if err := release(); err != nil {
 				t.Fatal(err)
 			}

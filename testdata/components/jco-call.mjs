@@ -12,12 +12,13 @@
 // {"value": V} for what the function returned, or {"threw": P} for the
 // err of a top-level result, which jco throws (as the value itself, or as
 // a ComponentError's payload; the ok is returned as it is). Values are
-// printed as runtime/component's testdata/layout/lift.mjs prints them: a
+// printed as norm.mjs prints them: a
 // 64-bit integer as a string of digits, a non-finite or negative-zero
 // float as a string, a typed array (list<u8>, list<f64>) as an array, an
 // absent option as null.
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { norm } from './norm.mjs';
 const [npm, input, output] = process.argv.slice(2);
 const { transpileBytes, writeFiles } = await import(join(npm, 'node_modules/@bytecodealliance/jco-transpile/dist/index.js'));
 const calls = JSON.parse(await readFile('/dev/stdin', 'utf8'));
@@ -25,20 +26,6 @@ const calls = JSON.parse(await readFile('/dev/stdin', 'utf8'));
 // @bytecodealliance/preview2-shim resolve to the pinned one.
 const out = await mkdtemp(join(npm, 'jco-call-'));
 const camel = (s) => s.replace(/-([a-z0-9])/g, (_, c) => c.toUpperCase());
-const norm = (v) => {
-	if (typeof v === 'bigint') return v.toString();
-	if (typeof v === 'number') {
-		if (Number.isNaN(v)) return 'NaN';
-		if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
-		if (Object.is(v, -0)) return '-0';
-		return v;
-	}
-	if (v === undefined) return null;
-	if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v).map(norm); // list<u8>, list<f64>, ...
-	if (Array.isArray(v)) return v.map(norm);
-	if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, norm(x)]));
-	return v;
-};
 try {
 	const { files } = await transpileBytes(await readFile(input), { name: 'component' });
 	await writeFiles(files, { baseDir: out });

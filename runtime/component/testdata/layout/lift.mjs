@@ -8,6 +8,7 @@
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { norm } from '../../../../testdata/components/norm.mjs';
 const [dir, input] = process.argv.slice(2);
 const { transpileBytes, writeFiles } = await import(dir + '/dist/index.js');
 const out = await mkdtemp(join(tmpdir(), 'layout-'));
@@ -15,20 +16,7 @@ try {
 	const { files } = await transpileBytes(await readFile(input), { name: 'layout' });
 	await writeFiles(files, { baseDir: out });
 	const mod = await import(join(out, 'layout.js'));
-	const norm = (v) => {
-		if (typeof v === 'bigint') return v.toString();
-		if (typeof v === 'number') {
-			if (Number.isNaN(v)) return 'NaN';
-			if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
-			if (Object.is(v, -0)) return '-0';
-			return v;
-		}
-		if (v === undefined) return null;
-		if (v instanceof Uint8Array) return Array.from(v);
-		if (Array.isArray(v)) return v.map(norm);
-		if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, norm(x)]));
-		return v;
-	};
+
 	const result = {};
 	for (const name of Object.keys(mod).sort()) {
 		if (typeof mod[name] === 'function') result[name] = norm(mod[name]());
