@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"log"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 )
@@ -90,5 +92,42 @@ func TestPullHTTPSCertFile(t *testing.T) {
 	out, errOut, code := wasmcp(t, "", "pull", url)
 	if sum := sha256.Sum256(wasm); code != 0 || strings.TrimSpace(out) != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("pull with SSL_CERT_FILE: code %d, %q, %s", code, out, errOut)
+	}
+}
+
+// TestComponentFromOCI: a component pushed to a real registry on
+// loopback, in the layout Wassette's published components use (one
+// application/wasm layer), is pulled by a url = "oci://..." plugin,
+// detected as a component and served: tools/list has its WIT functions
+// under Wassette's names, and a call answers, over stdio.
+func TestComponentFromOCI(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	ref := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/acme/c-text:0.1.0"
+	file, _ := filepath.Abs("../../testdata/components/c-text.wasm")
+	if out, errOut, code := wasmcp(t, "", "push", file, ref); code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "sha256:") {
+		t.Fatalf("push: code %d, %q, %s", code, out, errOut)
+	}
+	c := newStdioClient(t, "--config", writeConfig(t, "[[plugins]]\nname = \"c-text\"\nurl = \""+ref+"\"\n"))
+	// url plugins resolve behind the local ones: poll until it is served.
+	var res json.RawMessage
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var e *rpcErr
+		if res, e, _ = c.call("tools/list", map[string]any{}); e != nil {
+			t.Fatal(e)
+		}
+		if strings.Contains(string(res), `"name":"greet"`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{`"name":"greet"`, `"name":"add"`, `"name":"wasmcp_c-text_text_0_1_0_upper"`, `"description":"Greets someone by name."`} {
+		if !strings.Contains(string(res), want) {
+			t.Errorf("tools/list has no %s: %s", want, res)
+		}
+	}
+	res, e, _ := c.call("tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 2, "b": 40}})
+	if e != nil || !strings.Contains(string(res), "42") {
+		t.Fatalf("add through the OCI component: %s %v", res, e)
 	}
 }

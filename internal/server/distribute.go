@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/wasmcp/wasmcp/internal/config"
 	"github.com/wasmcp/wasmcp/internal/fetch"
@@ -86,11 +88,18 @@ func Push(ctx context.Context, cfg *config.Config, file, ref string) (string, er
 	if err != nil {
 		return "", err
 	}
+	// A component has no manifest: its title is its file's name.
+	title, version := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), ""
+	if rep.Manifest != nil {
+		title, version = rep.Manifest.Name, rep.Manifest.Version
+	}
 	ann := map[string]string{
-		"org.opencontainers.image.title":   rep.Manifest.Name,
-		"org.opencontainers.image.version": rep.Manifest.Version,
-		AnnotationABI:                      rep.ABI,
-		AnnotationCapabilities:             string(caps),
+		"org.opencontainers.image.title": title,
+		AnnotationABI:                    rep.ABI,
+		AnnotationCapabilities:           string(caps),
+	}
+	if version != "" {
+		ann["org.opencontainers.image.version"] = version
 	}
 	u, err := newResolver(cfg, nil)
 	if err != nil {
