@@ -81,6 +81,7 @@ type scoped struct {
 	id             cedar.PolicyID
 	pol            *cedar.Policy
 	readsArguments bool
+	args           argUse // what its conditions read of context.arguments
 	action         scopeJSON
 	resource       scopeJSON
 }
@@ -111,6 +112,7 @@ func (e *entityJSON) uid() cedar.EntityUID {
 type subset struct {
 	list           []*scoped
 	readsArguments bool
+	args           argUse // what the policies of list read of context.arguments
 }
 
 // All implements cedar.PolicyIterator.
@@ -135,6 +137,7 @@ func (p *Policies) relevant(action, uid, plugin cedar.EntityUID) *subset {
 		if sp.action.mayMatch(action, nil, p.actionParents) && sp.resource.mayMatch(uid, []cedar.EntityUID{uid, plugin}, false) {
 			sub.list = append(sub.list, sp)
 			sub.readsArguments = sub.readsArguments || sp.readsArguments
+			sub.args.add(sp.args)
 		}
 	}
 	return sub
@@ -249,7 +252,7 @@ func (p *Policies) add(file string, src []byte) error {
 		if !p.set.Add(id, pol) {
 			return fmt.Errorf("authz: %s: policy id %q is used twice", file, id)
 		}
-		sp := scoped{id: id, pol: pol, readsArguments: bytes.Contains(pol.MarshalCedar(), []byte("arguments"))}
+		sp := scoped{id: id, pol: pol, readsArguments: bytes.Contains(pol.MarshalCedar(), []byte("arguments")), args: argUseOf(pol)}
 		var js struct {
 			Action   scopeJSON `json:"action"`
 			Resource scopeJSON `json:"resource"`
@@ -575,13 +578,23 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	if !r.Listing {
 		args = emptyRecord
 		// No policy can read an attribute it does not name: the
-		// arguments are turned into Cedar values only when one does.
+		// arguments are turned into Cedar values only when one does,
+		// and only the members the policies name (project).
 		if (sub.readsArguments || allArgs) && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
-			v, err := valueOfJSON(r.Arguments)
+			var v cedar.Value
+			n := -1
+			var err error
+			if allArgs || sub.args.whole {
+				v, err = valueOfJSON(r.Arguments)
+			} else {
+				v, n, err = project(r.Arguments, sub.args.names)
+			}
 			if err != nil {
 				return cedar.Request{}, nil, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
 			}
-			args, converted = v, true
+			// None of the members named: the context is that of
+			// arguments {}, which is kept for its second.
+			args, converted = v, n != 0
 		}
 	}
 	ctx := p.context(r, args, converted)
