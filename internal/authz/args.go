@@ -163,7 +163,7 @@ func project(raw json.RawMessage, names []string) (v cedar.Value, n int, err err
 		return v, -1, err
 	}
 	if len(names) == 0 {
-		return emptyRecord, 0, nil
+		return emptyArgs, 0, nil
 	}
 	it, _ := jsonscan.NewObjectIter(raw)
 	var rec cedar.RecordMap
@@ -200,7 +200,7 @@ func project(raw json.RawMessage, names []string) (v cedar.Value, n int, err err
 		rec[cedar.String(key)] = cv
 	}
 	if len(rec) == 0 {
-		return emptyRecord, 0, nil
+		return emptyArgs, 0, nil
 	}
 	return cedar.NewRecord(rec), len(rec), nil
 }

@@ -82,6 +82,7 @@ type scoped struct {
 	pol            *cedar.Policy
 	readsArguments bool
 	args           argUse // what its conditions read of context.arguments
+	principal      scopeJSON
 	action         scopeJSON
 	resource       scopeJSON
 }
@@ -128,15 +129,22 @@ func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 
 // relevant returns the policies of p whose action and resource scopes
 // may match action on the resource uid with parent plugin (its only
-// ancestor): a policy left out could not apply, so the decision is the
-// same, for less work.
-func (p *Policies) relevant(action, uid, plugin cedar.EntityUID) *subset {
+// ancestor), and whose principal scope may match principal when it is
+// not nil (an entity with no parents: Client::"stdio" or
+// Anonymous::"anonymous"): a policy left out could not apply, so the
+// decision is the same, for less work. readsArguments is that of the
+// policies of the action and resource, whatever the principal, so that
+// the arguments a request may pass do not depend on who passes them.
+func (p *Policies) relevant(action, uid, plugin cedar.EntityUID, principal *cedar.EntityUID) *subset {
 	sub := &subset{}
 	for i := range p.policies {
 		sp := &p.policies[i]
 		if sp.action.mayMatch(action, nil, p.actionParents) && sp.resource.mayMatch(uid, []cedar.EntityUID{uid, plugin}, false) {
-			sub.list = append(sub.list, sp)
 			sub.readsArguments = sub.readsArguments || sp.readsArguments
+			if principal != nil && !sp.principal.mayMatch(*principal, nil, false) {
+				continue
+			}
+			sub.list = append(sub.list, sp)
 			sub.args.add(sp.args)
 		}
 	}
@@ -254,13 +262,14 @@ func (p *Policies) add(file string, src []byte) error {
 		}
 		sp := scoped{id: id, pol: pol, readsArguments: bytes.Contains(pol.MarshalCedar(), []byte("arguments")), args: argUseOf(pol)}
 		var js struct {
-			Action   scopeJSON `json:"action"`
-			Resource scopeJSON `json:"resource"`
+			Principal scopeJSON `json:"principal"`
+			Action    scopeJSON `json:"action"`
+			Resource  scopeJSON `json:"resource"`
 		}
 		if b, err := pol.MarshalJSON(); err == nil && json.Unmarshal(b, &js) == nil {
-			sp.action, sp.resource = js.Action, js.Resource
+			sp.principal, sp.action, sp.resource = js.Principal, js.Action, js.Resource
 		} else {
-			sp.action.Op, sp.resource.Op = "All", "All"
+			sp.principal.Op, sp.action.Op, sp.resource.Op = "All", "All", "All"
 		}
 		p.policies = append(p.policies, sp)
 		p.readsArguments = p.readsArguments || sp.readsArguments
@@ -449,9 +458,10 @@ func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
 // targetEntities are the resource and plugin entities of a Target.
 type targetEntities struct {
 	resource, plugin cedar.Entity
-	// subsets are the relevant policies of each action (see relevant),
-	// built on first use; guarded by Policies.mu.
-	subsets map[string]*subset
+	// subsets are the relevant policies of each action and kind of
+	// principal (see relevant), built on first use; guarded by
+	// Policies.mu.
+	subsets map[subsetKey]*subset
 }
 
 // targetEntities returns the entities of t, cached by t's address: a
@@ -527,6 +537,8 @@ var (
 	stdioEntity     = cedar.Entity{UID: cedar.NewEntityUID("Client", "stdio")}
 	anonymousEntity = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "anonymous")}
 	emptyRecord     = cedar.NewRecord(nil)
+	// emptyArgs is emptyRecord as a Value, boxed once.
+	emptyArgs cedar.Value = emptyRecord
 )
 
 func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
@@ -562,13 +574,24 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	ents.resource, ents.plugin = &te.resource, &te.plugin
 	action := cedar.NewEntityUID("Action", cedar.String(r.Action))
 	p.mu.Lock()
-	sub := te.subsets[r.Action]
+	// Client::"stdio" and Anonymous::"anonymous" have no parents (Get
+	// answers with the entities above, whatever the static entities
+	// say), so their principal scopes are known too; a client's
+	// parents come from its claims, and its subset is the action's.
+	skey := subsetKey{r.Action, r.Principal.Kind}
+	var who *cedar.EntityUID
+	if skey.principal == "client" {
+		skey.principal = ""
+	} else {
+		who = &ents.principal.UID
+	}
+	sub := te.subsets[skey]
 	if sub == nil {
 		if te.subsets == nil {
-			te.subsets = map[string]*subset{}
+			te.subsets = map[subsetKey]*subset{}
 		}
-		sub = p.relevant(action, te.resource.UID, te.plugin.UID)
-		te.subsets[r.Action] = sub
+		sub = p.relevant(action, te.resource.UID, te.plugin.UID, who)
+		te.subsets[skey] = sub
 	}
 	p.mu.Unlock()
 	ents.policies = sub
@@ -576,7 +599,7 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	var args cedar.Value
 	converted := false
 	if !r.Listing {
-		args = emptyRecord
+		args = emptyArgs
 		// No policy can read an attribute it does not name: the
 		// arguments are turned into Cedar values only when one does,
 		// and only the members the policies name (project).
@@ -605,6 +628,10 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 		Context:   ctx,
 	}, ents, nil
 }
+
+// subsetKey names a subset of a target's policies: its action, and the
+// kind of principal ("stdio" or "anonymous"; "" for a client).
+type subsetKey struct{ action, principal string }
 
 // contextKey is a context without arguments (listing, or no relevant
 // policy reads them): the same for every request of one second.

@@ -57,7 +57,7 @@ func plainDecide(p *Policies, r *Request) (Decision, error) {
 	}
 	if !r.Listing {
 		ctx["arguments"] = emptyRecord
-		if p.relevant(action, te.resource.UID, te.plugin.UID).readsArguments && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
+		if p.relevant(action, te.resource.UID, te.plugin.UID, nil).readsArguments && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
 			v, err := valueOfJSON(r.Arguments)
 			if err != nil {
 				return Decision{}, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
