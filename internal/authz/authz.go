@@ -114,18 +114,15 @@ type subset struct {
 	list           []*scoped
 	readsArguments bool
 	args           argUse // what the policies of list read of context.arguments
+	seq            iter.Seq2[cedar.PolicyID, *cedar.Policy]
+	// fixed are the entities of every request of this subset, when its
+	// principal is fixed (stdio, anonymous).
+	fixed *entities
 }
 
-// All implements cedar.PolicyIterator.
-func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
-	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
-		for _, p := range s.list {
-			if !yield(p.id, p.pol) {
-				return
-			}
-		}
-	}
-}
+// All implements cedar.PolicyIterator, with the same iterator every
+// time.
+func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] { return s.seq }
 
 // relevant returns the policies of p whose action and resource scopes
 // may match action on the resource uid with parent plugin (its only
@@ -137,6 +134,13 @@ func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 // the arguments a request may pass do not depend on who passes them.
 func (p *Policies) relevant(action, uid, plugin cedar.EntityUID, principal *cedar.EntityUID) *subset {
 	sub := &subset{}
+	sub.seq = func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, p := range sub.list {
+			if !yield(p.id, p.pol) {
+				return
+			}
+		}
+	}
 	for i := range p.policies {
 		sp := &p.policies[i]
 		if sp.action.mayMatch(action, nil, p.actionParents) && sp.resource.mayMatch(uid, []cedar.EntityUID{uid, plugin}, false) {
@@ -549,18 +553,18 @@ func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
 // relevant policy reads them (for the tests, which decide with every
 // policy).
 func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities, error) {
-	ents := &entities{static: p.entities}
+	var principal *cedar.Entity
 	switch r.Principal.Kind {
 	case "client":
 		ent, err := p.principalEntity(&r.Principal)
 		if err != nil {
 			return cedar.Request{}, nil, err
 		}
-		ents.principal = ent
+		principal = ent
 	case "stdio":
-		ents.principal = &stdioEntity
+		principal = &stdioEntity
 	case "anonymous":
-		ents.principal = &anonymousEntity
+		principal = &anonymousEntity
 	default:
 		return cedar.Request{}, nil, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
 	}
@@ -571,7 +575,6 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	if err != nil {
 		return cedar.Request{}, nil, err
 	}
-	ents.resource, ents.plugin = &te.resource, &te.plugin
 	action := cedar.NewEntityUID("Action", cedar.String(r.Action))
 	p.mu.Lock()
 	// Client::"stdio" and Anonymous::"anonymous" have no parents (Get
@@ -583,7 +586,7 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	if skey.principal == "client" {
 		skey.principal = ""
 	} else {
-		who = &ents.principal.UID
+		who = &principal.UID
 	}
 	sub := te.subsets[skey]
 	if sub == nil {
@@ -591,10 +594,16 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 			te.subsets = map[subsetKey]*subset{}
 		}
 		sub = p.relevant(action, te.resource.UID, te.plugin.UID, who)
+		if who != nil {
+			sub.fixed = &entities{static: p.entities, principal: principal, resource: &te.resource, plugin: &te.plugin, policies: sub}
+		}
 		te.subsets[skey] = sub
 	}
 	p.mu.Unlock()
-	ents.policies = sub
+	ents := sub.fixed
+	if ents == nil {
+		ents = &entities{static: p.entities, principal: principal, resource: &te.resource, plugin: &te.plugin, policies: sub}
+	}
 
 	var args cedar.Value
 	converted := false
@@ -622,7 +631,7 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	}
 	ctx := p.context(r, args, converted)
 	return cedar.Request{
-		Principal: ents.principal.UID,
+		Principal: principal.UID,
 		Action:    action,
 		Resource:  te.resource.UID,
 		Context:   ctx,
