@@ -73,6 +73,15 @@ type Policies struct {
 	principals map[string]*cedar.Entity
 	targets    map[*Target]*targetEntities
 	contexts   map[contextKey]cedar.Record
+	// clients are the subsets of a client principal (see forClient).
+	clients map[clientKey]*subset
+}
+
+// clientKey names a subset of one target and action as one client
+// (a cached principal entity) sees it.
+type clientKey struct {
+	sub       *subset
+	principal *cedar.Entity
 }
 
 // scoped is one policy and what its scope says of actions and
@@ -155,6 +164,59 @@ func (p *Policies) relevant(action, uid, plugin cedar.EntityUID, principal *ceda
 	return sub
 }
 
+// forClient returns the policies of sub whose principal scope may match
+// the client principal with the entities ents (a request of sub's
+// target): its ancestors are found as Cedar finds them, through
+// ents.Get, so a policy left out could not apply. The subset is kept by
+// sub and principal (a principal entity is built once for its claims),
+// with its entities.
+func (p *Policies) forClient(sub *subset, principal *cedar.Entity, resource, plugin *cedar.Entity) *subset {
+	key := clientKey{sub, principal}
+	if cs, ok := cacheGet(&p.mu, p.clients, key); ok {
+		return cs
+	}
+	ents := &entities{static: p.entities, principal: principal, resource: resource, plugin: plugin}
+	self := ancestors(ents, principal.UID)
+	cs := &subset{readsArguments: sub.readsArguments}
+	cs.seq = func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, p := range cs.list {
+			if !yield(p.id, p.pol) {
+				return
+			}
+		}
+	}
+	for _, sp := range sub.list {
+		if sp.principal.mayMatch(principal.UID, self, false) {
+			cs.list = append(cs.list, sp)
+			cs.args.add(sp.args)
+		}
+	}
+	ents.policies = cs
+	cs.fixed = ents
+	cachePut(&p.mu, p.clients, key, cs)
+	return cs
+}
+
+// ancestors returns uid and every entity it is in, through g: its
+// parents, and theirs, as Cedar's `in` follows them.
+func ancestors(g cedar.EntityGetter, uid cedar.EntityUID) []cedar.EntityUID {
+	out := []cedar.EntityUID{uid}
+	seen := map[cedar.EntityUID]bool{uid: true}
+	for i := 0; i < len(out); i++ {
+		e, ok := g.Get(out[i])
+		if !ok {
+			continue
+		}
+		for a := range e.Parents.All() {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
 // mayMatch reports whether the scope may hold for the entity uid whose
 // ancestors (itself included) are self (nil: uid alone, unless
 // unknownParents).
@@ -192,7 +254,8 @@ func newPolicies(groupsClaim string) *Policies {
 		groupsClaim = "groups"
 	}
 	return &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
-		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{}}
+		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{},
+		clients: map[clientKey]*subset{}}
 }
 
 // Load reads the policies at path (a .cedar file, or a directory whose
@@ -579,8 +642,8 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	p.mu.Lock()
 	// Client::"stdio" and Anonymous::"anonymous" have no parents (Get
 	// answers with the entities above, whatever the static entities
-	// say), so their principal scopes are known too; a client's
-	// parents come from its claims, and its subset is the action's.
+	// say), so their principal scopes are known with the subset; a
+	// client's subset is the action's, narrowed for it (forClient).
 	skey := subsetKey{r.Action, r.Principal.Kind}
 	var who *cedar.EntityUID
 	if skey.principal == "client" {
@@ -600,10 +663,10 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 		te.subsets[skey] = sub
 	}
 	p.mu.Unlock()
-	ents := sub.fixed
-	if ents == nil {
-		ents = &entities{static: p.entities, principal: principal, resource: &te.resource, plugin: &te.plugin, policies: sub}
+	if who == nil {
+		sub = p.forClient(sub, principal, &te.resource, &te.plugin)
 	}
+	ents := sub.fixed
 
 	var args cedar.Value
 	converted := false

@@ -103,7 +103,8 @@ func describe(r *Request) string {
 // apart, and the rest of what a request carries.
 var (
 	genPrincipals = []string{`principal`, `principal == Client::"a"`, `principal in Group::"admins"`, `principal is Client`,
-		`principal is Anonymous`, `principal == Client::"stdio"`, `principal is Client in Group::"ops"`}
+		`principal is Anonymous`, `principal == Client::"stdio"`, `principal is Client in Group::"ops"`,
+		`principal in Plugin::"hash"`, `principal in Group::"ops"`, `principal in Client::"c"`}
 	genActions = []string{`action`, `action == Action::"call_tool"`, `action in [Action::"get_prompt", Action::"complete"]`,
 		`action in Action::"writes"`, `action == Action::"read_resource"`}
 	genResources = []string{`resource`, `resource == Tool::"fs_write"`, `resource in Plugin::"hash"`, `resource is Tool`,
@@ -216,7 +217,9 @@ func genScenario(t *testing.T, seed uint64, requests int) {
 	if rng.IntN(2) == 0 {
 		ents = []byte(`[{"uid":{"type":"Action","id":"get_prompt"},"parents":[{"type":"Action","id":"writes"}],"attrs":{}},
 			{"uid":{"type":"Group","id":"admins"},"parents":[{"type":"Group","id":"ops"}],"attrs":{}},
-			{"uid":{"type":"Client","id":"c"},"parents":[{"type":"Group","id":"admins"}],"attrs":{"role":"writer"}}]`)
+			{"uid":{"type":"Client","id":"c"},"parents":[{"type":"Group","id":"admins"},{"type":"Plugin","id":"hash"}],"attrs":{"role":"writer"}},
+			{"uid":{"type":"Plugin","id":"notes"},"parents":[{"type":"Group","id":"ops"}],"attrs":{}},
+			{"uid":{"type":"Group","id":"web"},"parents":[{"type":"Plugin","id":"notes"}],"attrs":{}}]`)
 	}
 	p, err := Parse("gen.cedar", []byte(src), ents, "")
 	if err != nil {
@@ -225,7 +228,8 @@ func genScenario(t *testing.T, seed uint64, requests int) {
 	principals := []Principal{{Kind: "stdio"}, {Kind: "anonymous"},
 		{Kind: "client", ID: "a", Claims: json.RawMessage(`{"groups":["admins","web"],"role":"writer"}`)},
 		{Kind: "client", ID: "b", Claims: json.RawMessage(`{"groups":"interns ops","suspended":true}`)},
-		{Kind: "client", ID: "c"}, {Kind: "client", ID: "stdio"}}
+		{Kind: "client", ID: "c"}, {Kind: "client", ID: "stdio"},
+		{Kind: "client", ID: "d", Claims: json.RawMessage(`{"groups":["ops"]}`)}}
 	var targets []*Target
 	for _, plugin := range []string{"hash", "notes", ""} {
 		for _, typ := range []string{"Tool", "Prompt", "Resource"} {
