@@ -69,10 +69,14 @@ type Policies struct {
 	// then `action in` cannot be decided before evaluation.
 	actionParents bool
 
-	mu         sync.Mutex
-	principals map[string]*cedar.Entity
-	targets    map[*Target]*targetEntities
-	contexts   map[contextKey]cedar.Record
+	mu sync.Mutex
+	// principals are the entities of clients, by subject and then
+	// claims (looked up without building a key); nprincipals counts
+	// them.
+	principals  map[string]map[string]*cedar.Entity
+	nprincipals int
+	targets     map[*Target]*targetEntities
+	contexts    map[contextKey]cedar.Record
 	// clients are the subsets of a client principal (see forClient).
 	clients map[clientKey]*subset
 }
@@ -254,7 +258,7 @@ func newPolicies(groupsClaim string) *Policies {
 		groupsClaim = "groups"
 	}
 	return &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
-		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{},
+		principals: map[string]map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{},
 		clients: map[clientKey]*subset{}}
 }
 
@@ -485,8 +489,10 @@ func cachePut[K comparable, V any](mu *sync.Mutex, m map[K]V, k K, v V) {
 // principalEntity returns the entity of a verified caller, built once
 // for each subject and claims and then cached.
 func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
-	key := pr.ID + "\x00" + string(pr.Claims)
-	if ent, ok := cacheGet(&p.mu, p.principals, key); ok {
+	p.mu.Lock()
+	ent, ok := p.principals[pr.ID][string(pr.Claims)]
+	p.mu.Unlock()
+	if ok {
 		return ent, nil
 	}
 	uid := cedar.NewEntityUID("Client", cedar.String(pr.ID))
@@ -517,8 +523,22 @@ func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
 			parents = append(parents, g)
 		}
 	}
-	ent := &cedar.Entity{UID: uid, Parents: cedar.NewEntityUIDSet(parents...), Attributes: cedar.NewRecord(attrs)}
-	cachePut(&p.mu, p.principals, key, ent)
+	ent = &cedar.Entity{UID: uid, Parents: cedar.NewEntityUIDSet(parents...), Attributes: cedar.NewRecord(attrs)}
+	p.mu.Lock()
+	if p.nprincipals >= maxCached {
+		clear(p.principals)
+		p.nprincipals = 0
+	}
+	byClaims := p.principals[pr.ID]
+	if byClaims == nil {
+		byClaims = map[string]*cedar.Entity{}
+		p.principals[pr.ID] = byClaims
+	}
+	if _, dup := byClaims[string(pr.Claims)]; !dup {
+		p.nprincipals++
+	}
+	byClaims[string(pr.Claims)] = ent
+	p.mu.Unlock()
 	return ent, nil
 }
 
