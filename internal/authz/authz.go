@@ -173,11 +173,14 @@ func (p *Policies) relevant(action, uid, plugin cedar.EntityUID, principal *ceda
 // target): its ancestors are found as Cedar finds them, through
 // ents.Get, so a policy left out could not apply. The subset is kept by
 // sub and principal (a principal entity is built once for its claims),
-// with its entities.
-func (p *Policies) forClient(sub *subset, principal *cedar.Entity, resource, plugin *cedar.Entity) *subset {
+// with its entities, unless keep is false (an Ephemeral target, whose
+// subsets are built for one request).
+func (p *Policies) forClient(sub *subset, principal *cedar.Entity, resource, plugin *cedar.Entity, keep bool) *subset {
 	key := clientKey{sub, principal}
-	if cs, ok := cacheGet(&p.mu, p.clients, key); ok {
-		return cs
+	if keep {
+		if cs, ok := cacheGet(&p.mu, p.clients, key); ok {
+			return cs
+		}
 	}
 	ents := &entities{static: p.entities, principal: principal, resource: resource, plugin: plugin}
 	self := ancestors(ents, principal.UID)
@@ -197,7 +200,9 @@ func (p *Policies) forClient(sub *subset, principal *cedar.Entity, resource, plu
 	}
 	ents.policies = cs
 	cs.fixed = ents
-	cachePut(&p.mu, p.clients, key, cs)
+	if keep {
+		cachePut(&p.mu, p.clients, key, cs)
+	}
 	return cs
 }
 
@@ -684,7 +689,7 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	}
 	p.mu.Unlock()
 	if who == nil {
-		sub = p.forClient(sub, principal, &te.resource, &te.plugin)
+		sub = p.forClient(sub, principal, &te.resource, &te.plugin, !r.Target.Ephemeral)
 	}
 	ents := sub.fixed
 

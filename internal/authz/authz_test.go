@@ -214,3 +214,25 @@ permit (principal, action in [Action::"get_prompt", Action::"complete"], resourc
 		t.Logf("%d requests agree", n)
 	}
 }
+
+// TestEphemeralNotKept: deciding for Targets marked Ephemeral (items the
+// server does not serve) keeps nothing of them, for a client either, so
+// that calls to unknown names cannot churn the caches.
+func TestEphemeralNotKept(t *testing.T) {
+	p, err := Load("testdata/bench20.cedar", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		for _, pr := range []Principal{{Kind: "stdio"}, {Kind: "client", ID: "a", Claims: json.RawMessage(`{"groups":["ops"]}`)}} {
+			r := &Request{Principal: pr, Action: CallTool, Target: &Target{Type: "Tool", ID: strings.Repeat("x", i), Ephemeral: true},
+				Transport: "http", Time: time.Unix(1_800_000_000, 0)}
+			if _, err := p.Decide(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(p.targets) != 0 || len(p.clients) != 0 {
+		t.Fatalf("kept %d targets and %d client subsets", len(p.targets), len(p.clients))
+	}
+}
