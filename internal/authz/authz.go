@@ -95,9 +95,13 @@ type scoped struct {
 	pol            *cedar.Policy
 	readsArguments bool
 	args           argUse // what its conditions read of context.arguments
-	principal      scopeJSON
-	action         scopeJSON
-	resource       scopeJSON
+	// readsContext is set unless its JSON form never says "context":
+	// then its outcome depends only on the principal, action, resource
+	// and entities (see subset.prepare).
+	readsContext bool
+	principal    scopeJSON
+	action       scopeJSON
+	resource     scopeJSON
 }
 
 // scopeJSON is a policy's action or resource scope in Cedar's JSON
@@ -129,8 +133,98 @@ type subset struct {
 	args           argUse // what the policies of list read of context.arguments
 	seq            iter.Seq2[cedar.PolicyID, *cedar.Policy]
 	// fixed are the entities of every request of this subset, when its
-	// principal is fixed (stdio, anonymous).
+	// principal is fixed (stdio, anonymous, or a client's narrowed
+	// subset).
 	fixed *entities
+
+	// After prepare, when some of its policies read no context: all are
+	// the policies in order, outcomes what each of those gave (evaluated
+	// once), and list only the policies that read the context.
+	prep     sync.Once
+	all      []*scoped
+	outcomes []outcome
+}
+
+// outcome is what a policy that reads no context gives every request of
+// a subset.
+type outcome struct {
+	live      bool   // it reads the context: evaluated per request
+	satisfied bool   // its scope and conditions hold
+	err       string // the evaluation error ("" for none)
+}
+
+// onePolicy is a PolicyIterator of one policy.
+type onePolicy struct{ sp *scoped }
+
+func (o onePolicy) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
+	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) { yield(o.sp.id, o.sp.pol) }
+}
+
+// prepare evaluates, once, the policies of s that read no context: with
+// the principal, action and resource of req, and s.fixed, their outcome
+// is the same for every request of s (Cedar has no other input), so
+// Decide evaluates only the others and merges (decide).
+func (s *subset) prepare(req cedar.Request) {
+	s.prep.Do(func() {
+		out := make([]outcome, len(s.list))
+		var live []*scoped
+		for i, sp := range s.list {
+			if sp.readsContext {
+				out[i].live = true
+				live = append(live, sp)
+				continue
+			}
+			req.Context = emptyRecord
+			_, diag := cedar.Authorize(onePolicy{sp}, s.fixed, req)
+			out[i].satisfied = len(diag.Reasons) > 0
+			if len(diag.Errors) > 0 {
+				out[i].err = diag.Errors[0].Message
+			}
+		}
+		if len(live) < len(s.list) {
+			s.all, s.outcomes, s.list = s.list, out, live
+		}
+	})
+}
+
+// decide is the Decision of a request of s whose policies that read the
+// context gave ok and diag: what cedar.Authorize would give for all of
+// them, with the outcomes of the others, in the order of s.all.
+func (s *subset) decide(diag cedar.Diagnostic) Decision {
+	// diag.Reasons are the forbids that held when one did (ok is then
+	// Deny), else the permits that held: a live permit that held is
+	// missing from them only when a live forbid held, and then it does
+	// not count.
+	var forbids, permits, errs []string
+	for i, sp := range s.all {
+		o := s.outcomes[i]
+		held, failed := o.satisfied, o.err
+		if o.live {
+			held, failed = false, ""
+			for _, re := range diag.Reasons {
+				if re.PolicyID == sp.id {
+					held = true
+				}
+			}
+			for _, e := range diag.Errors {
+				if e.PolicyID == sp.id {
+					failed = e.Message
+				}
+			}
+		}
+		switch {
+		case failed != "":
+			errs = append(errs, string(sp.id)+": "+failed)
+		case held && sp.pol.Effect() == cedar.Forbid:
+			forbids = append(forbids, string(sp.id))
+		case held:
+			permits = append(permits, string(sp.id))
+		}
+	}
+	if len(forbids) > 0 {
+		return Decision{Policies: forbids, Errors: errs}
+	}
+	return Decision{Allow: len(permits) > 0, Policies: permits, Errors: errs}
 }
 
 // All implements cedar.PolicyIterator, with the same iterator every
@@ -344,8 +438,10 @@ func (p *Policies) add(file string, src []byte) error {
 		}
 		if b, err := pol.MarshalJSON(); err == nil && json.Unmarshal(b, &js) == nil {
 			sp.principal, sp.action, sp.resource = js.Principal, js.Action, js.Resource
+			sp.readsContext = bytes.Contains(b, []byte(`"context"`))
 		} else {
 			sp.principal.Op, sp.action.Op, sp.resource.Op = "All", "All", "All"
+			sp.readsContext = true
 		}
 		p.policies = append(p.policies, sp)
 		p.readsArguments = p.readsArguments || sp.readsArguments
@@ -439,7 +535,14 @@ func (p *Policies) Decide(r *Request) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	ok, diag := cedar.Authorize(ents.policies, ents, req)
+	sub := ents.policies
+	if sub.fixed == ents {
+		sub.prepare(req)
+	}
+	ok, diag := cedar.Authorize(sub, ents, req)
+	if sub.outcomes != nil {
+		return sub.decide(diag), nil
+	}
 	d := Decision{Allow: bool(ok)}
 	for _, re := range diag.Reasons {
 		d.Policies = append(d.Policies, string(re.PolicyID))

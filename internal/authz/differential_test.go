@@ -303,3 +303,39 @@ func TestArgUseOf(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideConcurrent: decisions made at once from several goroutines
+// on one Policies (its caches and subsets built and prepared by
+// whichever comes first) agree with plainDecide; run with -race.
+func TestDecideConcurrent(t *testing.T) {
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		src := genPolicySet(rng)
+		p, err := Parse("gen.cedar", []byte(src), nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets := []*Target{{Type: "Tool", ID: "fs_write", Plugin: "hash"}, {Type: "Prompt", ID: "greet", Plugin: "notes"},
+			{Type: "Tool", ID: "x", Plugin: "notes", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}}
+		principals := []Principal{{Kind: "stdio"}, {Kind: "anonymous"}, {Kind: "client", ID: "a", Claims: json.RawMessage(`{"groups":["admins"]}`)}}
+		done := make(chan struct{})
+		for g := range 4 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for i := range 200 {
+					r := &Request{Principal: principals[(i+g)%len(principals)], Action: CallTool, Target: targets[i%len(targets)],
+						Arguments: json.RawMessage(`{"path":"/etc/x","amount":5000}`), Transport: "http", Time: time.Unix(1_800_000_000, 0)}
+					got, gerr := p.Decide(r)
+					want, werr := plainDecide(p, r)
+					if (gerr != nil) != (werr != nil) || got.Allow != want.Allow || len(got.Policies) != len(want.Policies) || len(got.Errors) != len(want.Errors) {
+						t.Errorf("%s\n%s: got %+v %v, want %+v %v", src, describe(r), got, gerr, want, werr)
+						return
+					}
+				}
+			}()
+		}
+		for range 4 {
+			<-done
+		}
+	}
+}
