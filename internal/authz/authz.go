@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
@@ -143,6 +144,11 @@ type subset struct {
 	prep     sync.Once
 	all      []*scoped
 	outcomes []outcome
+
+	// last is the decision of the last request whose context was one
+	// kept for its second (the context is then all that can differ
+	// between two requests of the subset).
+	last atomic.Pointer[lastDecision]
 }
 
 // outcome is what a policy that reads no context gives every request of
@@ -531,26 +537,50 @@ var ErrBadRequest = errors.New("authz: bad request")
 
 // Decide answers r.
 func (p *Policies) Decide(r *Request) (Decision, error) {
-	req, ents, err := p.build(r)
+	req, ents, key, constant, err := p.build(r)
 	if err != nil {
 		return Decision{}, err
 	}
 	sub := ents.policies
-	if sub.fixed == ents {
-		sub.prepare(req)
+	// Every input of the decision is sub's (its policies, principal,
+	// action, resource, entities) or the context: when that is one
+	// kept for its second, so is the decision (see subset.last).
+	if constant {
+		if l := sub.last.Load(); l != nil && l.key == key {
+			return l.d.clone(), nil
+		}
 	}
+	sub.prepare(req)
 	ok, diag := cedar.Authorize(sub, ents, req)
+	var d Decision
 	if sub.outcomes != nil {
-		return sub.decide(diag), nil
+		d = sub.decide(diag)
+	} else {
+		d.Allow = bool(ok)
+		for _, re := range diag.Reasons {
+			d.Policies = append(d.Policies, string(re.PolicyID))
+		}
+		for _, e := range diag.Errors {
+			d.Errors = append(d.Errors, string(e.PolicyID)+": "+e.Message)
+		}
 	}
-	d := Decision{Allow: bool(ok)}
-	for _, re := range diag.Reasons {
-		d.Policies = append(d.Policies, string(re.PolicyID))
-	}
-	for _, e := range diag.Errors {
-		d.Errors = append(d.Errors, string(e.PolicyID)+": "+e.Message)
+	if constant {
+		sub.last.Store(&lastDecision{key, d.clone()})
 	}
 	return d, nil
+}
+
+// lastDecision is the decision of a subset in a context kept for its
+// second.
+type lastDecision struct {
+	key contextKey
+	d   Decision
+}
+
+// clone returns a copy of d that shares no slice with it.
+func (d Decision) clone() Decision {
+	d.Policies, d.Errors = slices.Clone(d.Policies), slices.Clone(d.Errors)
+	return d
 }
 
 // entities layers the request's own entities over the static ones.
@@ -736,20 +766,16 @@ var (
 	emptyArgs cedar.Value = emptyRecord
 )
 
-func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
-	return p.buildArgs(r, false)
-}
-
-// buildArgs is build; allArgs converts the arguments even when no
-// relevant policy reads them (for the tests, which decide with every
-// policy).
-func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities, error) {
+// build returns the Cedar request of r and its entities, and, when its
+// context is one kept for its second (no converted arguments), the key
+// of that context (constant).
+func (p *Policies) build(r *Request) (req cedar.Request, ents *entities, key contextKey, constant bool, err error) {
 	var principal *cedar.Entity
 	switch r.Principal.Kind {
 	case "client":
 		ent, err := p.principalEntity(&r.Principal)
 		if err != nil {
-			return cedar.Request{}, nil, err
+			return cedar.Request{}, nil, contextKey{}, false, err
 		}
 		principal = ent
 	case "stdio":
@@ -757,14 +783,14 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	case "anonymous":
 		principal = &anonymousEntity
 	default:
-		return cedar.Request{}, nil, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
+		return cedar.Request{}, nil, contextKey{}, false, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
 	}
 	if r.Target == nil {
-		return cedar.Request{}, nil, fmt.Errorf("%w: no target", ErrBadRequest)
+		return cedar.Request{}, nil, contextKey{}, false, fmt.Errorf("%w: no target", ErrBadRequest)
 	}
 	te, err := p.targetEntities(r.Target)
 	if err != nil {
-		return cedar.Request{}, nil, err
+		return cedar.Request{}, nil, contextKey{}, false, err
 	}
 	action := cedar.NewEntityUID("Action", cedar.String(r.Action))
 	p.mu.Lock()
@@ -794,7 +820,7 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 	if who == nil {
 		sub = p.forClient(sub, principal, &te.resource, &te.plugin, !r.Target.Ephemeral)
 	}
-	ents := sub.fixed
+	ents = sub.fixed
 
 	var args cedar.Value
 	converted := false
@@ -803,30 +829,31 @@ func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities
 		// No policy can read an attribute it does not name: the
 		// arguments are turned into Cedar values only when one does,
 		// and only the members the policies name (project).
-		if (sub.readsArguments || allArgs) && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
+		if sub.readsArguments && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
 			var v cedar.Value
 			n := -1
 			var err error
-			if allArgs || sub.args.whole {
+			if sub.args.whole {
 				v, err = valueOfJSON(r.Arguments)
 			} else {
 				v, n, err = project(r.Arguments, sub.args.names)
 			}
 			if err != nil {
-				return cedar.Request{}, nil, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
+				return cedar.Request{}, nil, contextKey{}, false, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
 			}
 			// None of the members named: the context is that of
 			// arguments {}, which is kept for its second.
 			args, converted = v, n != 0
 		}
 	}
-	ctx := p.context(r, args, converted)
+	key = contextKey{r.Transport, r.ProtocolVersion, r.Time.Unix(), r.Listing}
+	ctx := p.context(key, args, converted)
 	return cedar.Request{
 		Principal: principal.UID,
 		Action:    action,
 		Resource:  te.resource.UID,
 		Context:   ctx,
-	}, ents, nil
+	}, ents, key, !converted, nil
 }
 
 // subsetKey names a subset of a target's policies: its action, and the
@@ -846,20 +873,19 @@ type contextKey struct {
 // converted arguments is kept for the rest of its
 // second, so that a list or a call that no policy checks the arguments
 // of builds none.
-func (p *Policies) context(r *Request, args cedar.Value, converted bool) cedar.Record {
-	sec := r.Time.Unix()
+func (p *Policies) context(key contextKey, args cedar.Value, converted bool) cedar.Record {
+	sec := key.sec
 	constant := !converted
-	key := contextKey{r.Transport, r.ProtocolVersion, sec, r.Listing}
 	if constant {
 		if c, ok := cacheGet(&p.mu, p.contexts, key); ok {
 			return c
 		}
 	}
 	ctx := cedar.RecordMap{
-		"transport":       cedar.String(r.Transport),
-		"protocolVersion": cedar.String(r.ProtocolVersion),
+		"transport":       cedar.String(key.transport),
+		"protocolVersion": cedar.String(key.version),
 		"time":            cedar.Long(sec),
-		"listing":         cedar.Boolean(r.Listing),
+		"listing":         cedar.Boolean(key.listing),
 	}
 	if args != nil {
 		ctx["arguments"] = args

@@ -158,6 +158,29 @@ func BenchmarkDecideStdio(b *testing.B) {
 	testutil.ReportCPU(b, cpu)
 }
 
+// BenchmarkDecideStdioNewSecond is BenchmarkDecideStdio with every
+// request in a new second: nothing kept for the second (the context,
+// the decision) is reused, as for the first call of each second.
+func BenchmarkDecideStdioNewSecond(b *testing.B) {
+	p, err := Load("testdata/bench20.cedar", "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12",
+		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
+	r := &Request{Principal: Principal{Kind: "stdio"}, Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi"}`),
+		Transport: "stdio", ProtocolVersion: "2025-11-25", Time: time.Unix(1_800_000_000, 0)}
+	b.ReportAllocs()
+	cpu := testutil.CPUTime()
+	for b.Loop() {
+		r.Time = r.Time.Add(time.Second)
+		if d, _ := p.Decide(r); !d.Allow {
+			b.Fatal("denied")
+		}
+	}
+	testutil.ReportCPU(b, cpu)
+}
+
 // TestRelevantAgreesWithAll: deciding with the policies whose scopes may
 // match (relevant) gives the decision, deciders and errors of the whole
 // set (plainDecide), for every action, on tools, prompts and resources in and out of
