@@ -170,7 +170,12 @@ func (o onePolicy) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 // the principal, action and resource of req, and s.fixed, their outcome
 // is the same for every request of s (Cedar has no other input), so
 // Decide evaluates only the others and merges (decide).
+// A subset without fixed entities (a client's, before forClient narrows
+// it, which other requests read) is left as it is.
 func (s *subset) prepare(req cedar.Request) {
+	if s.fixed == nil {
+		return
+	}
 	s.prep.Do(func() {
 		out := make([]outcome, len(s.list))
 		var live []*scoped
@@ -194,8 +199,8 @@ func (s *subset) prepare(req cedar.Request) {
 }
 
 // decide is the Decision of a request of s whose policies that read the
-// context gave ok and diag: what cedar.Authorize would give for all of
-// them, with the outcomes of the others, in the order of s.all.
+// context gave diag: what cedar.Authorize would give for all of s.all,
+// with the outcomes of the others, in the order of s.all.
 func (s *subset) decide(diag cedar.Diagnostic) Decision {
 	// diag.Reasons are the forbids that held when one did (ok is then
 	// Deny), else the permits that held: a live permit that held is
