@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
@@ -69,10 +70,23 @@ type Policies struct {
 	// then `action in` cannot be decided before evaluation.
 	actionParents bool
 
-	mu         sync.Mutex
-	principals map[string]*cedar.Entity
-	targets    map[*Target]*targetEntities
-	contexts   map[contextKey]cedar.Record
+	mu sync.Mutex
+	// principals are the entities of clients, by subject and then
+	// claims (looked up without building a key); nprincipals counts
+	// them.
+	principals  map[string]map[string]*cedar.Entity
+	nprincipals int
+	targets     map[*Target]*targetEntities
+	contexts    map[contextKey]cedar.Record
+	// clients are the subsets of a client principal (see forClient).
+	clients map[clientKey]*subset
+}
+
+// clientKey names a subset of one target and action as one client
+// (a cached principal entity) sees it.
+type clientKey struct {
+	sub       *subset
+	principal *cedar.Entity
 }
 
 // scoped is one policy and what its scope says of actions and
@@ -81,8 +95,14 @@ type scoped struct {
 	id             cedar.PolicyID
 	pol            *cedar.Policy
 	readsArguments bool
-	action         scopeJSON
-	resource       scopeJSON
+	args           argUse // what its conditions read of context.arguments
+	// readsContext is set unless its JSON form never says "context":
+	// then its outcome depends only on the principal, action, resource
+	// and entities (see subset.prepare).
+	readsContext bool
+	principal    scopeJSON
+	action       scopeJSON
+	resource     scopeJSON
 }
 
 // scopeJSON is a policy's action or resource scope in Cedar's JSON
@@ -111,33 +131,204 @@ func (e *entityJSON) uid() cedar.EntityUID {
 type subset struct {
 	list           []*scoped
 	readsArguments bool
+	args           argUse // what the policies of list read of context.arguments
+	seq            iter.Seq2[cedar.PolicyID, *cedar.Policy]
+	// fixed are the entities of every request of this subset, when its
+	// principal is fixed (stdio, anonymous, or a client's narrowed
+	// subset).
+	fixed *entities
+
+	// After prepare, when some of its policies read no context: all are
+	// the policies in order, outcomes what each of those gave (evaluated
+	// once), and list only the policies that read the context.
+	prep     sync.Once
+	all      []*scoped
+	outcomes []outcome
+
+	// last is the decision of the last request whose context was one
+	// kept for its second (the context is then all that can differ
+	// between two requests of the subset).
+	last atomic.Pointer[lastDecision]
 }
 
-// All implements cedar.PolicyIterator.
-func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
-	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
-		for _, p := range s.list {
+// outcome is what a policy that reads no context gives every request of
+// a subset.
+type outcome struct {
+	live      bool   // it reads the context: evaluated per request
+	satisfied bool   // its scope and conditions hold
+	err       string // the evaluation error ("" for none)
+}
+
+// onePolicy is a PolicyIterator of one policy.
+type onePolicy struct{ sp *scoped }
+
+func (o onePolicy) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
+	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) { yield(o.sp.id, o.sp.pol) }
+}
+
+// prepare evaluates, once, the policies of s that read no context: with
+// the principal, action and resource of req, and s.fixed, their outcome
+// is the same for every request of s (Cedar has no other input), so
+// Decide evaluates only the others and merges (decide).
+// A subset without fixed entities (a client's, before forClient narrows
+// it, which other requests read) is left as it is.
+func (s *subset) prepare(req cedar.Request) {
+	if s.fixed == nil {
+		return
+	}
+	s.prep.Do(func() {
+		out := make([]outcome, len(s.list))
+		var live []*scoped
+		for i, sp := range s.list {
+			if sp.readsContext {
+				out[i].live = true
+				live = append(live, sp)
+				continue
+			}
+			req.Context = emptyRecord
+			_, diag := cedar.Authorize(onePolicy{sp}, s.fixed, req)
+			out[i].satisfied = len(diag.Reasons) > 0
+			if len(diag.Errors) > 0 {
+				out[i].err = diag.Errors[0].Message
+			}
+		}
+		if len(live) < len(s.list) {
+			s.all, s.outcomes, s.list = s.list, out, live
+		}
+	})
+}
+
+// decide is the Decision of a request of s whose policies that read the
+// context gave diag: what cedar.Authorize would give for all of s.all,
+// with the outcomes of the others, in the order of s.all.
+func (s *subset) decide(diag cedar.Diagnostic) Decision {
+	// diag.Reasons are the forbids that held when one did (ok is then
+	// Deny), else the permits that held: a live permit that held is
+	// missing from them only when a live forbid held, and then it does
+	// not count.
+	var forbids, permits, errs []string
+	for i, sp := range s.all {
+		o := s.outcomes[i]
+		held, failed := o.satisfied, o.err
+		if o.live {
+			held, failed = false, ""
+			for _, re := range diag.Reasons {
+				if re.PolicyID == sp.id {
+					held = true
+				}
+			}
+			for _, e := range diag.Errors {
+				if e.PolicyID == sp.id {
+					failed = e.Message
+				}
+			}
+		}
+		switch {
+		case failed != "":
+			errs = append(errs, string(sp.id)+": "+failed)
+		case held && sp.pol.Effect() == cedar.Forbid:
+			forbids = append(forbids, string(sp.id))
+		case held:
+			permits = append(permits, string(sp.id))
+		}
+	}
+	if len(forbids) > 0 {
+		return Decision{Policies: forbids, Errors: errs}
+	}
+	return Decision{Allow: len(permits) > 0, Policies: permits, Errors: errs}
+}
+
+// All implements cedar.PolicyIterator, with the same iterator every
+// time.
+func (s *subset) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] { return s.seq }
+
+// relevant returns the policies of p whose action and resource scopes
+// may match action on the resource uid with parent plugin (its only
+// ancestor), and whose principal scope may match principal when it is
+// not nil (an entity with no parents: Client::"stdio" or
+// Anonymous::"anonymous"): a policy left out could not apply, so the
+// decision is the same, for less work. readsArguments is that of the
+// policies of the action and resource, whatever the principal, so that
+// the arguments a request may pass do not depend on who passes them.
+func (p *Policies) relevant(action, uid, plugin cedar.EntityUID, principal *cedar.EntityUID) *subset {
+	sub := &subset{}
+	sub.seq = func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, p := range sub.list {
 			if !yield(p.id, p.pol) {
 				return
 			}
 		}
 	}
-}
-
-// relevant returns the policies of p whose action and resource scopes
-// may match action on the resource uid with parent plugin (its only
-// ancestor): a policy left out could not apply, so the decision is the
-// same, for less work.
-func (p *Policies) relevant(action, uid, plugin cedar.EntityUID) *subset {
-	sub := &subset{}
 	for i := range p.policies {
 		sp := &p.policies[i]
 		if sp.action.mayMatch(action, nil, p.actionParents) && sp.resource.mayMatch(uid, []cedar.EntityUID{uid, plugin}, false) {
-			sub.list = append(sub.list, sp)
 			sub.readsArguments = sub.readsArguments || sp.readsArguments
+			if principal != nil && !sp.principal.mayMatch(*principal, nil, false) {
+				continue
+			}
+			sub.list = append(sub.list, sp)
+			sub.args.add(sp.args)
 		}
 	}
 	return sub
+}
+
+// forClient returns the policies of sub whose principal scope may match
+// the client principal with the entities ents (a request of sub's
+// target): its ancestors are found as Cedar finds them, through
+// ents.Get, so a policy left out could not apply. The subset is kept by
+// sub and principal (a principal entity is built once for its claims),
+// with its entities, unless keep is false (an Ephemeral target, whose
+// subsets are built for one request).
+func (p *Policies) forClient(sub *subset, principal *cedar.Entity, resource, plugin *cedar.Entity, keep bool) *subset {
+	key := clientKey{sub, principal}
+	if keep {
+		if cs, ok := cacheGet(&p.mu, p.clients, key); ok {
+			return cs
+		}
+	}
+	ents := &entities{static: p.entities, principal: principal, resource: resource, plugin: plugin}
+	self := ancestors(ents, principal.UID)
+	cs := &subset{readsArguments: sub.readsArguments}
+	cs.seq = func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, p := range cs.list {
+			if !yield(p.id, p.pol) {
+				return
+			}
+		}
+	}
+	for _, sp := range sub.list {
+		if sp.principal.mayMatch(principal.UID, self, false) {
+			cs.list = append(cs.list, sp)
+			cs.args.add(sp.args)
+		}
+	}
+	ents.policies = cs
+	cs.fixed = ents
+	if keep {
+		cachePut(&p.mu, p.clients, key, cs)
+	}
+	return cs
+}
+
+// ancestors returns uid and every entity it is in, through g: its
+// parents, and theirs, as Cedar's `in` follows them.
+func ancestors(g cedar.EntityGetter, uid cedar.EntityUID) []cedar.EntityUID {
+	out := []cedar.EntityUID{uid}
+	seen := map[cedar.EntityUID]bool{uid: true}
+	for i := 0; i < len(out); i++ {
+		e, ok := g.Get(out[i])
+		if !ok {
+			continue
+		}
+		for a := range e.Parents.All() {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // mayMatch reports whether the scope may hold for the entity uid whose
@@ -177,7 +368,8 @@ func newPolicies(groupsClaim string) *Policies {
 		groupsClaim = "groups"
 	}
 	return &Policies{set: cedar.NewPolicySet(), groupsClaim: groupsClaim,
-		principals: map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{}}
+		principals: map[string]map[string]*cedar.Entity{}, targets: map[*Target]*targetEntities{}, contexts: map[contextKey]cedar.Record{},
+		clients: map[clientKey]*subset{}}
 }
 
 // Load reads the policies at path (a .cedar file, or a directory whose
@@ -249,15 +441,18 @@ func (p *Policies) add(file string, src []byte) error {
 		if !p.set.Add(id, pol) {
 			return fmt.Errorf("authz: %s: policy id %q is used twice", file, id)
 		}
-		sp := scoped{id: id, pol: pol, readsArguments: bytes.Contains(pol.MarshalCedar(), []byte("arguments"))}
+		sp := scoped{id: id, pol: pol, readsArguments: bytes.Contains(pol.MarshalCedar(), []byte("arguments")), args: argUseOf(pol)}
 		var js struct {
-			Action   scopeJSON `json:"action"`
-			Resource scopeJSON `json:"resource"`
+			Principal scopeJSON `json:"principal"`
+			Action    scopeJSON `json:"action"`
+			Resource  scopeJSON `json:"resource"`
 		}
 		if b, err := pol.MarshalJSON(); err == nil && json.Unmarshal(b, &js) == nil {
-			sp.action, sp.resource = js.Action, js.Resource
+			sp.principal, sp.action, sp.resource = js.Principal, js.Action, js.Resource
+			sp.readsContext = bytes.Contains(b, []byte(`"context"`))
 		} else {
-			sp.action.Op, sp.resource.Op = "All", "All"
+			sp.principal.Op, sp.action.Op, sp.resource.Op = "All", "All", "All"
+			sp.readsContext = true
 		}
 		p.policies = append(p.policies, sp)
 		p.readsArguments = p.readsArguments || sp.readsArguments
@@ -347,19 +542,50 @@ var ErrBadRequest = errors.New("authz: bad request")
 
 // Decide answers r.
 func (p *Policies) Decide(r *Request) (Decision, error) {
-	req, ents, err := p.build(r)
+	req, ents, key, constant, err := p.build(r)
 	if err != nil {
 		return Decision{}, err
 	}
-	ok, diag := cedar.Authorize(ents.policies, ents, req)
-	d := Decision{Allow: bool(ok)}
-	for _, re := range diag.Reasons {
-		d.Policies = append(d.Policies, string(re.PolicyID))
+	sub := ents.policies
+	// Every input of the decision is sub's (its policies, principal,
+	// action, resource, entities) or the context: when that is one
+	// kept for its second, so is the decision (see subset.last).
+	if constant {
+		if l := sub.last.Load(); l != nil && l.key == key {
+			return l.d.clone(), nil
+		}
 	}
-	for _, e := range diag.Errors {
-		d.Errors = append(d.Errors, string(e.PolicyID)+": "+e.Message)
+	sub.prepare(req)
+	ok, diag := cedar.Authorize(sub, ents, req)
+	var d Decision
+	if sub.outcomes != nil {
+		d = sub.decide(diag)
+	} else {
+		d.Allow = bool(ok)
+		for _, re := range diag.Reasons {
+			d.Policies = append(d.Policies, string(re.PolicyID))
+		}
+		for _, e := range diag.Errors {
+			d.Errors = append(d.Errors, string(e.PolicyID)+": "+e.Message)
+		}
+	}
+	if constant {
+		sub.last.Store(&lastDecision{key, d.clone()})
 	}
 	return d, nil
+}
+
+// lastDecision is the decision of a subset in a context kept for its
+// second.
+type lastDecision struct {
+	key contextKey
+	d   Decision
+}
+
+// clone returns a copy of d that shares no slice with it.
+func (d Decision) clone() Decision {
+	d.Policies, d.Errors = slices.Clone(d.Policies), slices.Clone(d.Errors)
+	return d
 }
 
 // entities layers the request's own entities over the static ones.
@@ -406,8 +632,10 @@ func cachePut[K comparable, V any](mu *sync.Mutex, m map[K]V, k K, v V) {
 // principalEntity returns the entity of a verified caller, built once
 // for each subject and claims and then cached.
 func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
-	key := pr.ID + "\x00" + string(pr.Claims)
-	if ent, ok := cacheGet(&p.mu, p.principals, key); ok {
+	p.mu.Lock()
+	ent, ok := p.principals[pr.ID][string(pr.Claims)]
+	p.mu.Unlock()
+	if ok {
 		return ent, nil
 	}
 	uid := cedar.NewEntityUID("Client", cedar.String(pr.ID))
@@ -438,17 +666,32 @@ func (p *Policies) principalEntity(pr *Principal) (*cedar.Entity, error) {
 			parents = append(parents, g)
 		}
 	}
-	ent := &cedar.Entity{UID: uid, Parents: cedar.NewEntityUIDSet(parents...), Attributes: cedar.NewRecord(attrs)}
-	cachePut(&p.mu, p.principals, key, ent)
+	ent = &cedar.Entity{UID: uid, Parents: cedar.NewEntityUIDSet(parents...), Attributes: cedar.NewRecord(attrs)}
+	p.mu.Lock()
+	if p.nprincipals >= maxCached {
+		clear(p.principals)
+		p.nprincipals = 0
+	}
+	byClaims := p.principals[pr.ID]
+	if byClaims == nil {
+		byClaims = map[string]*cedar.Entity{}
+		p.principals[pr.ID] = byClaims
+	}
+	if _, dup := byClaims[string(pr.Claims)]; !dup {
+		p.nprincipals++
+	}
+	byClaims[string(pr.Claims)] = ent
+	p.mu.Unlock()
 	return ent, nil
 }
 
 // targetEntities are the resource and plugin entities of a Target.
 type targetEntities struct {
 	resource, plugin cedar.Entity
-	// subsets are the relevant policies of each action (see relevant),
-	// built on first use; guarded by Policies.mu.
-	subsets map[string]*subset
+	// subsets are the relevant policies of each action and kind of
+	// principal (see relevant), built on first use; guarded by
+	// Policies.mu.
+	subsets map[subsetKey]*subset
 }
 
 // targetEntities returns the entities of t, cached by t's address: a
@@ -524,74 +767,103 @@ var (
 	stdioEntity     = cedar.Entity{UID: cedar.NewEntityUID("Client", "stdio")}
 	anonymousEntity = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "anonymous")}
 	emptyRecord     = cedar.NewRecord(nil)
+	// emptyArgs is emptyRecord as a Value, boxed once.
+	emptyArgs cedar.Value = emptyRecord
 )
 
-func (p *Policies) build(r *Request) (cedar.Request, *entities, error) {
-	return p.buildArgs(r, false)
-}
-
-// buildArgs is build; allArgs converts the arguments even when no
-// relevant policy reads them (for the tests, which decide with every
-// policy).
-func (p *Policies) buildArgs(r *Request, allArgs bool) (cedar.Request, *entities, error) {
-	ents := &entities{static: p.entities}
+// build returns the Cedar request of r and its entities, and, when its
+// context is one kept for its second (no converted arguments), the key
+// of that context (constant).
+func (p *Policies) build(r *Request) (req cedar.Request, ents *entities, key contextKey, constant bool, err error) {
+	var principal *cedar.Entity
 	switch r.Principal.Kind {
 	case "client":
 		ent, err := p.principalEntity(&r.Principal)
 		if err != nil {
-			return cedar.Request{}, nil, err
+			return cedar.Request{}, nil, contextKey{}, false, err
 		}
-		ents.principal = ent
+		principal = ent
 	case "stdio":
-		ents.principal = &stdioEntity
+		principal = &stdioEntity
 	case "anonymous":
-		ents.principal = &anonymousEntity
+		principal = &anonymousEntity
 	default:
-		return cedar.Request{}, nil, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
+		return cedar.Request{}, nil, contextKey{}, false, fmt.Errorf("%w: principal kind %q", ErrBadRequest, r.Principal.Kind)
 	}
 	if r.Target == nil {
-		return cedar.Request{}, nil, fmt.Errorf("%w: no target", ErrBadRequest)
+		return cedar.Request{}, nil, contextKey{}, false, fmt.Errorf("%w: no target", ErrBadRequest)
 	}
 	te, err := p.targetEntities(r.Target)
 	if err != nil {
-		return cedar.Request{}, nil, err
+		return cedar.Request{}, nil, contextKey{}, false, err
 	}
-	ents.resource, ents.plugin = &te.resource, &te.plugin
 	action := cedar.NewEntityUID("Action", cedar.String(r.Action))
 	p.mu.Lock()
-	sub := te.subsets[r.Action]
+	// Client::"stdio" and Anonymous::"anonymous" have no parents (Get
+	// answers with the entities above, whatever the static entities
+	// say), so their principal scopes are known with the subset; a
+	// client's subset is the action's, narrowed for it (forClient).
+	skey := subsetKey{r.Action, r.Principal.Kind}
+	var who *cedar.EntityUID
+	if skey.principal == "client" {
+		skey.principal = ""
+	} else {
+		who = &principal.UID
+	}
+	sub := te.subsets[skey]
 	if sub == nil {
 		if te.subsets == nil {
-			te.subsets = map[string]*subset{}
+			te.subsets = map[subsetKey]*subset{}
 		}
-		sub = p.relevant(action, te.resource.UID, te.plugin.UID)
-		te.subsets[r.Action] = sub
+		sub = p.relevant(action, te.resource.UID, te.plugin.UID, who)
+		if who != nil {
+			sub.fixed = &entities{static: p.entities, principal: principal, resource: &te.resource, plugin: &te.plugin, policies: sub}
+		}
+		te.subsets[skey] = sub
 	}
 	p.mu.Unlock()
-	ents.policies = sub
+	if who == nil {
+		sub = p.forClient(sub, principal, &te.resource, &te.plugin, !r.Target.Ephemeral)
+	}
+	ents = sub.fixed
 
 	var args cedar.Value
 	converted := false
 	if !r.Listing {
-		args = emptyRecord
+		args = emptyArgs
 		// No policy can read an attribute it does not name: the
-		// arguments are turned into Cedar values only when one does.
-		if (sub.readsArguments || allArgs) && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
-			v, err := valueOfJSON(r.Arguments)
-			if err != nil {
-				return cedar.Request{}, nil, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
+		// arguments are turned into Cedar values only when one does,
+		// and only the members the policies name (project).
+		if sub.readsArguments && len(r.Arguments) > 0 && string(r.Arguments) != "null" {
+			var v cedar.Value
+			n := -1
+			var err error
+			if sub.args.whole {
+				v, err = valueOfJSON(r.Arguments)
+			} else {
+				v, n, err = project(r.Arguments, sub.args.names)
 			}
-			args, converted = v, true
+			if err != nil {
+				return cedar.Request{}, nil, contextKey{}, false, fmt.Errorf("%w: arguments: %w", ErrBadRequest, err)
+			}
+			// None of the members named: the context is that of
+			// arguments {}, which is kept for its second.
+			args, converted = v, n != 0
 		}
 	}
-	ctx := p.context(r, args, converted)
+	key = contextKey{r.Transport, r.ProtocolVersion, r.Time.Unix(), r.Listing}
+	ctx := p.context(key, args, converted)
 	return cedar.Request{
-		Principal: ents.principal.UID,
+		Principal: principal.UID,
 		Action:    action,
 		Resource:  te.resource.UID,
 		Context:   ctx,
-	}, ents, nil
+	}, ents, key, !converted, nil
 }
+
+// subsetKey names a subset of a target's policies: its action, and the
+// kind of principal ("stdio" or "anonymous"; "" for a client).
+type subsetKey struct{ action, principal string }
 
 // contextKey is a context without arguments (listing, or no relevant
 // policy reads them): the same for every request of one second.
@@ -606,20 +878,19 @@ type contextKey struct {
 // converted arguments is kept for the rest of its
 // second, so that a list or a call that no policy checks the arguments
 // of builds none.
-func (p *Policies) context(r *Request, args cedar.Value, converted bool) cedar.Record {
-	sec := r.Time.Unix()
+func (p *Policies) context(key contextKey, args cedar.Value, converted bool) cedar.Record {
+	sec := key.sec
 	constant := !converted
-	key := contextKey{r.Transport, r.ProtocolVersion, sec, r.Listing}
 	if constant {
 		if c, ok := cacheGet(&p.mu, p.contexts, key); ok {
 			return c
 		}
 	}
 	ctx := cedar.RecordMap{
-		"transport":       cedar.String(r.Transport),
-		"protocolVersion": cedar.String(r.ProtocolVersion),
+		"transport":       cedar.String(key.transport),
+		"protocolVersion": cedar.String(key.version),
 		"time":            cedar.Long(sec),
-		"listing":         cedar.Boolean(r.Listing),
+		"listing":         cedar.Boolean(key.listing),
 	}
 	if args != nil {
 		ctx["arguments"] = args

@@ -3,12 +3,9 @@ package authz
 import (
 	"encoding/json"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cedar-policy/cedar-go"
 
 	"github.com/wasmcp/wasmcp/internal/testutil"
 )
@@ -136,9 +133,57 @@ func BenchmarkDecide(b *testing.B) {
 	testutil.ReportCPU(b, cpu)
 }
 
+// BenchmarkDecideStdio is the decision of BenchmarkAuthzToolCall in
+// internal/server: Client::"stdio" calls base64_encode of plugin hash
+// with {"text":"hi"}, against testdata/bench20.cedar.
+func BenchmarkDecideStdio(b *testing.B) {
+	p, err := Load("testdata/bench20.cedar", "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12",
+		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
+	r := &Request{Principal: Principal{Kind: "stdio"}, Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi"}`),
+		Transport: "stdio", ProtocolVersion: "2025-11-25", Time: time.Now()}
+	if d, err := p.Decide(r); err != nil || !d.Allow {
+		b.Fatalf("%+v %v", d, err)
+	}
+	b.ReportAllocs()
+	cpu := testutil.CPUTime()
+	for b.Loop() {
+		if d, _ := p.Decide(r); !d.Allow {
+			b.Fatal("denied")
+		}
+	}
+	testutil.ReportCPU(b, cpu)
+}
+
+// BenchmarkDecideStdioNewSecond is BenchmarkDecideStdio with every
+// request in a new second: nothing kept for the second (the context,
+// the decision) is reused, as for the first call of each second.
+func BenchmarkDecideStdioNewSecond(b *testing.B) {
+	p, err := Load("testdata/bench20.cedar", "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12",
+		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
+	r := &Request{Principal: Principal{Kind: "stdio"}, Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi"}`),
+		Transport: "stdio", ProtocolVersion: "2025-11-25", Time: time.Unix(1_800_000_000, 0)}
+	b.ReportAllocs()
+	cpu := testutil.CPUTime()
+	for b.Loop() {
+		r.Time = r.Time.Add(time.Second)
+		if d, _ := p.Decide(r); !d.Allow {
+			b.Fatal("denied")
+		}
+	}
+	testutil.ReportCPU(b, cpu)
+}
+
 // TestRelevantAgreesWithAll: deciding with the policies whose scopes may
 // match (relevant) gives the decision, deciders and errors of the whole
-// set, for every action, on tools, prompts and resources in and out of
+// set (plainDecide), for every action, on tools, prompts and resources in and out of
 // the plugins the policies name, with and without arguments, with an
 // action group in the entities.
 func TestRelevantAgreesWithAll(t *testing.T) {
@@ -182,28 +227,7 @@ permit (principal, action in [Action::"get_prompt", Action::"complete"], resourc
 						for _, listing := range []bool{false, true} {
 							r := &Request{Principal: pr, Action: action, Target: tg, Arguments: json.RawMessage(args),
 								Transport: "http", ProtocolVersion: "2024-11-05", Time: time.Unix(1_800_000_000, 0), Listing: listing}
-							got, err := p.Decide(r)
-							if err != nil {
-								t.Fatal(err)
-							}
-							req, es, err := p.build(r)
-							if err != nil {
-								t.Fatal(err)
-							}
-							if !es.policies.readsArguments && !listing {
-								// The subset reads no arguments: give the whole set its own.
-								req, es, _ = p.buildArgs(r, true)
-							}
-							ok, diag := cedar.Authorize(p.set, es, req)
-							var want []string
-							for _, re := range diag.Reasons {
-								want = append(want, string(re.PolicyID))
-							}
-							slices.Sort(want)
-							gotp := slices.Sorted(slices.Values(got.Policies))
-							if got.Allow != bool(ok) || !slices.Equal(gotp, want) || len(got.Errors) != len(diag.Errors) {
-								t.Fatalf("%+v %s %s %s listing %v: got %+v, want %v %v %d errors", pr, action, tg.Type+"::"+tg.ID+" in "+tg.Plugin, args, listing, got, bool(ok), want, len(diag.Errors))
-							}
+							agree(t, p, r, "")
 							n++
 						}
 					}
@@ -211,5 +235,27 @@ permit (principal, action in [Action::"get_prompt", Action::"complete"], resourc
 			}
 		}
 		t.Logf("%d requests agree", n)
+	}
+}
+
+// TestEphemeralNotKept: deciding for Targets marked Ephemeral (items the
+// server does not serve) keeps nothing of them, for a client either, so
+// that calls to unknown names cannot churn the caches.
+func TestEphemeralNotKept(t *testing.T) {
+	p, err := Load("testdata/bench20.cedar", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		for _, pr := range []Principal{{Kind: "stdio"}, {Kind: "client", ID: "a", Claims: json.RawMessage(`{"groups":["ops"]}`)}} {
+			r := &Request{Principal: pr, Action: CallTool, Target: &Target{Type: "Tool", ID: strings.Repeat("x", i), Ephemeral: true},
+				Transport: "http", Time: time.Unix(1_800_000_000, 0)}
+			if _, err := p.Decide(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(p.targets) != 0 || len(p.clients) != 0 {
+		t.Fatalf("kept %d targets and %d client subsets", len(p.targets), len(p.clients))
 	}
 }
