@@ -365,3 +365,52 @@ func TestComponentPluginsList(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleJSTime: examples/js-time, as its README serves it
+// (--plugins examples/js-time) over stdio: its four tools are listed
+// under their WIT names, each answers, and a bad date is an isError
+// result naming it (the err of its result<T, E>).
+func TestExampleJSTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a 12 MB component")
+	}
+	c := newStdioClient(t, "--config", writeConfig(t, ""), "--plugins", "../../examples/js-time")
+	var list json.RawMessage
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		res, e, _ := c.call("tools/list", map[string]any{})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if list = res; bytes.Contains(res, []byte(`"days-between"`)) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, name := range []string{"now", "weekday", "add-days", "days-between"} {
+		if !bytes.Contains(list, []byte(`"name":"`+name+`"`)) {
+			t.Errorf("tools/list has no %s: %s", name, list)
+		}
+	}
+	for _, tc := range []struct {
+		tool  string
+		args  map[string]any
+		want  string
+		isErr bool
+	}{
+		{"weekday", map[string]any{"date": "2026-12-04"}, "Friday", false},
+		{"add-days", map[string]any{"date": "2026-12-04", "days": 30}, "2027-01-03", false},
+		{"add-days", map[string]any{"date": "2024-03-01", "days": -1}, "2024-02-29", false},
+		{"days-between", map[string]any{"start": "2026-01-01", "end": "2026-12-25"}, "358", false},
+		{"now", map[string]any{}, "Z", false},
+		{"weekday", map[string]any{"date": "2026-02-30"}, "not a day of the calendar", true},
+		{"add-days", map[string]any{"date": "tomorrow", "days": 1}, "not a date of the form YYYY-MM-DD", true},
+	} {
+		res, e, _ := c.call("tools/call", map[string]any{"name": tc.tool, "arguments": tc.args})
+		if e != nil {
+			t.Fatalf("%s %v: %v", tc.tool, tc.args, e)
+		}
+		text, isErr := resultText(t, res)
+		if !strings.Contains(text, tc.want) || isErr != tc.isErr {
+			t.Errorf("%s %v = %q (isError %v), want %q (isError %v)", tc.tool, tc.args, text, isErr, tc.want, tc.isErr)
+		}
+	}
+}
