@@ -204,7 +204,8 @@ func TestCallAndInspect(t *testing.T) {
 	}
 }
 
-// TestInspectEveryExample: `wasmcp inspect` works on every bundled plugin.
+// TestInspectEveryExample: `wasmcp inspect` works on every bundled plugin
+// (a component's tools are its report's own, it has no manifest).
 func TestInspectEveryExample(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*/*.wasm")
 	more, _ := filepath.Glob("../../examples/conformance/*/*.wasm")
@@ -223,13 +224,15 @@ func TestInspectEveryExample(t *testing.T) {
 					Templates []json.RawMessage `json:"resourceTemplates"`
 					Prompts   []json.RawMessage `json:"prompts"`
 				} `json:"manifest"`
-				Imports []string `json:"imports"`
+				Imports []string          `json:"imports"`
+				Mode    string            `json:"mode"`
+				Tools   []json.RawMessage `json:"tools"` // a component's
 			}
 			if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 			}
 			m := rep.Manifest
-			if len(m.Tools)+len(m.Resources)+len(m.Templates)+len(m.Prompts) == 0 || len(rep.Imports) == 0 {
+			if len(m.Tools)+len(m.Resources)+len(m.Templates)+len(m.Prompts)+len(rep.Tools) == 0 || len(rep.Imports) == 0 {
 				t.Errorf("empty report: %s", stdout)
 			}
 		})
