@@ -414,3 +414,59 @@ func TestExampleJSTime(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentConfig: wasi:config/store (0.2.0-draft, as Wassette's
+// examples import it) answers with the plugin's config grant, over stdio
+// (2025-11-25) and HTTP (2026-07-28); a key it was not granted has no
+// value. With a Wassette policy.yaml instead, an environment.allow key is
+// visible through wasi:config with the server's value.
+func TestComponentConfig(t *testing.T) {
+	file, _ := filepath.Abs("../../testdata/components/c-config.wasm")
+	setting := func(t *testing.T, c mcpClient, key string) json.RawMessage {
+		t.Helper()
+		res, e, _ := c.call("tools/call", map[string]any{"name": "setting", "arguments": map[string]any{"key": key}})
+		if e != nil {
+			t.Fatalf("setting %s: %v", key, e)
+		}
+		var r struct {
+			Structured json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Structured
+	}
+	granted := writeConfig(t, fmt.Sprintf("[[plugins]]\nname = \"c-config\"\npath = %q\n[plugins.grants]\nconfig = { greeting = \"hi there\", \"db.url\" = \"postgres://x\" }\n", file))
+	_, _, stderr := startServe(t, nil, "--config", granted, "--http", "127.0.0.1:0")
+	for name, c := range map[string]mcpClient{
+		"stdio": newStdioClient(t, "--config", granted),
+		"http":  &httpClient2026{t: t, url: servedURL(t, stderr), caps: map[string]any{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for key, want := range map[string]string{
+				"greeting": `{"result":"hi there"}`,
+				"db.url":   `{"result":"postgres://x"}`,
+				"other":    `{"result":null}`,
+			} {
+				if got := setting(t, c, key); string(got) != want {
+					t.Errorf("setting %s = %s, want %s", key, got, want)
+				}
+			}
+		})
+	}
+	t.Run("policy.yaml", func(t *testing.T) {
+		dir := t.TempDir()
+		policy := filepath.Join(dir, "policy.yaml")
+		if err := os.WriteFile(policy, []byte("version: \"1.0\"\npermissions:\n  environment:\n    allow:\n      - key: WASMCP_TEST_SETTING\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("WASMCP_TEST_SETTING", "from the environment")
+		c := newStdioClient(t, "--config", writeConfig(t, fmt.Sprintf("[[plugins]]\nname = \"c-config\"\npath = %q\npolicy = %q\n", file, policy)))
+		if got := setting(t, c, "WASMCP_TEST_SETTING"); string(got) != `{"result":"from the environment"}` {
+			t.Errorf("setting through the policy = %s", got)
+		}
+		if got := setting(t, c, "HOME"); string(got) != `{"result":null}` {
+			t.Errorf("a key the policy does not allow = %s", got)
+		}
+	})
+}

@@ -26,7 +26,8 @@ function packageDocs(src) {
 		let m;
 		if (line.startsWith('///')) { pending.push(line.slice(3).replace(/^ /, '')); continue; }
 		const top = stack[stack.length - 1];
-		if ((m = line.match(/^package\s/))) { const d = take(); if (d) meta.docs = d; }
+		if ((m = line.match(/^package\s.*\{$/))) { take(); stack.push({ kind: 'package', node: {} }); } // a nested package: its docs are its own
+		else if ((m = line.match(/^package\s/))) { const d = take(); if (d) meta.docs = d; }
 		else if ((m = line.match(/^(interface|world)\s+([\w-]+)\s*\{/))) {
 			const node = { docs: take() };
 			stack.push({ kind: m[1], name: m[2], node });
@@ -34,6 +35,7 @@ function packageDocs(src) {
 			stack.push({ kind: 'type', name: m[2], node: { docs: take() } });
 		} else if (line.startsWith('}')) {
 			const done = stack.pop(), parent = stack[stack.length - 1];
+			if (done.kind === 'package') continue;
 			const n = done.node;
 			if (!n.docs) delete n.docs;
 			if (done.kind === 'type') { if (Object.keys(n).length) put(parent.node, 'types', done.name, n); }
