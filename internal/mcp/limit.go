@@ -91,8 +91,13 @@ func (l *callLimiter) tryAcquire(ks *shareState) bool {
 }
 
 // take takes a slot of ks's share and then a run slot; undid reports that
-// it took the share's slot and gave it back.
+// it took the share's slot and gave it back. The first call of a share
+// with none running takes a run slot even when every one is taken: a
+// plugin with nothing running is never kept waiting by plugins that hold
+// the slots (each share is at most one past the bound, so the calls
+// running stay under max plus the number of plugins).
 func (l *callLimiter) take(ks *shareState) (ok, undid bool) {
+	first := false
 	if ks != nil {
 		for {
 			m := ks.running.Load()
@@ -100,9 +105,14 @@ func (l *callLimiter) take(ks *shareState) (ok, undid bool) {
 				return false, false
 			}
 			if ks.running.CompareAndSwap(m, m+1) {
+				first = m == 0
 				break
 			}
 		}
+	}
+	if first {
+		l.running.Add(1)
+		return true, false
 	}
 	for {
 		n := l.running.Load()
@@ -192,10 +202,18 @@ func (l *callLimiter) releaseShare(ks *shareState) {
 }
 
 // wake grants free slots to the waiters, in order, skipping those whose
-// share is full.
+// share is full; a waiter whose share has come to have none running is
+// granted whatever the others hold (see take).
 func (l *callLimiter) wake() {
 	l.mu.Lock()
-	for i := 0; i < len(l.waiters) && l.running.Load() < l.max; {
+	for i := 0; i < len(l.waiters); {
+		if l.running.Load() >= l.max {
+			// Full: only a waiter of a share with none running may go.
+			if w := l.waiters[i]; w.ks == nil || w.ks.running.Load() != 0 {
+				i++
+				continue
+			}
+		}
 		w := l.waiters[i]
 		if ok, _ := l.take(w.ks); !ok {
 			i++

@@ -139,3 +139,59 @@ func TestCallLimiterResumeFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestCallLimiterIdleShare: with every run slot held by calls of shares
+// within their bound, the first call of a share with none running runs
+// at once (one past the bound); its second call waits like any other and
+// gets the next slot given back.
+func TestCallLimiterIdleShare(t *testing.T) {
+	ctx := context.Background()
+	l := newCallLimiter(2, 10, time.Minute)
+	l.perShare = 1
+	a, b, c := l.share("a"), l.share("b"), l.share("c")
+	for _, ks := range []*shareState{a, b} {
+		if err := l.acquireAt(ctx, 0, false, ks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan error, 1)
+	go func() { got <- l.acquireAt(ctx, 0, false, c) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first call of an idle share waited for the slots others hold")
+	}
+	if n := l.running.Load(); n != 3 {
+		t.Fatalf("running %d, want 3 (one past the bound)", n)
+	}
+	// d's first call runs too; a second call of c waits (its share is at
+	// its bound), and gets c's slot when c's first call ends.
+	d := l.share("d")
+	if err := l.acquireAt(ctx, 0, false, d); err != nil {
+		t.Fatal(err)
+	}
+	go func() { got <- l.acquireAt(ctx, 0, false, c) }()
+	for deadline := time.Now().Add(10 * time.Second); l.nwait.Load() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second call of c did not wait")
+		}
+	}
+	l.releaseShare(c)
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting call of c was not granted when c had none running")
+	}
+	for _, ks := range []*shareState{a, b, c, d} {
+		l.releaseShare(ks)
+	}
+	if r, w := l.running.Load(), l.nwait.Load(); r != 0 || w != 0 {
+		t.Fatalf("after: running %d, waiting %d", r, w)
+	}
+}

@@ -77,3 +77,44 @@ func TestSlotShareKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestIdlePluginGetsSlot: two plugins spinning on all their instances,
+// each within its share of the run slots, hold every slot between them;
+// a call to a third plugin, which has nothing running, answers while they
+// still spin instead of waiting for one of them to end (issue 27's
+// fairness case: it waited for their deadline).
+func TestIdlePluginGetsSlot(t *testing.T) {
+	e := longHostileEnv(t, "runs spinning plugin calls for seconds")
+	second := copyCorpus(t, "runaway", t.TempDir(), "runaway2")
+	srv, err := newHostileServer(t, e, memKV+`[limits]
+timeout = "4s"
+max_concurrent = 4
+max_waiting = 16
+`+corpusTOML(t, "good")+corpusTOML(t, "runaway", "instances = 2")+pluginTOML("runaway2", second, `prefix = "r2_"`, "instances = 2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startSession(t, srv)
+	if r := c.call("tools/call", tool("echo", map[string]any{"text": "warm"})); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	var spinsDone atomic.Int64
+	var wg sync.WaitGroup
+	for _, name := range []string{"spin", "spin", "r2_spin", "r2_spin"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.call("tools/call", tool(name, nil))
+			spinsDone.Add(1)
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // let the spinning calls take the four slots
+	r := c.call("tools/call", tool("echo", map[string]any{"text": "through"}))
+	if got := decodeTool(t, r); got.IsError || got.text() != "through" {
+		t.Fatalf("echo: %s %+v", r.Result, r.Error)
+	}
+	if n := spinsDone.Load(); n > 0 {
+		t.Fatalf("the idle plugin's call waited for %d spinning calls to end", n)
+	}
+	wg.Wait()
+}
