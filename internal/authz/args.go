@@ -165,19 +165,11 @@ func project(raw json.RawMessage, names []string) (v cedar.Value, n int, err err
 	if len(names) == 0 {
 		return emptyArgs, 0, nil
 	}
-	it, _ := jsonscan.NewObjectIter(raw)
 	var rec cedar.RecordMap
-	for {
-		k, e, ok := it.Next()
-		if !ok {
-			break
-		}
-		if jsonscan.Kind(e) == 'z' {
-			continue
-		}
+	err = members(raw, func(k, e []byte) error {
 		key, named := "", false
 		if bytes.IndexByte(k, '\\') >= 0 {
-			key, _ = jsonscan.String(append(append([]byte{'"'}, k...), '"'))
+			key = memberName(k)
 			named = slices.Contains(names, key)
 		} else {
 			for _, name := range names {
@@ -188,16 +180,20 @@ func project(raw json.RawMessage, names []string) (v cedar.Value, n int, err err
 			}
 		}
 		if !named {
-			continue
+			return nil
 		}
 		cv, err := valueOf(e, 1)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 		if rec == nil {
 			rec = cedar.RecordMap{}
 		}
 		rec[cedar.String(key)] = cv
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	if len(rec) == 0 {
 		return emptyArgs, 0, nil

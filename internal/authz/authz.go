@@ -994,31 +994,50 @@ func valueOf(v []byte, depth int) (cedar.Value, error) {
 		}
 		return cedar.NewSet(vals...), nil
 	case 'o':
-		it, _ := jsonscan.NewObjectIter(v)
 		rec := cedar.RecordMap{}
-		for {
-			k, e, ok := it.Next()
-			if !ok {
-				break
-			}
-			if jsonscan.Kind(e) == 'z' {
-				continue
-			}
-			key := string(k)
-			if bytes.IndexByte(k, '\\') >= 0 {
-				key, _ = jsonscan.String(append(append([]byte{'"'}, k...), '"'))
-			}
+		err := members(v, func(k, e []byte) error {
 			cv, err := valueOf(e, depth+1)
-			if err != nil {
-				return nil, err
+			if err == nil {
+				rec[cedar.String(memberName(k))] = cv
 			}
-			rec[cedar.String(key)] = cv
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 		return cedar.NewRecord(rec), nil
 	case 'z':
 		return emptyRecord, nil
 	}
 	return nil, errors.New("unexpected JSON value")
+}
+
+// members calls fn with the key (as written, escapes and all) and value
+// of each member of the object v whose value is not null (an absent
+// attribute, as Cedar has no null), in order, until fn fails.
+func members(v []byte, fn func(k, e []byte) error) error {
+	it, _ := jsonscan.NewObjectIter(v)
+	for {
+		k, e, ok := it.Next()
+		if !ok {
+			return nil
+		}
+		if jsonscan.Kind(e) == 'z' {
+			continue
+		}
+		if err := fn(k, e); err != nil {
+			return err
+		}
+	}
+}
+
+// memberName is the member name of key k as members gives it.
+func memberName(k []byte) string {
+	if bytes.IndexByte(k, '\\') >= 0 {
+		name, _ := jsonscan.String(append(append([]byte{'"'}, k...), '"'))
+		return name
+	}
+	return string(k)
 }
 
 // ParseEntityUID parses `Type::"id"` as the command line takes it.

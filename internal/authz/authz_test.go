@@ -108,6 +108,37 @@ func FuzzValueOfJSON(f *testing.F) {
 //
 //	go test -run XXX -bench Decide -benchmem ./internal/authz/
 func BenchmarkDecide(b *testing.B) {
+	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12", Grants: []string{"kv"},
+		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
+	benchDecide(b, &Request{Principal: Principal{Kind: "client", ID: "alice", Claims: json.RawMessage(`{"sub":"alice","groups":["staff","dev"],"email":"a@example.com"}`)},
+		Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi","path":"/tmp/ok/a"}`), Transport: "http",
+		ProtocolVersion: "2025-11-25", Time: time.Unix(1_700_000_000, 0)}, false)
+}
+
+// BenchmarkDecideStdio is the decision of BenchmarkAuthzToolCall in
+// internal/server: Client::"stdio" calls base64_encode of plugin hash
+// with {"text":"hi"}, against testdata/bench20.cedar.
+func BenchmarkDecideStdio(b *testing.B) {
+	benchDecide(b, stdioBenchRequest(time.Now()), false)
+}
+
+// BenchmarkDecideStdioNewSecond is BenchmarkDecideStdio with every
+// request in a new second: nothing kept for the second (the context,
+// the decision) is reused, as for the first call of each second.
+func BenchmarkDecideStdioNewSecond(b *testing.B) {
+	benchDecide(b, stdioBenchRequest(time.Unix(1_800_000_000, 0)), true)
+}
+
+func stdioBenchRequest(at time.Time) *Request {
+	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12",
+		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
+	return &Request{Principal: Principal{Kind: "stdio"}, Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi"}`),
+		Transport: "stdio", ProtocolVersion: "2025-11-25", Time: at}
+}
+
+// benchDecide decides r against testdata/bench20.cedar, allowed, once
+// per iteration (each a second later with nextSecond).
+func benchDecide(b *testing.B, r *Request, nextSecond bool) {
 	p, err := Load("testdata/bench20.cedar", "", "")
 	if err != nil {
 		b.Fatal(err)
@@ -115,65 +146,15 @@ func BenchmarkDecide(b *testing.B) {
 	if p.Len() != 20 {
 		b.Fatalf("%d policies", p.Len())
 	}
-	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12", Grants: []string{"kv"},
-		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
-	r := &Request{Principal: Principal{Kind: "client", ID: "alice", Claims: json.RawMessage(`{"sub":"alice","groups":["staff","dev"],"email":"a@example.com"}`)},
-		Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi","path":"/tmp/ok/a"}`), Transport: "http",
-		ProtocolVersion: "2025-11-25", Time: time.Unix(1_700_000_000, 0)}
 	if d, err := p.Decide(r); err != nil || !d.Allow {
 		b.Fatalf("%+v %v", d, err)
 	}
 	b.ReportAllocs()
 	cpu := testutil.CPUTime()
 	for b.Loop() {
-		if d, _ := p.Decide(r); !d.Allow {
-			b.Fatal("denied")
+		if nextSecond {
+			r.Time = r.Time.Add(time.Second)
 		}
-	}
-	testutil.ReportCPU(b, cpu)
-}
-
-// BenchmarkDecideStdio is the decision of BenchmarkAuthzToolCall in
-// internal/server: Client::"stdio" calls base64_encode of plugin hash
-// with {"text":"hi"}, against testdata/bench20.cedar.
-func BenchmarkDecideStdio(b *testing.B) {
-	p, err := Load("testdata/bench20.cedar", "", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12",
-		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
-	r := &Request{Principal: Principal{Kind: "stdio"}, Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi"}`),
-		Transport: "stdio", ProtocolVersion: "2025-11-25", Time: time.Now()}
-	if d, err := p.Decide(r); err != nil || !d.Allow {
-		b.Fatalf("%+v %v", d, err)
-	}
-	b.ReportAllocs()
-	cpu := testutil.CPUTime()
-	for b.Loop() {
-		if d, _ := p.Decide(r); !d.Allow {
-			b.Fatal("denied")
-		}
-	}
-	testutil.ReportCPU(b, cpu)
-}
-
-// BenchmarkDecideStdioNewSecond is BenchmarkDecideStdio with every
-// request in a new second: nothing kept for the second (the context,
-// the decision) is reused, as for the first call of each second.
-func BenchmarkDecideStdioNewSecond(b *testing.B) {
-	p, err := Load("testdata/bench20.cedar", "", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	t := &Target{Type: "Tool", ID: "base64_encode", Plugin: "hash", Digest: "ab12",
-		Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":false}`)}
-	r := &Request{Principal: Principal{Kind: "stdio"}, Action: CallTool, Target: t, Arguments: json.RawMessage(`{"text":"hi"}`),
-		Transport: "stdio", ProtocolVersion: "2025-11-25", Time: time.Unix(1_800_000_000, 0)}
-	b.ReportAllocs()
-	cpu := testutil.CPUTime()
-	for b.Loop() {
-		r.Time = r.Time.Add(time.Second)
 		if d, _ := p.Decide(r); !d.Allow {
 			b.Fatal("denied")
 		}

@@ -5,18 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define EXPORT(name) __attribute__((export_name(name)))
-
-EXPORT("cabi_realloc")
-void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
-	(void)old_size;
-	if (new_size == 0)
-		return (void *)align;
-	void *p = realloc(old, new_size);
-	if (!p)
-		abort();
-	return p;
-}
+#include "../cabi.h"
 
 // The result: pointer and length, in a return area.
 static uint32_t ret[2];

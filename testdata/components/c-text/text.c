@@ -7,19 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPORT(name) __attribute__((export_name(name)))
-
-EXPORT("cabi_realloc")
-void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
-	(void)old_size;
-	(void)align;
-	if (new_size == 0)
-		return (void *)align;
-	void *p = realloc(old, new_size);
-	if (!p)
-		abort();
-	return p;
-}
+#include "../cabi.h"
 
 // drop frees an argument's bytes: the host allocated them with
 // cabi_realloc, except for an empty one, which may point anywhere.
