@@ -43,6 +43,8 @@ if [ $quick = 0 ]; then
 			"$s" --check
 		fi
 	done
+	step "the JavaScript components rebuilt from source (their WIT and tools compared)"
+	scripts/check-js-components.sh
 	step "container image (deploy/image: OCI tarball, non-root, static binary)"
 	(cd deploy/image && go vet ./... && go test -race -timeout 10m ./...)
 	step "HTTP+SSE with the TypeScript SDK v1 client"

@@ -4,7 +4,7 @@
 # hostapi/wasip2/testdata/npm, installed with npm ci into .cache/wasip2-npm
 # at the repository root (as hostapi/wasip2/testdata/build.sh does).
 #
-#   examples/js-time/build.sh
+#   examples/js-time/build.sh [OUT.wasm]   (OUT: write there, not in place)
 #
 # componentize-js does not build bit for bit the same twice (the engine
 # snapshot it takes differs from run to run), so there is no --check: the
@@ -21,5 +21,6 @@ if ! cmp -s "$lock" "$npm_dir/.installed"; then
 	(cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 	cp "$lock" "$npm_dir/.installed"
 fi
-node "$here/build.mjs" "$npm_dir/node_modules/@bytecodealliance/componentize-js" "$here/js-time.wasm"
-echo "wrote examples/js-time/js-time.wasm ($(wc -c <"$here/js-time.wasm") bytes)"
+out="${1:-$here/js-time.wasm}"
+node "$here/build.mjs" "$npm_dir/node_modules/@bytecodealliance/componentize-js" "$out"
+echo "wrote $out ($(wc -c <"$out") bytes)"

@@ -7,14 +7,16 @@
 #                                         WIT, a dummy core module importing
 #                                         every function)
 #
-#   hostapi/wasip2/testdata/build.sh
+#   hostapi/wasip2/testdata/build.sh [DIR]   (DIR: build there, not in place)
 #
 # The npm packages are pinned by npm/package-lock.json and installed with
 # npm ci into .cache/wasip2-npm at the repository root (also the reference
 # host of cmd/wasmcp's TestComponentMatchesJco: jco-transpile and
 # preview2-shim). The build is not bit-for-bit reproducible for
 # js-wasi.wasm (the initialised engine snapshot differs from run to run),
-# so there is no --check: the tests check what the components do.
+# so there is no --check: the tests check what the components do, and
+# scripts/check-js-components.sh rebuilds them and compares their WIT and
+# tools.
 set -euo pipefail
 # shellcheck source=../../../scripts/wasmbuild.sh
 . "$(dirname "$0")/../../../scripts/wasmbuild.sh"
@@ -29,5 +31,6 @@ if ! cmp -s npm/package-lock.json "$npm_dir/.installed"; then
 	(cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 	cp npm/package-lock.json "$npm_dir/.installed"
 fi
-node wasi-all/build.mjs "$npm_dir/node_modules/@bytecodealliance/jco" .
-node js-wasi/build.mjs "$npm_dir/node_modules/@bytecodealliance/componentize-js" js-wasi.wasm
+out="${1:-.}" # DIR: build into DIR instead (scripts/check-js-components.sh)
+node wasi-all/build.mjs "$npm_dir/node_modules/@bytecodealliance/jco" "$out"
+node js-wasi/build.mjs "$npm_dir/node_modules/@bytecodealliance/componentize-js" "$out/js-wasi.wasm"
