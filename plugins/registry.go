@@ -189,7 +189,7 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 			if prev == nil {
 				if ep = early(r.deps(), spec, wasm, digest); ep != nil {
 					ep.pool.(*pendingPool).hurry = func() { slots.hurry(w) }
-					results <- loadResult{i: i, p: ep, early: true}
+					results <- loadResult{i: i, p: ep}
 				}
 			}
 			looked.Done()
@@ -246,7 +246,7 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 			}
 		}
 		for _, o := range batch {
-			if !o.early {
+			if !o.early() {
 				pending--
 			}
 		}
@@ -301,9 +301,12 @@ type loadResult struct {
 	i     int
 	p     *Plugin
 	err   error
-	early bool
 	after *Plugin
 }
+
+// early reports whether o lists a plugin from its cached manifest (a
+// load is still to come).
+func (o loadResult) early() bool { return o.p != nil && o.p.provisional() }
 
 func (r *Registry) deps() loadDeps {
 	return loadDeps{engine: r.opts.Engine, kv: r.opts.KV, http: r.opts.HTTP, log: r.log, manifest: r.opts.Manifest}
@@ -326,7 +329,7 @@ func (r *Registry) install(old *catalog, specs []Spec, batch []loadResult) []err
 		if o.after != nil {
 			completes[o.after] = o.p
 		}
-		if !o.early {
+		if !o.early() {
 			delete(r.loads, slotOf(spec))
 		}
 		if o.err != nil {
