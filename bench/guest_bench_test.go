@@ -141,7 +141,7 @@ func newRuntimeRig(tb testing.TB, path string) *guestRig {
 		tb.Fatal(err)
 	}
 	g.call = func(tb testing.TB) {
-		status, out, err := p.Call(ctx, echoEnvelope, nopHost{})
+		status, out, err := p.Call(ctx, echoEnvelope, nopHost{}, nil)
 		if err != nil || status != 0 {
 			tb.Fatalf("call: status %d, %v: %s", status, err, out)
 		}

@@ -7,7 +7,7 @@
 //
 //	h, err := hostapi.New(hostapi.Options{Plugin: "weather", Grants: g, KV: kv})
 //	...
-//	status, out, err := pool.Call(ctx, envelope, h.Bind(client))
+//	status, out, err := pool.Call(ctx, envelope, h.Bind(client), nil)
 //
 // Results follow ABI §5: a JSON result and errno 0, or a negative errno
 // (abi.Err*); with abi.ErrFailed the result is an error JSON

@@ -58,7 +58,7 @@ func TestPluginWithoutGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, out, err := p.Call(context.Background(), []byte(`{"method":"sandbox"}`), h.Bind(nil))
+	_, out, err := p.Call(context.Background(), []byte(`{"method":"sandbox"}`), h.Bind(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestPluginWithKVGrant(t *testing.T) {
 		{`{"method":"host","params":{"method":"kv/get","params":{"key":"a"}}}`, `{"errno":13,"result":"{\"value\":\"b\"}"}`},
 		{`{"method":"host","params":{"method":"log","params":{"level":"info","data":"hi"}}}`, `{"errno":2,"result":"{}"}`},
 	} {
-		_, out, err := p.Call(context.Background(), []byte(tt.in), h.Bind(c))
+		_, out, err := p.Call(context.Background(), []byte(tt.in), h.Bind(c), nil)
 		if err != nil || string(out) != tt.want {
 			t.Errorf("%s = %s, %v; want %s", tt.in, out, err, tt.want)
 		}

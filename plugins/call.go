@@ -51,6 +51,9 @@ type Request struct {
 	// else is checked: its error is the request's answer and no plugin
 	// is called. nil approves every entry.
 	Approve Approver
+	// Options are the runtime's options of the request's plugin calls
+	// (a background task's timeout, the hook of a call that queues).
+	Options runtime.CallOptions
 }
 
 // Approver vets the item a request is about to reach (what the server's
@@ -349,10 +352,10 @@ func (r *Registry) run(ctx context.Context, pl *Plugin, method, target string, r
 		var err error
 		if hook := req.Hook; hook != nil {
 			cctx, h := hook.CallStart(ctx, pl.name, method, target, host)
-			status, out, err = pl.callGuest(cctx, h, method, params, &ec, bufp)
+			status, out, err = pl.callGuest(cctx, h, method, params, &ec, bufp, &req.Options)
 			hook.CallEnd(cctx, err)
 		} else {
-			status, out, err = pl.callGuest(ctx, host, method, params, &ec, bufp)
+			status, out, err = pl.callGuest(ctx, host, method, params, &ec, bufp, &req.Options)
 		}
 		if err != nil {
 			return nil, resultHead{}, fmt.Errorf("plugin %q: %w", pl.name, err)
@@ -459,7 +462,7 @@ func missingCapabilities(caps json.RawMessage, reqs map[string]inputRequest) *Mi
 // callGuest runs one round of a call on pl's pool: a wasmcp/1 plugin gets
 // the envelope written out in buf, the Extism adapter reads it as it is
 // (nothing to parse back).
-func (pl *Plugin) callGuest(ctx context.Context, h runtime.Host, method string, params json.RawMessage, ec *envContext, buf *[]byte) (uint32, []byte, error) {
+func (pl *Plugin) callGuest(ctx context.Context, h runtime.Host, method string, params json.RawMessage, ec *envContext, buf *[]byte, opts *runtime.CallOptions) (uint32, []byte, error) {
 	pool := pl.pool
 	if w, ok := pool.(*pendingPool); ok { // listed from its cached manifest
 		var err error
@@ -469,12 +472,12 @@ func (pl *Plugin) callGuest(ctx context.Context, h runtime.Host, method string, 
 	}
 	switch x := pool.(type) {
 	case *extismPool:
-		return x.call(ctx, method, params, ec, h)
+		return x.call(ctx, method, params, ec, h, opts)
 	case *componentPool:
-		return x.call(ctx, method, params, h)
+		return x.call(ctx, method, params, h, opts)
 	}
 	*buf = buildEnvelope(*buf, method, params, ec)
-	return pool.Call(ctx, *buf, h)
+	return pool.Call(ctx, *buf, h, opts)
 }
 
 // buildEnvelope writes the request envelope of ABI §3 into buf. params

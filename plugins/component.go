@@ -210,7 +210,7 @@ func loadComponent(ctx context.Context, d loadDeps, spec Spec, name, digest stri
 
 // Call implements callPool for the describe envelope: the manifest of the
 // component's tools.
-func (x *componentPool) Call(ctx context.Context, envelope []byte, h runtime.Host) (uint32, []byte, error) {
+func (x *componentPool) Call(ctx context.Context, envelope []byte, h runtime.Host, _ *runtime.CallOptions) (uint32, []byte, error) {
 	if string(envelope) != string(describeEnvelope) {
 		return 0, nil, errors.New("component adapter: only the describe envelope comes as bytes")
 	}
@@ -232,7 +232,7 @@ func (x *componentPool) Call(ctx context.Context, envelope []byte, h runtime.Hos
 }
 
 // call runs one tools/call on the component.
-func (x *componentPool) call(ctx context.Context, method string, params json.RawMessage, h runtime.Host) (uint32, []byte, error) {
+func (x *componentPool) call(ctx context.Context, method string, params json.RawMessage, h runtime.Host, opts *runtime.CallOptions) (uint32, []byte, error) {
 	if method != abi.MethodToolsCall {
 		return abi.StatusError, rpcError(-32601, "a component serves tools only"), nil
 	}
@@ -247,14 +247,14 @@ func (x *componentPool) call(ctx context.Context, method string, params json.Raw
 	raw, _ := jsonscan.Member(params, "arguments")
 	if x.strs[t] {
 		if args, ok := stringArgs(t, raw); ok {
-			return x.stringCall(ctx, t, args, h)
+			return x.stringCall(ctx, t, args, h, opts)
 		}
 	}
 	args, err := t.Args(raw)
 	if err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}
-	v, err := x.CallComponent(ctx, t.CallName(), args, h)
+	v, err := x.CallComponent(ctx, t.CallName(), args, h, opts)
 	if errors.Is(err, runtime.ErrComponentArgs) {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}
@@ -335,8 +335,8 @@ func stringArgs(t *component.Tool, raw []byte) ([]any, bool) {
 // stringCall is call's end for a stringsOnly tool: the result written as
 // Tool.Output and call would write it, with the text as it is and
 // {"result": text} as structuredContent.
-func (x *componentPool) stringCall(ctx context.Context, t *component.Tool, args []any, h runtime.Host) (uint32, []byte, error) {
-	v, err := x.CallComponent(ctx, t.CallName(), args, h)
+func (x *componentPool) stringCall(ctx context.Context, t *component.Tool, args []any, h runtime.Host, opts *runtime.CallOptions) (uint32, []byte, error) {
+	v, err := x.CallComponent(ctx, t.CallName(), args, h, opts)
 	if errors.Is(err, runtime.ErrComponentArgs) {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
 	}

@@ -115,11 +115,11 @@ func TestComponentPlugin(t *testing.T) {
 		if p.Name() != "c-text" {
 			continue
 		}
-		status, out, err := p.pool.(*componentPool).call(context.Background(), "tools/call", json.RawMessage(`{"name":"add","arguments":{"a":"x","b":2}}`), nil)
+		status, out, err := p.pool.(*componentPool).call(context.Background(), "tools/call", json.RawMessage(`{"name":"add","arguments":{"a":"x","b":2}}`), nil, nil)
 		if err != nil || status != 1 || !strings.Contains(string(out), `"code":-32602`) || !strings.Contains(string(out), "argument a") {
 			t.Errorf("add(\"x\", 2) = %d %s %v", status, out, err)
 		}
-		status, out, _ = p.pool.(*componentPool).call(context.Background(), "prompts/get", json.RawMessage(`{"name":"x"}`), nil)
+		status, out, _ = p.pool.(*componentPool).call(context.Background(), "prompts/get", json.RawMessage(`{"name":"x"}`), nil, nil)
 		if status != 1 || !strings.Contains(string(out), `"code":-32601`) {
 			t.Errorf("prompts/get = %d %s", status, out)
 		}
@@ -215,10 +215,10 @@ func TestComponentStringPath(t *testing.T) {
 		`[]`,
 	} {
 		params := json.RawMessage(`{"name":"echo","arguments":` + args + `}`)
-		fs, fast, ferr := x.call(context.Background(), "tools/call", params, nil)
+		fs, fast, ferr := x.call(context.Background(), "tools/call", params, nil, nil)
 		strs := x.strs
 		x.strs = nil
-		ss, slow, serr := x.call(context.Background(), "tools/call", params, nil)
+		ss, slow, serr := x.call(context.Background(), "tools/call", params, nil, nil)
 		x.strs = strs
 		var f, s any
 		_ = json.Unmarshal(fast, &f)

@@ -135,12 +135,12 @@ func (w *pendingPool) wait(ctx context.Context) (callPool, error) {
 }
 
 // Call implements callPool.
-func (w *pendingPool) Call(ctx context.Context, input []byte, h runtime.Host) (uint32, []byte, error) {
+func (w *pendingPool) Call(ctx context.Context, input []byte, h runtime.Host, opts *runtime.CallOptions) (uint32, []byte, error) {
 	pool, err := w.wait(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	return pool.Call(ctx, input, h)
+	return pool.Call(ctx, input, h, opts)
 }
 
 // Stats implements callPool: the loaded version's, zero before.

@@ -55,7 +55,7 @@ const (
 // callPool is what a Plugin runs its calls on: a runtime.Pool for wasmcp/1
 // plugins, an extismPool for Extism ones.
 type callPool interface {
-	Call(ctx context.Context, input []byte, h runtime.Host) (uint32, []byte, error)
+	Call(ctx context.Context, input []byte, h runtime.Host, opts *runtime.CallOptions) (uint32, []byte, error)
 	Stats() runtime.PoolStats
 	Limits() runtime.Limits
 }
@@ -106,7 +106,7 @@ func (x *extismPool) has(export string) bool { return slices.Contains(x.exports,
 // Call implements callPool for the describe envelope, the one request
 // that reaches the adapter as bytes; the registry's calls come through
 // call, with the envelope before it is written out.
-func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) (uint32, []byte, error) {
+func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host, _ *runtime.CallOptions) (uint32, []byte, error) {
 	if !bytes.Equal(envelope, describeEnvelope) {
 		return 0, nil, errors.New("extism adapter: only the describe envelope comes as bytes")
 	}
@@ -115,7 +115,7 @@ func (x *extismPool) Call(ctx context.Context, envelope []byte, h runtime.Host) 
 
 // call runs one request on the Extism plugin: method, params and ec are
 // what a wasmcp/1 plugin would get as its envelope (ABI §3).
-func (x *extismPool) call(ctx context.Context, method string, params json.RawMessage, ec *envContext, h runtime.Host) (uint32, []byte, error) {
+func (x *extismPool) call(ctx context.Context, method string, params json.RawMessage, ec *envContext, h runtime.Host, opts *runtime.CallOptions) (uint32, []byte, error) {
 	xh := &extismHost{Host: h, stateless: ec.stateless, caps: ec.ClientCapabilities}
 	if err := xh.restore(ec.RequestState, ec.InputResponses); err != nil {
 		return abi.StatusError, rpcError(-32602, err.Error()), nil
@@ -153,7 +153,7 @@ func (x *extismPool) call(ctx context.Context, method string, params json.RawMes
 		}
 		input = x.request(params, ec.ProgressToken)
 	}
-	status, out, err := x.CallExport(ctx, export, input, xh)
+	status, out, err := x.CallExport(ctx, export, input, xh, opts)
 	if xh.pending != nil {
 		// The guest was stopped at a blocking request the client must
 		// answer: hand it back as input_required.
@@ -235,7 +235,7 @@ func (x *extismPool) list(ctx context.Context, h runtime.Host, export string, in
 	if input == nil {
 		input = []byte{}
 	}
-	status, out, err := x.CallExport(ctx, export, input, &extismHost{Host: h})
+	status, out, err := x.CallExport(ctx, export, input, &extismHost{Host: h}, nil)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -224,7 +224,7 @@ func (p *Plugin) describe(ctx context.Context, limits ManifestLimits) error {
 
 // describeRaw is describe; it returns the plugin's answer.
 func (p *Plugin) describeRaw(ctx context.Context, limits ManifestLimits) ([]byte, error) {
-	status, out, err := p.pool.Call(ctx, describeEnvelope, p.host.Bind(nil))
+	status, out, err := p.pool.Call(ctx, describeEnvelope, p.host.Bind(nil), nil)
 	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
 	}

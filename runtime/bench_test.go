@@ -77,7 +77,7 @@ func BenchmarkCall(b *testing.B) {
 			in := []byte(fx.input)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+				if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -88,7 +88,7 @@ func BenchmarkCall(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+					if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 						b.Error(err)
 						return
 					}
@@ -110,7 +110,7 @@ func BenchmarkCPU(b *testing.B) {
 			p := newPool(b, fx.path, Limits{Timeout: time.Minute}, Sandbox{})
 			in := []byte(fx.input)
 			for b.Loop() {
-				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+				if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -167,12 +167,12 @@ func BenchmarkModes(b *testing.B) {
 				}
 				defer p.Close(context.Background())
 				in := []byte(fx.input)
-				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+				if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
 				for b.Loop() {
-					if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+					if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -30,12 +30,12 @@ func (e *startError) Error() string { return e.err.Error() }
 func (e *startError) Unwrap() error { return e.err }
 
 // ctxError turns a failure to get a call slot into an *Error.
-func (p *Pool) ctxError(ctx, cctx context.Context, start time.Time, err error) *Error {
+func (p *Pool) ctxError(ctx, cctx context.Context, start time.Time, timeout time.Duration, err error) *Error {
 	var re *Error
 	if errors.As(err, &re) {
 		return re
 	}
-	return p.classify(ctx, cctx, start, err, false, "")
+	return p.classify(ctx, cctx, start, timeout, err, false, "")
 }
 
 // classify turns what a guest call (or instantiation) returned into an
@@ -43,7 +43,7 @@ func (p *Pool) ctxError(ctx, cctx context.Context, start time.Time, err error) *
 // also shows up as a sys.ExitError, or as an unreachable trap in an
 // instrumented module), then a closed engine, then memory (Go reports OOM as a trap
 // or an exit), then exits, start failures, bad pointers and other traps.
-func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, refused bool, stderr string) *Error {
+func (p *Pool) classify(ctx, cctx context.Context, start time.Time, timeout time.Duration, err error, refused bool, stderr string) *Error {
 	settle(cctx, time.Time{}) // a guest stopped at its deadline is a deadline, whatever it trapped with
 	starting := false
 	var se *startError
@@ -64,7 +64,7 @@ func (p *Pool) classify(ctx, cctx context.Context, start time.Time, err error, r
 		e.Kind, e.Message = KindCanceled, "call canceled"
 	case cctx.Err() != nil:
 		e.Kind = KindDeadline
-		e.Timeout = p.callTimeout(ctx)
+		e.Timeout = timeout
 		if d, ok := cctx.Deadline(); ok && d.Sub(start) < e.Timeout {
 			e.Timeout = d.Sub(start).Round(time.Millisecond)
 		}

@@ -14,7 +14,7 @@ import (
 // command runs one call in a fresh instance of a command module (ABI §7):
 // the envelope is on stdin and behind input_*, the response is stdout plus
 // output_write, and the exit code gives the status.
-func (p *Pool) command(ctx, cctx context.Context, start time.Time, input []byte, h Host) (uint32, []byte, error) {
+func (p *Pool) command(ctx context.Context, cctx *deadlineCtx, start time.Time, input []byte, h Host) (uint32, []byte, error) {
 	st := &callState{}
 	st.begin(input, h, p.lim.MaxOutput)
 	stderr := &stdioSink{out: p.out, head: true}
@@ -40,7 +40,7 @@ func (p *Pool) command(ctx, cctx context.Context, start time.Time, input []byte,
 	}
 	var cerr error
 	if err != nil {
-		cerr = p.classify(ctx, cctx, start, err, mem.refused, string(stderr.keep))
+		cerr = p.classify(ctx, cctx, start, cctx.timeout, err, mem.refused, string(stderr.keep))
 	}
 	if mod != nil {
 		p.closeModule(mod)

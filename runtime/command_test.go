@@ -27,7 +27,7 @@ func TestCommandMode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPool(t, tt.path, Limits{}, Sandbox{})
-			status, out, err := p.Call(context.Background(), []byte(tt.input), nil)
+			status, out, err := p.Call(context.Background(), []byte(tt.input), nil, nil)
 			if tt.kind != 0 {
 				callErr(t, err, tt.kind)
 				return
@@ -43,7 +43,7 @@ func TestCommandModeLimits(t *testing.T) {
 	p := newPool(t, goCommand, Limits{Timeout: 300 * time.Millisecond}, Sandbox{})
 	stoppedAtDeadline(t, p, `{"method":"spin"}`, 2300*time.Millisecond)
 	p = newPool(t, goCommand, Limits{MaxOutput: 10}, Sandbox{})
-	_, _, err := p.Call(context.Background(), []byte(`{"method":"x","params":"`+strings.Repeat("y", 100)+`"}`), nil)
+	_, _, err := p.Call(context.Background(), []byte(`{"method":"x","params":"`+strings.Repeat("y", 100)+`"}`), nil, nil)
 	callErr(t, err, KindOutput)
 	if s := p.Stats(); s.Created != 1 || s.Idle != 0 {
 		t.Errorf("stats %+v", s)

@@ -438,8 +438,8 @@ var ErrComponentArgs = errors.New("the component cannot take these arguments")
 // which the instance is discarded; arguments the component's canonical
 // ABI refuses are an error wrapping ErrComponentArgs, and the instance
 // is kept. h is the call's Host (HostOf gives it to the component's
-// host functions).
-func (p *Pool) CallComponent(ctx context.Context, export string, args []any, h Host) (any, error) {
+// host functions); opts are as Call's.
+func (p *Pool) CallComponent(ctx context.Context, export string, args []any, h Host, opts *CallOptions) (any, error) {
 	if p.m.mode != Component {
 		return nil, badModule("not a component")
 	}
@@ -447,7 +447,7 @@ func (p *Pool) CallComponent(ctx context.Context, export string, args []any, h H
 		return nil, badModule(fmt.Sprintf("component has no exported function %q", export))
 	}
 	call := &componentCall{export: export, args: args}
-	status, _, err := p.call(context.WithValue(ctx, componentCallKey{}, call), nil, h)
+	status, _, err := p.call(context.WithValue(ctx, componentCallKey{}, call), nil, h, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func testComponentPool(t *testing.T, e *Engine) {
 	ctx := context.Background()
 	echo := func() {
 		t.Helper()
-		v, err := p.CallComponent(ctx, "echo", []any{"añ😀"}, nil)
+		v, err := p.CallComponent(ctx, "echo", []any{"añ😀"}, nil, nil)
 		if err != nil || v != "añ😀" {
 			t.Fatalf("echo = %#v, %v", v, err)
 		}
@@ -90,7 +90,7 @@ func testComponentPool(t *testing.T, e *Engine) {
 		{"hog", KindMemory, "plugin ran out of memory (limit 1 MiB)"},
 	} {
 		began := time.Now()
-		v, err := p.CallComponent(ctx, tc.export, nil, nil)
+		v, err := p.CallComponent(ctx, tc.export, nil, nil, nil)
 		var re *Error
 		if !errors.As(err, &re) || re.Kind != tc.kind || !strings.HasPrefix(re.Message, tc.msg) {
 			t.Fatalf("%s = %v, %v (%T), want %v %q", tc.export, v, err, err, tc.kind, tc.msg)
@@ -103,13 +103,13 @@ func testComponentPool(t *testing.T, e *Engine) {
 	if st := p.Stats(); st.Created != 4 || st.Discarded != 3 {
 		t.Fatalf("after the failures: %+v", st)
 	}
-	if _, err := p.CallComponent(ctx, "nope", nil, nil); err == nil {
+	if _, err := p.CallComponent(ctx, "nope", nil, nil, nil); err == nil {
 		t.Fatal("an unknown export was called")
 	}
-	if _, _, err := p.Call(ctx, []byte("{}"), nil); err == nil {
+	if _, _, err := p.Call(ctx, []byte("{}"), nil, nil); err == nil {
 		t.Fatal("Call ran a component")
 	}
-	if _, err := p.CallComponent(ctx, "grow-a", []any{"x"}, nil); !errors.Is(err, ErrComponentArgs) {
+	if _, err := p.CallComponent(ctx, "grow-a", []any{"x"}, nil, nil); !errors.Is(err, ErrComponentArgs) {
 		t.Fatalf("a string for a u32: %v", err)
 	}
 	if st := p.Stats(); st.Created != 4 {
@@ -134,7 +134,7 @@ func TestComponentMemorySum(t *testing.T) {
 		{"grow-a", 1, -1},
 		{"grow-b", 0, 1},
 	} {
-		v, err := p.CallComponent(ctx, tc.export, []any{tc.pages}, nil)
+		v, err := p.CallComponent(ctx, tc.export, []any{tc.pages}, nil, nil)
 		if err != nil || v != tc.want {
 			t.Fatalf("%s(%d) = %#v, %v; want %d", tc.export, tc.pages, v, err, tc.want)
 		}
@@ -149,7 +149,7 @@ func TestComponentMemorySum(t *testing.T) {
 func TestComponentRecycle(t *testing.T) {
 	_, p := componentPool(t, testEngine, faultsComponent, nil, Limits{Memory: 16 << 16, Instances: 1, RecycleMemory: 3 << 16})
 	ctx := context.Background()
-	if _, err := p.CallComponent(ctx, "grow-b", []any{uint64(2)}, nil); err != nil {
+	if _, err := p.CallComponent(ctx, "grow-b", []any{uint64(2)}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if st := p.Stats(); st.Recycled != 1 || st.Idle != 0 {
@@ -215,20 +215,20 @@ func TestComponentStateAndIdle(t *testing.T) {
 	}
 	ctx := context.Background()
 	for range 2 {
-		if _, err := p.CallComponent(ctx, "echo", []any{"x"}, nil); err != nil {
+		if _, err := p.CallComponent(ctx, "echo", []any{"x"}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if made.Load() != 1 || binds.Load() != 3 || closes.Load() != 0 {
 		t.Fatalf("made %d, binds %d, closes %d; want 1, 3 (instantiation, two calls), 0", made.Load(), binds.Load(), closes.Load())
 	}
-	if _, err := p.CallComponent(ctx, "trap", nil, nil); err == nil {
+	if _, err := p.CallComponent(ctx, "trap", nil, nil, nil); err == nil {
 		t.Fatal("trap returned")
 	}
 	if closes.Load() != 1 {
 		t.Fatalf("the trapped instance's state: %d closes", closes.Load())
 	}
-	if _, err := p.CallComponent(ctx, "echo", []any{"x"}, nil); err != nil {
+	if _, err := p.CallComponent(ctx, "echo", []any{"x"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { s := p.Stats(); return s.Idle == 0 && s.Expired == 1 && closes.Load() == 2 })
@@ -276,7 +276,7 @@ func TestComponentCompileCached(t *testing.T) {
 		if got := p.Stats().CompileCached; got != s.want {
 			t.Errorf("%s: CompileCached = %v, want %v", s.name, got, s.want)
 		}
-		if v, err := p.CallComponent(context.Background(), "echo", []any{"cached"}, nil); err != nil || v != "cached" {
+		if v, err := p.CallComponent(context.Background(), "echo", []any{"cached"}, nil, nil); err != nil || v != "cached" {
 			t.Fatalf("%s: echo = %v, %v", s.name, v, err)
 		}
 		_ = m.Close(context.Background())
@@ -293,7 +293,7 @@ func TestComponentConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 20 {
 				want := strings.Repeat(string(rune('a'+g)), i+1)
-				v, err := p.CallComponent(context.Background(), "echo", []any{want}, nil)
+				v, err := p.CallComponent(context.Background(), "echo", []any{want}, nil, nil)
 				if err != nil || v != want {
 					errs <- fmt.Errorf("goroutine %d call %d: %v, %v", g, i, v, err)
 					return
@@ -321,7 +321,7 @@ func TestComponentEngineClose(t *testing.T) {
 	_, p := componentPool(t, e, faultsComponent, nil, Limits{Timeout: time.Minute})
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.CallComponent(context.Background(), "spin", nil, nil)
+		_, err := p.CallComponent(context.Background(), "spin", nil, nil, nil)
 		done <- err
 	}()
 	waitFor(t, func() bool { return p.Stats().Busy == 1 })

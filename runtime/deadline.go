@@ -22,8 +22,9 @@ import (
 // timer fires waits for Done itself (settle).
 type deadlineCtx struct {
 	parent   context.Context
-	d        time.Time  // the earlier of the call's and the parent's deadline
-	st       *callState // the guest call's state, set before it runs (stateOf); nil before
+	d        time.Time     // the earlier of the call's and the parent's deadline
+	timeout  time.Duration // the call's own timeout (Error.Timeout); d is at most its start plus it
+	st       *callState    // the guest call's state, set before it runs (stateOf); nil before
 	mu       sync.Mutex
 	derived  atomic.Pointer[derivedCtx] // set once by Done
 	released atomic.Bool                // the call is over (release)

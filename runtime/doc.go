@@ -11,7 +11,7 @@
 //	e, err := runtime.NewEngine(ctx, runtime.Config{Logger: log})
 //	m, err := e.Compile(ctx, "weather", wasm) // *ImportError names refused imports
 //	p, err := m.NewPool(runtime.Limits{Timeout: 5 * time.Second}, runtime.Sandbox{Output: w})
-//	status, out, err := p.Call(ctx, envelope, host) // err is an *Error with a Kind
+//	status, out, err := p.Call(ctx, envelope, host, nil) // err is an *Error with a Kind
 //
 // # Sandbox
 //

@@ -648,14 +648,14 @@ type entryFunc interface {
 // non-zero (error_set's message, else one naming the return code). A
 // module that is not Extism, or has no such export taking nothing and
 // returning an i32 or nothing, fails with KindBadModule without running.
-func (p *Pool) CallExport(ctx context.Context, export string, input []byte, h Host) (status uint32, output []byte, err error) {
+func (p *Pool) CallExport(ctx context.Context, export string, input []byte, h Host, opts *CallOptions) (status uint32, output []byte, err error) {
 	if p.m.mode != Extism {
 		return 0, nil, &Error{Kind: KindBadModule, Message: errNoExtism.Error(), Err: errNoExtism}
 	}
 	if !slices.Contains(p.m.extismExports, export) {
 		return 0, nil, badModule(fmt.Sprintf("plugin has no callable export %q", export))
 	}
-	return p.Call(context.WithValue(ctx, exportKey{}, export), input, h)
+	return p.Call(context.WithValue(ctx, exportKey{}, export), input, h, opts)
 }
 
 // validateExtism finishes validate for an Extism module: the exports that

@@ -66,7 +66,7 @@ func TestExtismImportRefused(t *testing.T) {
 func TestExtismHostileHandles(t *testing.T) {
 	p := extismPool(t, Limits{})
 	for round := 0; round < 2; round++ { // the second runs on the reused instance
-		status, out, err := p.CallExport(context.Background(), "probe", nil, &fakeHost{})
+		status, out, err := p.CallExport(context.Background(), "probe", nil, &fakeHost{}, nil)
 		if err != nil || status != abi.StatusOK || len(out) != 128 {
 			t.Fatalf("probe = %d %q %v", status, out, err)
 		}
@@ -121,7 +121,7 @@ func TestExtismCalls(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.export, func(t *testing.T) {
-			status, out, err := p.CallExport(ctx, tc.export, []byte(tc.input), &fakeHost{})
+			status, out, err := p.CallExport(ctx, tc.export, []byte(tc.input), &fakeHost{}, nil)
 			if tc.kind != 0 {
 				callErr(t, err, tc.kind)
 				return
@@ -137,21 +137,21 @@ func TestExtismCalls(t *testing.T) {
 // memory leaves of Limits.Memory, and vars at their bound.
 func TestExtismKernelBounded(t *testing.T) {
 	p := extismPool(t, Limits{Memory: 8 << 20})
-	status, out, err := p.CallExport(context.Background(), "fill", nil, &fakeHost{})
+	status, out, err := p.CallExport(context.Background(), "fill", nil, &fakeHost{}, nil)
 	if err != nil || status != abi.StatusOK || len(out) != 8 {
 		t.Fatalf("fill = %d %q %v", status, out, err)
 	}
 	if n := binary.LittleEndian.Uint64(out); n == 0 || n > 8 {
 		t.Fatalf("fill allocated %d MiB blocks under an 8 MiB limit", n)
 	}
-	status, out, err = p.CallExport(context.Background(), "growfill", nil, &fakeHost{})
+	status, out, err = p.CallExport(context.Background(), "growfill", nil, &fakeHost{}, nil)
 	if err != nil || status != abi.StatusOK || len(out) != 8 {
 		t.Fatalf("growfill = %d %q %v", status, out, err)
 	}
 	if n := binary.LittleEndian.Uint64(out); n == 0 || n > 3 {
 		t.Fatalf("after a 4 MiB linear memory, the kernel took %d MiB blocks of an 8 MiB limit", n)
 	}
-	status, out, err = p.CallExport(context.Background(), "vars", nil, &fakeHost{})
+	status, out, err = p.CallExport(context.Background(), "vars", nil, &fakeHost{}, nil)
 	if err != nil || status != abi.StatusOK || len(out) != 8 {
 		t.Fatalf("vars = %d %q %v", status, out, err)
 	}
@@ -162,10 +162,10 @@ func TestExtismKernelBounded(t *testing.T) {
 
 func TestExtismDeadlineAndDenial(t *testing.T) {
 	p := extismPool(t, Limits{Timeout: 200 * time.Millisecond})
-	_, _, err := p.CallExport(context.Background(), "spin", nil, &fakeHost{})
+	_, _, err := p.CallExport(context.Background(), "spin", nil, &fakeHost{}, nil)
 	callErr(t, err, KindDeadline)
 	h := &fakeHost{reply: map[string]fakeReply{abi.HostHTTPFetch: {errno: abi.ErrDenied}}}
-	_, _, err = p.CallExport(context.Background(), "fetch", nil, h)
+	_, _, err = p.CallExport(context.Background(), "fetch", nil, h, nil)
 	e := callErr(t, err, KindTrap)
 	if !strings.Contains(e.Message, "not granted") {
 		t.Fatalf("message = %q", e.Message)
@@ -174,14 +174,14 @@ func TestExtismDeadlineAndDenial(t *testing.T) {
 		t.Fatalf("host calls = %q", h.calls)
 	}
 	// The pool still answers.
-	if status, out, err := p.CallExport(context.Background(), "echo", []byte("x"), &fakeHost{}); err != nil || status != 0 || string(out) != "x" {
+	if status, out, err := p.CallExport(context.Background(), "echo", []byte("x"), &fakeHost{}, nil); err != nil || status != 0 || string(out) != "x" {
 		t.Fatalf("echo after failures = %d %q %v", status, out, err)
 	}
 }
 
 func TestExtismNotCallable(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
-	_, _, err := p.CallExport(context.Background(), "call", nil, &fakeHost{})
+	_, _, err := p.CallExport(context.Background(), "call", nil, &fakeHost{}, nil)
 	callErr(t, err, KindBadModule)
 }
 
@@ -296,7 +296,7 @@ func TestExtismUserTable(t *testing.T) {
 	}
 	defer p.Close(ctx)
 	h := &countHost{calls: map[string]int{}}
-	if _, _, err := p.CallExport(ctx, "call_tool", []byte(`{"name":"deny"}`), h); err != nil {
+	if _, _, err := p.CallExport(ctx, "call_tool", []byte(`{"name":"deny"}`), h, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.calls) != 1 || h.calls["create_elicitation"] != 100_000 {

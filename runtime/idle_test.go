@@ -13,7 +13,7 @@ func TestIdleInstancesExpire(t *testing.T) {
 	}
 	call := func() {
 		t.Helper()
-		if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+		if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func TestIdleInstanceInUseDoesNotExpire(t *testing.T) {
 	p := newPool(t, watGuest, Limits{Instances: 1, IdleTimeout: 2 * time.Second}, Sandbox{})
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+		if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -45,7 +45,7 @@ func TestIdleInstanceInUseDoesNotExpire(t *testing.T) {
 
 func TestIdleTimeoutNegativeKeeps(t *testing.T) {
 	p := newPool(t, watGuest, Limits{IdleTimeout: -1}, Sandbox{})
-	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)

@@ -26,7 +26,7 @@ func FuzzImportsViaGuest(f *testing.F) {
 	p := newPool(f, watGuest, Limits{Instances: 1}, Sandbox{})
 	f.Fuzz(func(t *testing.T, op byte, a, b, c, d uint32) {
 		in := "F" + string([]byte{op % 6}) + le(a, b, c, d)
-		_, out, err := p.Call(context.Background(), []byte(in), h)
+		_, out, err := p.Call(context.Background(), []byte(in), h, nil)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || (e.Kind != KindTrap && e.Kind != KindOutput) {
@@ -39,7 +39,7 @@ func FuzzImportsViaGuest(f *testing.F) {
 				t.Fatalf("call returned errno %d", r)
 			}
 		}
-		if _, out, err := p.Call(context.Background(), []byte("e!"), nil); err != nil || string(out) != "e!" {
+		if _, out, err := p.Call(context.Background(), []byte("e!"), nil, nil); err != nil || string(out) != "e!" {
 			t.Fatalf("pool broken after fuzz call: %q, %v", out, err)
 		}
 	})

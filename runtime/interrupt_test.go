@@ -96,7 +96,7 @@ func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limit
 			start := time.Now() // before the deadline is set: took >= timeout
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			_, _, err := p.Call(ctx, []byte(tt.input), nil)
+			_, _, err := p.Call(ctx, []byte(tt.input), nil, nil)
 			took := time.Since(start)
 			callErr(t, err, KindDeadline)
 			if took < timeout || took > timeout+late {
@@ -111,7 +111,7 @@ func testInterrupt(t *testing.T, newPool func(t *testing.T, path string, l Limit
 			after := min(timeout/2, 100*time.Millisecond)
 			time.AfterFunc(after, cancel)
 			start := time.Now()
-			_, _, err := p.Call(ctx, []byte(tt.input), nil)
+			_, _, err := p.Call(ctx, []byte(tt.input), nil, nil)
 			callErr(t, err, KindCanceled)
 			if took := time.Since(start); took > after+late {
 				t.Errorf("stopped after %v", took)
@@ -128,7 +128,7 @@ func checkReusable(t *testing.T, p *Pool, path string) {
 	if path == goPlugin {
 		in, want = `{"method":"echo","params":"again"}`, `"again"`
 	}
-	if _, out, err := p.Call(context.Background(), []byte(in), nil); err != nil || string(out) != want {
+	if _, out, err := p.Call(context.Background(), []byte(in), nil, nil); err != nil || string(out) != want {
 		t.Errorf("after the stop: %q, %v", out, err)
 	}
 	if s := p.Stats(); s.Discarded != 1 {
@@ -157,7 +157,7 @@ func TestGCNotStalledBySpinningGuest(t *testing.T) {
 	p := newPool(t, watGuest, Limits{Timeout: 3 * time.Second}, Sandbox{})
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := p.Call(context.Background(), []byte("l"), nil)
+		_, _, err := p.Call(context.Background(), []byte("l"), nil, nil)
 		done <- err
 	}()
 	waitFor(t, func() bool { return p.Stats().Busy == 1 })
@@ -187,7 +187,7 @@ func TestInterruptDoesNotPoisonNextCall(t *testing.T) {
 			if path == goPlugin {
 				in = []byte(`{"method":"echo","params":1}`)
 			}
-			if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+			if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			n, failed := 1000, 0
@@ -196,11 +196,11 @@ func TestInterruptDoesNotPoisonNextCall(t *testing.T) {
 			}
 			for range n {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(300))*time.Microsecond)
-				if _, _, err := p.Call(ctx, in, nil); err != nil {
+				if _, _, err := p.Call(ctx, in, nil, nil); err != nil {
 					failed++
 				}
 				cancel()
-				if _, _, err := p.Call(context.Background(), in, nil); err != nil {
+				if _, _, err := p.Call(context.Background(), in, nil, nil); err != nil {
 					t.Fatalf("call after a racing deadline: %v", err)
 				}
 			}
@@ -233,7 +233,7 @@ func TestFallbackRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, out, err := p.Call(context.Background(), []byte("echo"), nil); err != nil || string(out) != "echo" {
+	if _, out, err := p.Call(context.Background(), []byte("echo"), nil, nil); err != nil || string(out) != "echo" {
 		t.Fatalf("echo: %q, %v", out, err)
 	}
 	stoppedAtDeadline(t, p, "l", 1200*time.Millisecond)
@@ -250,7 +250,7 @@ func TestEngineCloseInterruptsCalls(t *testing.T) {
 	e, _, p := closableGuest(t, Limits{Timeout: time.Minute})
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := p.Call(context.Background(), []byte("l"), nil)
+		_, _, err := p.Call(context.Background(), []byte("l"), nil, nil)
 		done <- err
 	}()
 	waitFor(t, func() bool { return p.Stats().Busy == 1 })
@@ -271,12 +271,12 @@ func TestEngineCloseInterruptsCalls(t *testing.T) {
 // TestCPUFixtures: the benchmark operations compute the right answers.
 func TestCPUFixtures(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
-	_, out, err := p.Call(context.Background(), []byte("n"+le(100000, 0, 0, 0)[:4]), nil)
+	_, out, err := p.Call(context.Background(), []byte("n"+le(100000, 0, 0, 0)[:4]), nil, nil)
 	if err != nil || len(out) != 4 || binary.LittleEndian.Uint32(out) != uint32(uint64(100000)*100001/2%(1<<32)) {
 		t.Errorf("n 100000 = %x, %v", out, err)
 	}
 	g := newPool(t, goPlugin, Limits{}, Sandbox{})
-	_, out, err = g.Call(context.Background(), []byte(`{"method":"sha256","params":3}`), nil)
+	_, out, err = g.Call(context.Background(), []byte(`{"method":"sha256","params":3}`), nil, nil)
 	if err != nil || !bytes.Equal(out, []byte(fmt.Sprintf(`"%x"`, sha256.Sum256([]byte{0, 31, 62})))) {
 		t.Errorf("sha256 3 = %s, %v", out, err)
 	}

@@ -120,7 +120,7 @@ func closableGuest(t *testing.T, l Limits) (*Engine, *Module, *Pool) {
 func stoppedAtDeadline(t *testing.T, p *Pool, input string, within time.Duration) {
 	t.Helper()
 	start := time.Now()
-	_, _, err := p.Call(context.Background(), []byte(input), nil)
+	_, _, err := p.Call(context.Background(), []byte(input), nil, nil)
 	callErr(t, err, KindDeadline)
 	if took := time.Since(start); took > within {
 		t.Errorf("%s: stopped after %v", input, took)
@@ -132,7 +132,7 @@ func stoppedAtDeadline(t *testing.T, p *Pool, input string, within time.Duration
 func readFile(t *testing.T, p *Pool, path string) (data, readErr, writeErr string) {
 	t.Helper()
 	in, _ := json.Marshal(map[string]any{"method": "readfile", "params": path})
-	_, out, err := p.Call(context.Background(), in, nil)
+	_, out, err := p.Call(context.Background(), in, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

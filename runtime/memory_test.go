@@ -22,7 +22,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 	var ms goruntime.MemStats
 	var base uint64
 	for i := range n {
-		_, out, err := p.Call(context.Background(), in, nil)
+		_, out, err := p.Call(context.Background(), in, nil, nil)
 		if err != nil || string(out) != want {
 			t.Fatalf("call %d: %q, %v", i, out, err)
 		}

@@ -134,13 +134,13 @@ func TestCacheDirIsPrivateAndVersioned(t *testing.T) {
 
 func TestEngineCloseClosesPools(t *testing.T) {
 	e, m, p := closableGuest(t, Limits{})
-	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := p.Call(context.Background(), []byte("e"), nil)
+	_, _, err := p.Call(context.Background(), []byte("e"), nil, nil)
 	callErr(t, err, KindClosed)
 	if _, err := e.Compile(context.Background(), "g", file(t, watGuest)()); err == nil {
 		t.Error("Compile after Close succeeded")

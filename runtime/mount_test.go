@@ -58,7 +58,7 @@ func TestMountsConfined(t *testing.T) {
 
 	// A plugin that creates its own way out of a read-write mount.
 	rp := hostilePool(t, "rawfs", Limits{}, mounts[1])
-	_, out, err := rp.Call(context.Background(), []byte(`{"method":"tools/call","params":{"name":"mklink"}}`), nil)
+	_, out, err := rp.Call(context.Background(), []byte(`{"method":"tools/call","params":{"name":"mklink"}}`), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func (w raceWorld) escaped(t *testing.T) string {
 // toolText calls tool on p and returns the text of its result.
 func toolText(t *testing.T, p *Pool, tool string) string {
 	t.Helper()
-	_, out, err := p.Call(context.Background(), []byte(`{"method":"tools/call","params":{"name":"`+tool+`"}}`), nil)
+	_, out, err := p.Call(context.Background(), []byte(`{"method":"tools/call","params":{"name":"`+tool+`"}}`), nil, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

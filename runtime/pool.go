@@ -190,39 +190,45 @@ func (p *Pool) Limits() Limits { return p.lim }
 // Limits.Timeout. Command mode instantiates a fresh instance with input on
 // stdin and behind input_*; output is stdout plus output_write, exit code 0
 // is status 0, 1 is status 1. The timeout covers queueing, instantiation and
-// the call. A call that has to queue for an instance tells the QueueHook
-// that ctx carries (WithQueueHook), if any.
+// the call. opts may set another timeout, and a QueueHook told when the
+// call has to queue for an instance; nil is the pool's Limits.
 //
 // Every failure is an *Error whose Kind says why (deadline, canceled,
 // memory, output, trap, exit, status, busy, closed, bad module) and whose
 // Message is short and free of host paths. An instance is discarded after
 // any failure and recycled when its memory grew past RecycleMemory.
-func (p *Pool) Call(ctx context.Context, input []byte, h Host) (status uint32, output []byte, err error) {
+func (p *Pool) Call(ctx context.Context, input []byte, h Host, opts *CallOptions) (status uint32, output []byte, err error) {
 	if p.m.mode == Component {
 		return 0, nil, badModule("a component is called with CallComponent")
 	}
-	return p.call(ctx, input, h)
+	return p.call(ctx, input, h, opts)
 }
 
 // call is Call for every mode.
-func (p *Pool) call(ctx context.Context, input []byte, h Host) (status uint32, output []byte, err error) {
+func (p *Pool) call(ctx context.Context, input []byte, h Host, opts *CallOptions) (status uint32, output []byte, err error) {
 	if p.isClosed() {
 		return 0, nil, closedError()
 	}
 	start := time.Now()
+	timeout := p.timeout(opts)
 	if err := ctx.Err(); err != nil {
 		timed(h, start, time.Time{})
-		return 0, nil, p.ctxError(ctx, ctx, start, err)
+		return 0, nil, p.ctxError(ctx, ctx, start, timeout, err)
 	}
 	// Clock reads cost ≈100 ns on some virtual machines, a few per cent of
 	// a call: start serves for the deadline and, if the call did not
 	// queue, for the time it holds its slot.
-	cctx := withCallDeadline(ctx, start.Add(p.callTimeout(ctx)))
+	cctx := withCallDeadline(ctx, start.Add(timeout))
+	cctx.timeout = timeout
 	defer cctx.release()
-	queued, err := p.acquire(cctx)
+	var queue QueueHook
+	if opts != nil {
+		queue = opts.Queue
+	}
+	queued, err := p.acquire(cctx, queue)
 	if err != nil {
 		timed(h, start, time.Time{})
-		return 0, nil, p.ctxError(ctx, cctx, start, err)
+		return 0, nil, p.ctxError(ctx, cctx, start, timeout, err)
 	}
 	held := start
 	if queued {
@@ -236,21 +242,20 @@ func (p *Pool) call(ctx context.Context, input []byte, h Host) (status uint32, o
 }
 
 // acquire takes a call slot, queueing if all are taken and the queue is
-// not full, and reports whether it queued. A call that queues tells ctx's
-// QueueHook, if any: Waiting before it blocks, Resume once it has its
-// slot.
-func (p *Pool) acquire(ctx context.Context) (bool, error) {
+// not full, and reports whether it queued. A call that queues tells h,
+// if any: Waiting before it blocks, Resume once it has its slot.
+func (p *Pool) acquire(ctx context.Context, h QueueHook) (bool, error) {
 	select {
 	case p.slots <- struct{}{}:
 		p.busy.Add(1)
 		return false, nil
 	default:
 	}
-	return true, p.queue(ctx)
+	return true, p.queue(ctx, h)
 }
 
 // queue is acquire once every slot is taken.
-func (p *Pool) queue(ctx context.Context) error {
+func (p *Pool) queue(ctx context.Context, h QueueHook) error {
 	n := p.waiting.Add(1)
 	if n > int64(p.lim.MaxQueue) {
 		p.waiting.Add(-1)
@@ -261,7 +266,6 @@ func (p *Pool) queue(ctx context.Context) error {
 		return &Error{Kind: KindBusy, Message: fmt.Sprintf("plugin is busy (%d calls running, %d queued: about %v to wait)",
 			p.lim.Instances, n-1, wait.Round(time.Millisecond))}
 	}
-	h := queueHookFrom(ctx)
 	if h != nil {
 		h.Waiting()
 	}
@@ -359,7 +363,7 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 	if inst == nil {
 		var err error
 		if inst, err = p.newInstance(cctx, h); err != nil {
-			return 0, nil, p.classify(ctx, cctx, start, err, false, "")
+			return 0, nil, p.classify(ctx, cctx, start, cctx.timeout, err, false, "")
 		}
 		began = time.Now()
 	}
@@ -390,7 +394,7 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 		err = cctx.errAt(end)
 	}
 	if err != nil {
-		cerr := p.classify(ctx, cctx, start, err, inst.refused(), string(inst.stderr.keep))
+		cerr := p.classify(ctx, cctx, start, cctx.timeout, err, inst.refused(), string(inst.stderr.keep))
 		inst.st.end()
 		p.discard(inst, &p.discarded)
 		return 0, nil, cerr

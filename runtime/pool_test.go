@@ -19,7 +19,7 @@ func TestCallEcho(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
 	for i := range 3 {
 		in := []byte(fmt.Sprintf("e hello %d", i))
-		status, out, err := p.Call(context.Background(), in, nil)
+		status, out, err := p.Call(context.Background(), in, nil, nil)
 		if err != nil || status != abi.StatusOK || !bytes.Equal(out, in) {
 			t.Fatalf("Call = %d, %q, %v", status, out, err)
 		}
@@ -31,11 +31,11 @@ func TestCallEcho(t *testing.T) {
 
 func TestCallStatus(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
-	status, out, err := p.Call(context.Background(), []byte("s\x01"), nil)
+	status, out, err := p.Call(context.Background(), []byte("s\x01"), nil, nil)
 	if err != nil || status != abi.StatusError || string(out) != "s\x01" {
 		t.Fatalf("Call = %d, %q, %v; want status 1", status, out, err)
 	}
-	status, _, err = p.Call(context.Background(), []byte("s\x07"), nil)
+	status, _, err = p.Call(context.Background(), []byte("s\x07"), nil, nil)
 	e := callErr(t, err, KindStatus)
 	if status != 7 || e.ExitCode != 7 {
 		t.Errorf("status %d, exit code %d, want 7", status, e.ExitCode)
@@ -63,7 +63,7 @@ func TestDeadline(t *testing.T) {
 				return
 			default:
 			}
-			if _, out, err := echo.Call(context.Background(), []byte("e ok"), nil); err != nil || string(out) != "e ok" {
+			if _, out, err := echo.Call(context.Background(), []byte("e ok"), nil, nil); err != nil || string(out) != "e ok" {
 				echoErr = fmt.Errorf("echo during loop: %q, %v", out, err)
 				return
 			}
@@ -71,7 +71,7 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	_, _, err := spin.Call(context.Background(), []byte("l"), nil)
+	_, _, err := spin.Call(context.Background(), []byte("l"), nil, nil)
 	took := time.Since(start)
 	close(stop)
 	wg.Wait()
@@ -87,7 +87,7 @@ func TestDeadline(t *testing.T) {
 		t.Errorf("other pool: %d echoes, %v", echoes, echoErr)
 	}
 	// The pool still works after discarding the looping instance.
-	if _, _, err := spin.Call(context.Background(), []byte("e"), nil); err != nil {
+	if _, _, err := spin.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s := spin.Stats(); s.Discarded != 1 || s.Created != 2 {
@@ -99,7 +99,7 @@ func TestCallerDeadlineAndCancel(t *testing.T) {
 	p := newPool(t, watGuest, Limits{Timeout: time.Minute}, Sandbox{})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, _, err := p.Call(ctx, []byte("l"), nil)
+	_, _, err := p.Call(ctx, []byte("l"), nil, nil)
 	if e := callErr(t, err, KindDeadline); e.Timeout > time.Second {
 		t.Errorf("timeout %v, want the caller's 200ms", e.Timeout)
 	}
@@ -107,19 +107,19 @@ func TestCallerDeadlineAndCancel(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err = p.Call(ctx, []byte("l"), nil)
+	_, _, err = p.Call(ctx, []byte("l"), nil, nil)
 	callErr(t, err, KindCanceled)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("cancel took %v", d)
 	}
-	_, _, err = p.Call(ctx, []byte("e"), nil)
+	_, _, err = p.Call(ctx, []byte("e"), nil, nil)
 	callErr(t, err, KindCanceled)
 }
 
 func TestMemoryLimit(t *testing.T) {
 	t.Run("wat", func(t *testing.T) {
 		p := newPool(t, watGuest, Limits{Memory: 1 << 20}, Sandbox{})
-		_, _, err := p.Call(context.Background(), []byte("g"), nil)
+		_, _, err := p.Call(context.Background(), []byte("g"), nil, nil)
 		e := callErr(t, err, KindMemory)
 		if !strings.Contains(e.Message, "1 MiB") {
 			t.Errorf("message %q", e.Message)
@@ -127,16 +127,16 @@ func TestMemoryLimit(t *testing.T) {
 	})
 	t.Run("go", func(t *testing.T) {
 		p := newPool(t, goPlugin, Limits{Memory: 32 << 20}, Sandbox{})
-		_, _, err := p.Call(context.Background(), []byte(`{"method":"oom"}`), nil)
+		_, _, err := p.Call(context.Background(), []byte(`{"method":"oom"}`), nil, nil)
 		callErr(t, err, KindMemory)
-		if _, out, err := p.Call(context.Background(), []byte(`{"method":"echo","params":1}`), nil); err != nil || string(out) != "1" {
+		if _, out, err := p.Call(context.Background(), []byte(`{"method":"echo","params":1}`), nil, nil); err != nil || string(out) != "1" {
 			t.Errorf("after OOM: %q, %v", out, err)
 		}
 	})
 	t.Run("go below its start needs", func(t *testing.T) {
 		m := fixture(t, goPlugin)
 		p := newPool(t, goPlugin, Limits{Memory: m.minMem}, Sandbox{})
-		_, _, err := p.Call(context.Background(), []byte(`{"method":"echo","params":1}`), nil)
+		_, _, err := p.Call(context.Background(), []byte(`{"method":"echo","params":1}`), nil, nil)
 		e := callErr(t, err, KindMemory)
 		t.Logf("min %d: %s", m.minMem, e.Message)
 	})
@@ -149,7 +149,7 @@ func TestOutputCap(t *testing.T) {
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			p := newPool(t, tt.path, Limits{MaxOutput: 100 << 10}, Sandbox{})
-			_, out, err := p.Call(context.Background(), []byte(tt.input), nil)
+			_, out, err := p.Call(context.Background(), []byte(tt.input), nil, nil)
 			e := callErr(t, err, KindOutput)
 			if out != nil || !strings.Contains(e.Message, "102400") {
 				t.Errorf("output %d bytes, message %q", len(out), e.Message)
@@ -186,7 +186,7 @@ func TestFailuresAreClassified(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPool(t, tt.path, Limits{}, Sandbox{})
-			_, _, err := p.Call(context.Background(), []byte(tt.input), nil)
+			_, _, err := p.Call(context.Background(), []byte(tt.input), nil, nil)
 			e := callErr(t, err, tt.kind)
 			if !strings.Contains(e.Message, tt.msg) || e.ExitCode != tt.code {
 				t.Errorf("message %q code %d, want %q code %d", e.Message, e.ExitCode, tt.msg, tt.code)
@@ -224,7 +224,7 @@ func TestHostCalls(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
 	call := func(t *testing.T, h Host, in string) (int32, string) {
 		t.Helper()
-		_, out, err := p.Call(context.Background(), []byte(in), h)
+		_, out, err := p.Call(context.Background(), []byte(in), h, nil)
 		if err != nil || len(out) < 4 {
 			t.Fatalf("Call(%q) = %q, %v", in, out, err)
 		}
@@ -259,10 +259,10 @@ func TestHostCalls(t *testing.T) {
 	}
 
 	// log, and a dropped log without host.
-	if _, _, err := p.Call(context.Background(), []byte("L3disk almost full"), h); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("L3disk almost full"), h, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.Call(context.Background(), []byte("L3dropped"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("L3dropped"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.logs) != 1 || h.logs[0] != "warning:disk almost full" {
@@ -289,7 +289,7 @@ func TestCallImportCanceled(t *testing.T) {
 	h := &cancelHost{cancel: cancel}
 	// The plugin calls twice (http, kv, config in "sandbox"); after the
 	// first the context is done, so the runtime answers -3 itself.
-	_, _, err := p.Call(ctx, []byte(`{"method":"sandbox"}`), h)
+	_, _, err := p.Call(ctx, []byte(`{"method":"sandbox"}`), h, nil)
 	if err == nil {
 		t.Log("plugin returned before the runtime noticed the cancellation")
 	} else {
@@ -307,13 +307,13 @@ func TestPoolBusy(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range 2 {
-		wg.Go(func() { _, _, errs[i] = p.Call(ctx, []byte("l"), nil) })
+		wg.Go(func() { _, _, errs[i] = p.Call(ctx, []byte("l"), nil, nil) })
 		waitFor(t, func() bool { s := p.Stats(); return s.Busy+s.Waiting == i+1 })
 	}
 	if s := p.Stats(); s.Busy != 1 || s.Waiting != 1 {
 		t.Errorf("stats %+v, want 1 busy 1 waiting", s)
 	}
-	_, _, err := p.Call(ctx, []byte("e"), nil)
+	_, _, err := p.Call(ctx, []byte("e"), nil, nil)
 	callErr(t, err, KindBusy)
 	cancel()
 	wg.Wait()
@@ -324,16 +324,16 @@ func TestPoolBusy(t *testing.T) {
 
 func TestPoolClose(t *testing.T) {
 	p := newPool(t, watGuest, Limits{Instances: 1, Timeout: 5 * time.Second}, Sandbox{})
-	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var running, queued error
 	var wg sync.WaitGroup
-	wg.Go(func() { _, _, running = p.Call(ctx, []byte("l"), nil) })
+	wg.Go(func() { _, _, running = p.Call(ctx, []byte("l"), nil, nil) })
 	waitFor(t, func() bool { return p.Stats().Busy == 1 })
-	wg.Go(func() { _, _, queued = p.Call(ctx, []byte("e"), nil) })
+	wg.Go(func() { _, _, queued = p.Call(ctx, []byte("e"), nil, nil) })
 	waitFor(t, func() bool { return p.Stats().Waiting == 1 })
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestPoolClose(t *testing.T) {
 	wg.Wait()
 	callErr(t, queued, KindClosed)
 	cancel()
-	_, _, err := p.Call(context.Background(), []byte("e"), nil)
+	_, _, err := p.Call(context.Background(), []byte("e"), nil, nil)
 	callErr(t, err, KindClosed)
 	// The in-flight call ran to its end (here: cancelled) and its instance
 	// was closed, not pooled.
@@ -359,13 +359,13 @@ func TestPoolClose(t *testing.T) {
 
 func TestRecycleByMemory(t *testing.T) {
 	p := newPool(t, watGuest, Limits{Memory: 8 << 20, RecycleMemory: 1 << 20}, Sandbox{})
-	if _, _, err := p.Call(context.Background(), []byte("G\x20"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("G\x20"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s := p.Stats(); s.Recycled != 1 || s.Idle != 0 || s.Discarded != 0 {
 		t.Errorf("stats %+v, want the grown instance recycled", s)
 	}
-	if _, _, err := p.Call(context.Background(), []byte("G\x01"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("G\x01"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s := p.Stats(); s.Recycled != 1 || s.Idle != 1 {
@@ -392,7 +392,7 @@ func TestConcurrentCalls(t *testing.T) {
 				} else {
 					want = in
 				}
-				_, out, err := p.Call(context.Background(), []byte(in), nil)
+				_, out, err := p.Call(context.Background(), []byte(in), nil, nil)
 				if err != nil || string(out) != want {
 					errs <- fmt.Errorf("call %q = %q, %v", in, out, err)
 					return
@@ -455,7 +455,7 @@ func TestCallTimes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := &timesHost{}
 			before := time.Now()
-			_, _, _ = p.Call(c.ctx, []byte(c.input), h)
+			_, _, _ = p.Call(c.ctx, []byte(c.input), h, nil)
 			after := time.Now()
 			if len(h.times) != 1 {
 				t.Fatalf("CallTimes called %d times, want once", len(h.times))

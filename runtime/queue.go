@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// QueueHook is told when a Pool.Call made under a context carrying it
-// (WithQueueHook) has to wait in its pool's queue because every instance
+// QueueHook is told when a Pool.Call made with it (CallOptions.Queue) has
+// to wait in its pool's queue because every instance
 // is busy. A caller that bounds its own concurrency uses it to give back
 // what it holds while the call only waits, and to take it again before
 // the call runs.
@@ -23,53 +23,23 @@ type QueueHook interface {
 	Resume(ctx context.Context) error
 }
 
-type queueHookKey struct{}
-
-// WithQueueHook returns a copy of ctx carrying h for the Pool.Calls made
-// under it.
-func WithQueueHook(ctx context.Context, h QueueHook) context.Context {
-	return &QueueHookContext{Context: ctx, Hook: h}
+// CallOptions are the options of one call of a Pool (Call, CallExport,
+// CallComponent) beyond its context, input and Host. A nil *CallOptions
+// is the zero value: the pool's Limits, no hook.
+type CallOptions struct {
+	// Timeout, when positive, is the call's deadline instead of
+	// Limits.Timeout (a background task's longer deadline; the other
+	// limits stay the pool's).
+	Timeout time.Duration
+	// Queue, when set, is told if the call has to wait in the pool's
+	// queue because every instance is busy.
+	Queue QueueHook
 }
 
-// QueueHookContext is a context carrying Hook for the Pool.Calls made
-// under it: what WithQueueHook returns, as a type that a caller can
-// allocate with its own per-call state rather than apart.
-type QueueHookContext struct {
-	context.Context
-	Hook QueueHook
-}
-
-// Value returns Hook for the QueueHook's key and defers to the parent
-// otherwise.
-func (c *QueueHookContext) Value(key any) any {
-	if _, ok := key.(queueHookKey); ok {
-		return c.Hook
-	}
-	return c.Context.Value(key)
-}
-
-func queueHookFrom(ctx context.Context) QueueHook {
-	h, _ := ctx.Value(queueHookKey{}).(QueueHook)
-	return h
-}
-
-type callTimeoutKey struct{}
-
-// WithCallTimeout returns a copy of ctx under which Pool.Call uses d as
-// the call's deadline instead of Limits.Timeout (a background task's
-// longer deadline; the other limits stay the pool's). d <= 0 changes
-// nothing.
-func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
-	if d <= 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, callTimeoutKey{}, d)
-}
-
-// callTimeout is the deadline of a call made under ctx.
-func (p *Pool) callTimeout(ctx context.Context) time.Duration {
-	if d, ok := ctx.Value(callTimeoutKey{}).(time.Duration); ok {
-		return d
+// timeout is the deadline of a call made with opts.
+func (p *Pool) timeout(opts *CallOptions) time.Duration {
+	if opts != nil && opts.Timeout > 0 {
+		return opts.Timeout
 	}
 	return p.lim.Timeout
 }

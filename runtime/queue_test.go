@@ -72,16 +72,16 @@ func TestQueueHook(t *testing.T) {
 			var wg sync.WaitGroup
 			defer wg.Wait()
 			if tt.blocked {
-				wg.Go(func() { _, _, _ = p.Call(bctx, []byte("l"), nil) })
+				wg.Go(func() { _, _, _ = p.Call(bctx, []byte("l"), nil, nil) })
 				waitFor(t, func() bool { return p.Stats().Busy == 1 })
 			}
 			if tt.queueFull {
-				wg.Go(func() { _, _, _ = p.Call(bctx, []byte("e"), nil) })
+				wg.Go(func() { _, _, _ = p.Call(bctx, []byte("e"), nil, nil) })
 				waitFor(t, func() bool { return p.Stats().Waiting == 1 })
 			}
 
 			h := &testHook{resume: tt.resume}
-			ctx, cancel := context.WithCancel(WithQueueHook(context.Background(), h))
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			type result struct {
 				out []byte
@@ -89,7 +89,7 @@ func TestQueueHook(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				_, out, err := p.Call(ctx, []byte("e hooked"), nil)
+				_, out, err := p.Call(ctx, []byte("e hooked"), nil, &CallOptions{Queue: h})
 				done <- result{out, err}
 			}()
 			if tt.blocked && !tt.queueFull {
@@ -128,7 +128,7 @@ func TestQueueHook(t *testing.T) {
 			if tt.then == "close" {
 				return
 			}
-			if _, out, err := p.Call(context.Background(), []byte("e after"), nil); err != nil || string(out) != "e after" {
+			if _, out, err := p.Call(context.Background(), []byte("e after"), nil, nil); err != nil || string(out) != "e after" {
 				t.Fatalf("Call after = %q, %v", out, err)
 			}
 		})
@@ -144,7 +144,7 @@ func TestQueueHookRunsNothingBeforeResume(t *testing.T) {
 	defer freeBlocker()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { _, _, _ = p.Call(bctx, []byte("l"), nil) })
+	wg.Go(func() { _, _, _ = p.Call(bctx, []byte("l"), nil, nil) })
 	waitFor(t, func() bool { return p.Stats().Busy == 1 })
 
 	release := make(chan struct{})
@@ -152,7 +152,7 @@ func TestQueueHookRunsNothingBeforeResume(t *testing.T) {
 	host := &fakeHost{}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := p.Call(WithQueueHook(context.Background(), h), []byte("L1hello"), host)
+		_, _, err := p.Call(context.Background(), []byte("L1hello"), host, &CallOptions{Queue: h})
 		done <- err
 	}()
 	waitFor(t, func() bool { return h.waiting.Load() == 1 })
@@ -189,7 +189,7 @@ func TestQueueWait(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	p := newPool(t, watGuest, Limits{Instances: 1, Timeout: time.Minute, QueueWait: 300 * time.Millisecond}, Sandbox{})
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	_, _, err := p.Call(ctx, []byte("l"), nil) // the mean: 200 ms
+	_, _, err := p.Call(ctx, []byte("l"), nil, nil) // the mean: 200 ms
 	cancel()
 	callErr(t, err, KindDeadline)
 	spin, stop := context.WithCancel(context.Background())
@@ -198,7 +198,7 @@ func TestQueueWait(t *testing.T) {
 	errs := make(chan error, 2)
 	for range 2 { // one runs, one queues (expected wait 200 ms)
 		wg.Go(func() {
-			_, _, err := p.Call(spin, []byte("l"), nil)
+			_, _, err := p.Call(spin, []byte("l"), nil, nil)
 			errs <- err
 		})
 	}
@@ -209,7 +209,7 @@ func TestQueueWait(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
-	_, _, err = p.Call(context.Background(), []byte("e"), nil) // second in the queue: 400 ms
+	_, _, err = p.Call(context.Background(), []byte("e"), nil, nil) // second in the queue: 400 ms
 	e := callErr(t, err, KindBusy)
 	if took := time.Since(start); took > timeout/2 {
 		t.Errorf("refused after %v, want at once", took)
@@ -220,7 +220,7 @@ func TestQueueWait(t *testing.T) {
 	for range 2 {
 		callErr(t, <-errs, KindCanceled)
 	}
-	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Errorf("call after the queue drained: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ type sandboxReport struct {
 // environment, no arguments, and the host denies http/fetch and kv.
 func TestSandboxDeniesByDefault(t *testing.T) {
 	p := newPool(t, goPlugin, Limits{}, Sandbox{})
-	_, out, err := p.Call(context.Background(), []byte(`{"method":"sandbox"}`), nil)
+	_, out, err := p.Call(context.Background(), []byte(`{"method":"sandbox"}`), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestSandboxGrants(t *testing.T) {
 	})
 	call := func(in string) map[string]any {
 		t.Helper()
-		_, out, err := p.Call(context.Background(), []byte(in), nil)
+		_, out, err := p.Call(context.Background(), []byte(in), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestSandboxClockAndRandom(t *testing.T) {
 	seen := map[string]bool{}
 	for range 2 {
 		p := newPool(t, goPlugin, Limits{}, Sandbox{})
-		_, out, err := p.Call(context.Background(), []byte(`{"method":"time"}`), nil)
+		_, out, err := p.Call(context.Background(), []byte(`{"method":"time"}`), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestStdioGoesToOutputCapped(t *testing.T) {
 	var buf testutil.Buffer
 	p := newPool(t, goPlugin, Limits{}, Sandbox{Output: &buf})
 	for range 2 {
-		_, out, err := p.Call(context.Background(), []byte(`{"method":"stderr"}`), nil)
+		_, out, err := p.Call(context.Background(), []byte(`{"method":"stderr"}`), nil, nil)
 		if err != nil || string(out) != "{}" {
 			t.Fatalf("%q, %v", out, err)
 		}

@@ -19,7 +19,7 @@ func goodMedian(t *testing.T, p *Pool, n int) time.Duration {
 	req, resp := make(chan struct{}), make(chan error)
 	go func() {
 		for range req {
-			_, out, err := p.Call(context.Background(), []byte("e-hello"), nil)
+			_, out, err := p.Call(context.Background(), []byte("e-hello"), nil, nil)
 			if err == nil && string(out) != "e-hello" {
 				err = fmt.Errorf("output %q", out)
 			}
@@ -71,7 +71,7 @@ func TestSchedulerIsolation(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; i < 20 && !stop.Load(); i++ {
 				start := time.Now()
-				_, _, err := spin.Call(context.Background(), []byte("l"), nil)
+				_, _, err := spin.Call(context.Background(), []byte("l"), nil, nil)
 				took := time.Since(start)
 				calls.Add(1)
 				callErr(t, err, KindDeadline)
@@ -126,7 +126,7 @@ func TestSchedulerYields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fg0, bg0, cpu0 := s.yields[0].Load(), s.yields[1].Load(), p.guestCPU.Load()
-			_, _, err := p.Call(context.Background(), []byte(tc.input), nil)
+			_, _, err := p.Call(context.Background(), []byte(tc.input), nil, nil)
 			if tc.bg[0] < 0 {
 				tc.bg[0] = bgMin(time.Duration(p.guestCPU.Load() - cpu0))
 			}
@@ -226,7 +226,7 @@ func TestSchedulerOff(t *testing.T) {
 // linear memory of its live instances and its module's compile time.
 func TestPoolUsageStats(t *testing.T) {
 	p := newPool(t, watGuest, Limits{Timeout: 100 * time.Millisecond, Instances: 1}, Sandbox{})
-	if _, _, err := p.Call(context.Background(), []byte("e"), nil); err != nil {
+	if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	st := p.Stats()
@@ -236,7 +236,7 @@ func TestPoolUsageStats(t *testing.T) {
 	if st.Compile <= 0 {
 		t.Errorf("compile time %v", st.Compile)
 	}
-	_, _, err := p.Call(context.Background(), []byte("l"), nil) // spins to its deadline
+	_, _, err := p.Call(context.Background(), []byte("l"), nil, nil) // spins to its deadline
 	callErr(t, err, KindDeadline)
 	st = p.Stats()
 	if st.GuestCPU < 5*time.Millisecond || st.GuestCPU > time.Second {
@@ -261,7 +261,7 @@ func TestParkedCallsEndAtDeadline(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			_, _, err := spin.Call(context.Background(), []byte("l"), nil)
+			_, _, err := spin.Call(context.Background(), []byte("l"), nil, nil)
 			callErr(t, err, KindDeadline)
 		})
 	}

@@ -16,7 +16,7 @@ func TestStackOverflowHeap(t *testing.T) {
 	p := newPool(t, watGuest, Limits{}, Sandbox{})
 	echo := func() {
 		t.Helper()
-		if _, out, err := p.Call(context.Background(), []byte("e again"), nil); err != nil || string(out) != "e again" {
+		if _, out, err := p.Call(context.Background(), []byte("e again"), nil, nil); err != nil || string(out) != "e again" {
 			t.Fatalf("echo: %q, %v", out, err)
 		}
 	}
@@ -25,7 +25,7 @@ func TestStackOverflowHeap(t *testing.T) {
 	for range calls {
 		var before, after goruntime.MemStats
 		goruntime.ReadMemStats(&before)
-		_, _, err := p.Call(context.Background(), []byte("r"), nil)
+		_, _, err := p.Call(context.Background(), []byte("r"), nil, nil)
 		goruntime.ReadMemStats(&after)
 		e := callErr(t, err, KindTrap)
 		if e.Message != "plugin crashed: stack overflow" {

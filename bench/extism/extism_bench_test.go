@@ -79,13 +79,13 @@ func BenchmarkExtismCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			check(b, func() ([]byte, error) {
-				_, out, err := p.CallExport(ctx, "call", in, nopHost{})
+				_, out, err := p.CallExport(ctx, "call", in, nopHost{}, nil)
 				return out, err
 			})
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, _, err := p.CallExport(ctx, "call", in, nopHost{}); err != nil {
+				if _, _, err := p.CallExport(ctx, "call", in, nopHost{}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -142,11 +142,11 @@ func BenchmarkCall(b *testing.B) {
 		}
 		defer p.Close(context.Background())
 		req := request(lang)
-		if status, out, err := p.Call(context.Background(), req, nopHost{}); err != nil || status != 0 {
+		if status, out, err := p.Call(context.Background(), req, nopHost{}, nil); err != nil || status != 0 {
 			b.Fatalf("%d %s %v", status, out, err)
 		}
 		for b.Loop() {
-			if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
+			if _, _, err := p.Call(context.Background(), req, nopHost{}, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -166,7 +166,7 @@ func BenchmarkInstance(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
+			if _, _, err := p.Call(context.Background(), req, nopHost{}, nil); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
@@ -214,7 +214,7 @@ func liveInstanceBytes(b *testing.B, m *runtime.Module, req []byte, n int) float
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := p.Call(context.Background(), req, nopHost{}); err != nil {
+		if _, _, err := p.Call(context.Background(), req, nopHost{}, nil); err != nil {
 			b.Fatal(err)
 		}
 		pools[i] = p

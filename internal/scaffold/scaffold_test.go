@@ -149,7 +149,7 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 			}
 			defer p.Close(context.Background())
 			env := []byte(`{"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}},"context":{}}`)
-			status, res, err := p.Call(context.Background(), env, nopHost{})
+			status, res, err := p.Call(context.Background(), env, nopHost{}, nil)
 			if err != nil || status != 0 {
 				t.Fatalf("greet: %d %s %v", status, res, err)
 			}
@@ -160,7 +160,7 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 			if err := json.Unmarshal(res, &r); err != nil || r.IsError || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "Hello, Ada!") {
 				t.Fatalf("greet result: %s (%v)", res, err)
 			}
-			status, res, err = p.Call(context.Background(), []byte(`{"method":"wasmcp/describe","params":{},"context":{}}`), nopHost{})
+			status, res, err = p.Call(context.Background(), []byte(`{"method":"wasmcp/describe","params":{},"context":{}}`), nopHost{}, nil)
 			if err != nil || status != 0 || !strings.Contains(string(res), `"name":"hello"`) {
 				t.Fatalf("describe: %d %s %v", status, res, err)
 			}
@@ -175,7 +175,7 @@ func TestScaffoldBuildsAndRuns(t *testing.T) {
 					t.Errorf("describe lacks %s: %s", want, res)
 				}
 			}
-			status, res, err = p.Call(context.Background(), []byte(`{"method":"resources/read","params":{"uri":"ui://hello/view"},"context":{}}`), nopHost{})
+			status, res, err = p.Call(context.Background(), []byte(`{"method":"resources/read","params":{"uri":"ui://hello/view"},"context":{}}`), nopHost{}, nil)
 			if err != nil || status != 0 || !strings.Contains(string(res), `"_meta":{"ui":{}}`) || !strings.Contains(string(res), "ui/initialize") {
 				t.Fatalf("read the app: %d %.300s %v", status, res, err)
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/telemetry"
 	"github.com/wasmcp/wasmcp/plugins"
-	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // provider serves the plugin registry to the MCP engine.
@@ -167,12 +166,12 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 		req.Approve = pc
 	}
 	if r.TaskID != "" {
-		ctx = runtime.WithCallTimeout(ctx, p.taskTimeout)
+		req.Options.Timeout = p.taskTimeout
 	}
 	if p.tel != nil {
 		req.Hook = p.tel.CallHook()
-		pc.ctx = runtime.QueueHookContext{Context: ctx, Hook: telemetry.QueueHook(ctx, slotHook{r})} // the queue wait timed
-		out, err := call(&pc.ctx, req)
+		req.Options.Queue = telemetry.QueueHook(ctx, slotHook{r}) // the queue wait timed
+		out, err := call(ctx, req)
 		recordOutcome(ctx, err)
 		if err != nil {
 			out, err = mapError(ctx, p.log, r, err)
@@ -185,8 +184,8 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 	// Without telemetry, denials are still audited.
 	pc.audit = telemetry.DenialAuditOf(p.denied, r)
 	req.Hook = &pc.audit
-	pc.ctx = runtime.QueueHookContext{Context: ctx, Hook: slotHook{r}}
-	out, err := call(&pc.ctx, req)
+	req.Options.Queue = slotHook{r}
+	out, err := call(ctx, req)
 	if err != nil {
 		if inErr := (*plugins.InputRequestError)(nil); errors.As(err, &inErr) {
 			pc.audit.Denied("input_request", inErr.Method)
@@ -197,10 +196,9 @@ func (p *provider) do(ctx context.Context, r *mcp.Request, call func(context.Con
 }
 
 // pluginCall is what a plugin call of the provider allocates, in one
-// piece: its context (with the queue hook), the registry's request and,
+// piece: the registry's request (with the runtime's call options) and,
 // without telemetry, its hook.
 type pluginCall struct {
-	ctx   runtime.QueueHookContext
 	req   plugins.Request
 	audit telemetry.DenialAudit
 

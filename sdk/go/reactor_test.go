@@ -110,7 +110,7 @@ func TestReactorMemory(t *testing.T) {
 			var slowest time.Duration
 			for i := range n {
 				t0 := time.Now()
-				status, out, err := p.Call(ctx, env, nopHost{})
+				status, out, err := p.Call(ctx, env, nopHost{}, nil)
 				if err != nil || status != 0 || string(out) != want {
 					t.Fatalf("call %d: status %d, %v: %.200s", i, status, err, out)
 				}

@@ -201,7 +201,7 @@ func call(t testing.TB, p *runtime.Pool, h runtime.Host, env []byte) (uint32, ob
 	if h == nil {
 		h = newHost(nil)
 	}
-	status, out, err := p.Call(context.Background(), env, h)
+	status, out, err := p.Call(context.Background(), env, h, nil)
 	if err != nil {
 		t.Fatalf("call %s: %v", env, err)
 	}

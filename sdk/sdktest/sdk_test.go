@@ -348,7 +348,7 @@ func TestOutputCap(t *testing.T) {
 		if got, _ := toolText(t, p, nil, "big", obj{"n": 3000}); len(got) != 3000 {
 			t.Errorf("under the cap: %d bytes", len(got))
 		}
-		_, _, err := p.Call(context.Background(), envelope("tools/call", obj{"name": "big", "arguments": obj{"n": 10000}}, nil), newHost(nil))
+		_, _, err := p.Call(context.Background(), envelope("tools/call", obj{"name": "big", "arguments": obj{"n": 10000}}, nil), newHost(nil), nil)
 		runtimeErr(t, err, runtime.KindOutput)
 		got := toolError(t, p, nil, "big", obj{"n": 10000, "soft_limit": 2000})
 		if !strings.HasPrefix(got, "result too large: ") || !strings.HasSuffix(got, " bytes over the plugin's limit of 2000") {
