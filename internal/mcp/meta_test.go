@@ -4,30 +4,25 @@ import "testing"
 
 // TestRequestMeta: Request.Meta gives back the params._meta admission
 // read, none when params has no object there, and unknown when
-// admission did not read it or what it read is not part of the params.
+// admission did not read it.
 func TestRequestMeta(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		params    string
 		scan      bool // admission scanned params
-		foreign   bool // the meta recorded is a copy, not part of params
 		want      string
 		wantKnown bool
 	}{
-		{"object", `{"name":"x","_meta":{"traceparent":"t"}}`, true, false, `{"traceparent":"t"}`, true},
-		{"none", `{"name":"x"}`, true, false, "", true},
-		{"not an object", `{"_meta":3}`, true, false, "", true},
-		{"not scanned", `{"_meta":{"a":1}}`, false, false, "", false},
-		{"not part of params", `{"_meta":{"a":1}}`, true, true, "", false},
+		{"object", `{"name":"x","_meta":{"traceparent":"t"}}`, true, `{"traceparent":"t"}`, true},
+		{"none", `{"name":"x"}`, true, "", true},
+		{"not an object", `{"_meta":3}`, true, "", true},
+		{"not scanned", `{"_meta":{"a":1}}`, false, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &Request{Params: []byte(c.params)}
 			if c.scan {
 				var mi metaInfo
 				scanMeta(r.Params, &mi)
-				if c.foreign {
-					mi.meta = append([]byte(nil), mi.meta...)
-				}
 				r.setMeta(mi.meta)
 			}
 			got, known := r.Meta()

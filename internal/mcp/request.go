@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
@@ -36,10 +35,10 @@ type Request struct {
 	TaskID string
 
 	peer peer
-	// Where admission found params._meta (see Meta): Params[metaAt:][:metaLen]
-	// when metaLen > 1, none when 1, not read when 0. Offsets, not a
-	// slice, keep the call struct in its allocation size class.
-	metaAt, metaLen uint32
+	// meta is params._meta as admission found it (a part of Params), nil
+	// for none; metaKnown is false for a request admission did not scan.
+	meta      json.RawMessage
+	metaKnown bool
 }
 
 // Meta returns the params._meta object of r as admission read it (nil
@@ -47,27 +46,15 @@ type Request struct {
 // request admission did not scan. An Observer reads it instead of
 // scanning Params again.
 func (r *Request) Meta() (meta json.RawMessage, known bool) {
-	switch r.metaLen {
-	case 0:
-		return nil, false
-	case 1:
-		return nil, true
-	}
-	return r.Params[r.metaAt:][:r.metaLen], true
+	return r.meta, r.metaKnown
 }
 
 // setMeta records meta (a part of r.Params, or nil) as r's _meta.
 func (r *Request) setMeta(meta []byte) {
-	r.metaAt, r.metaLen = 0, 1
-	if len(meta) < 2 {
-		return
+	r.meta, r.metaKnown = nil, true
+	if len(meta) >= 2 {
+		r.meta = meta
 	}
-	at := cap(r.Params) - cap(meta) // meta is a subslice of Params
-	if at < 0 || at+len(meta) > len(r.Params) || &r.Params[at] != &meta[0] || len(r.Params) > math.MaxUint32 {
-		r.metaLen = 0 // not where it should be: unknown
-		return
-	}
-	r.metaAt, r.metaLen = uint32(at), uint32(len(meta))
 }
 
 // peer is the engine side of a request: where its notifications and
