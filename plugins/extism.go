@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
@@ -377,14 +376,6 @@ type extismHost struct {
 	responses map[string]json.RawMessage
 	n         int // blocking requests made so far in this call
 	pending   *extismPending
-}
-
-// CallTimes passes the call's times on to the host it wraps
-// (runtime.CallTimer: telemetry's).
-func (x *extismHost) CallTimes(start, end time.Time) {
-	if ct, ok := x.Host.(runtime.CallTimer); ok {
-		ct.CallTimes(start, end)
-	}
 }
 
 type extismAnswer struct {

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wasmcp/wasmcp/internal/abi"
-	"github.com/wasmcp/wasmcp/runtime"
 )
 
 // recHost records the wasmcp/1 calls an extismHost makes and answers from
@@ -213,29 +211,4 @@ func FuzzExtismAdapter(f *testing.F) {
 		}
 		_ = withoutMember([]byte(result), "timeout")
 	})
-}
-
-// timedHost is a recHost that records the call times it is told.
-type timedHost struct {
-	recHost
-	start, end time.Time
-}
-
-func (h *timedHost) CallTimes(start, end time.Time) { h.start, h.end = start, end }
-
-// TestExtismHostTimes: the runtime's times of an Extism call reach the
-// host the call's extismHost wraps, when it wants them (telemetry's).
-func TestExtismHostTimes(t *testing.T) {
-	h := &timedHost{}
-	var xh runtime.Host = &extismHost{Host: h}
-	ct, ok := xh.(runtime.CallTimer)
-	if !ok {
-		t.Fatal("extismHost is not a runtime.CallTimer")
-	}
-	start, end := time.Unix(1, 0), time.Unix(2, 0)
-	ct.CallTimes(start, end)
-	if !h.start.Equal(start) || !h.end.Equal(end) {
-		t.Errorf("wrapped host got %v..%v, want %v..%v", h.start, h.end, start, end)
-	}
-	(&extismHost{Host: &recHost{}}).CallTimes(start, end) // a host without CallTimes: nothing to tell
 }

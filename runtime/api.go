@@ -164,16 +164,6 @@ type InstanceState interface {
 	Close() error
 }
 
-// CallTimer is implemented by a Host that wants its call's start and end
-// as the runtime read the clock for them, so that it need not read the
-// clock again (a read costs 40-100 ns on some virtual machines): Pool.Call
-// calls CallTimes once before it returns, for every call but one on a
-// closed pool; start is when Call was entered (a queue wait included),
-// end when the call gave its slot back or was refused.
-type CallTimer interface {
-	CallTimes(start, end time.Time)
-}
-
 // Granter is implemented by a Host that can tell, before the params of
 // a host call are built, that the plugin's grants refuse method whatever
 // its params. The Extism kernel asks it first for each host function

@@ -212,7 +212,6 @@ func (p *Pool) call(ctx context.Context, input []byte, h Host, opts *CallOptions
 	start := time.Now()
 	timeout := p.timeout(opts)
 	if err := ctx.Err(); err != nil {
-		timed(h, start, time.Time{})
 		return 0, nil, p.ctxError(ctx, ctx, start, timeout, err)
 	}
 	// Clock reads cost ≈100 ns on some virtual machines, a few per cent of
@@ -227,7 +226,6 @@ func (p *Pool) call(ctx context.Context, input []byte, h Host, opts *CallOptions
 	}
 	queued, err := p.acquire(cctx, queue)
 	if err != nil {
-		timed(h, start, time.Time{})
 		return 0, nil, p.ctxError(ctx, cctx, start, timeout, err)
 	}
 	held := start
@@ -235,7 +233,7 @@ func (p *Pool) call(ctx context.Context, input []byte, h Host, opts *CallOptions
 		held = time.Now()
 	}
 	if p.m.mode == Command {
-		defer p.releaseTimed(start, held, time.Time{}, h)
+		defer p.releaseTimed(held, time.Time{})
 		return p.command(ctx, cctx, start, input, h)
 	}
 	return p.reactor(ctx, cctx, start, held, input, h)
@@ -309,13 +307,11 @@ func (p *Pool) release() {
 // releaseTimed releases a slot taken at since and folds the time it was
 // held, until now (zero for the clock's time), into the pool's mean (the
 // first call's time, then an exponentially weighted average, 1/8 per call;
-// concurrent updates may lose one, which only slows the average); h
-// learns the times of the call started at start (timed).
-func (p *Pool) releaseTimed(start, since, now time.Time, h Host) {
+// concurrent updates may lose one, which only slows the average).
+func (p *Pool) releaseTimed(since, now time.Time) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	timed(h, start, now)
 	d := int64(now.Sub(since))
 	if m := p.mean.Load(); m == 0 {
 		p.mean.Store(d)
@@ -329,17 +325,6 @@ func (p *Pool) releaseTimed(start, since, now time.Time, h Host) {
 // an instance at the pool's recent mean call duration.
 func (p *Pool) expectedWait(n int64) time.Duration {
 	return time.Duration(p.mean.Load() * ((n + int64(p.lim.Instances) - 1) / int64(p.lim.Instances)))
-}
-
-// timed tells h, if it is a CallTimer, that its call ran from start to
-// end (zero: now).
-func timed(h Host, start, end time.Time) {
-	if ct, ok := h.(CallTimer); ok {
-		if end.IsZero() {
-			end = time.Now()
-		}
-		ct.CallTimes(start, end)
-	}
 }
 
 func (p *Pool) isClosed() bool {
@@ -357,7 +342,7 @@ func closedError() *Error { return &Error{Kind: KindClosed, Message: "plugin is 
 // at held, and gives the slot back.
 func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.Time, input []byte, h Host) (uint32, []byte, error) {
 	var end time.Time // when the guest returned, if known
-	defer func() { p.releaseTimed(start, held, end, h) }()
+	defer func() { p.releaseTimed(held, end) }()
 	began := held // when the call's work began, as far as the guest's slice is concerned
 	inst := p.takeIdle()
 	if inst == nil {

@@ -27,8 +27,8 @@ type callHook struct{ t *Telemetry }
 // callInfo is one plugin call in flight (a request's calls run one
 // after the other: the input_required rounds).
 type callInfo struct {
-	start, end time.Duration // since the request's start, as the runtime read them (CallTimes; reqState.timed)
-	wait0      time.Duration // the request's queue wait before the call
+	start time.Duration // since the request's start
+	wait0 time.Duration // the request's queue wait before the call
 }
 
 // CallStart implements plugins.CallHook.
@@ -40,8 +40,8 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.plugin = plugin
 	st.callTarget(target)
 	st.calls++
-	st.cur, st.timed = callInfo{wait0: st.queueWait}, false // its times come from the runtime (CallTimes)
-	if st.sampled() {                                       // the plugin span follows its request's
+	st.cur = callInfo{start: st.elapsed(), wait0: st.queueWait}
+	if st.sampled() { // the plugin span follows its request's
 		st.sp.call = callSpan{id: newSpanID(), on: true}
 	}
 	st.host = host
@@ -56,11 +56,7 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 	}
 	ci := &st.cur
 	wait := st.queueWait - ci.wait0
-	if !st.timed { // not run by the runtime (a closed pool, an Extism refusal): it ends now
-		ci.end = st.elapsed()
-		ci.start = ci.end - wait
-	}
-	el := ci.end
+	el := st.elapsed()
 	run := max(el-ci.start-wait, 0)
 	st.runTime += run
 	if st.sp == nil || !st.sp.call.on {
@@ -114,14 +110,6 @@ func (c *callHost) Log(ctx context.Context, level int32, msg []byte) { c.host.Lo
 
 // MayCall implements runtime.Granter for the host it wraps.
 func (c *callHost) MayCall(method string) bool { return runtime.MayCall(c.host, method) }
-
-// CallTimes implements runtime.CallTimer: the plugin call's start and
-// end, from the clock readings the runtime takes anyway (two clock reads
-// fewer per call here).
-func (c *callHost) CallTimes(start, end time.Time) {
-	st := (*reqState)(c)
-	st.cur.start, st.cur.end, st.timed = start.Sub(st.ri.Start), end.Sub(st.ri.Start), true
-}
 
 func (c *callHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
 	st := (*reqState)(c)

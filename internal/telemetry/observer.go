@@ -69,7 +69,6 @@ type reqState struct {
 	httpReqs  int32
 	read      bool // target is known
 	queued    bool
-	timed     bool // cur has the runtime's times of the call in flight
 
 	// Embedded so that a plugin call allocates none of them.
 	cur   callInfo
