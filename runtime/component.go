@@ -378,7 +378,7 @@ func (p *Pool) newComponentInstance(ctx context.Context, h Host) (*instance, err
 		return nil, &startError{err: err, refused: c.refused()}
 	}
 	inst.comp, inst.mod, inst.it = in, c.key, c.it
-	inst.fn = &componentEntry{in: in, state: inst.cstate}
+	inst.fn = &componentEntry{in: in, st: &inst.st, state: inst.cstate}
 	return inst, nil
 }
 
@@ -390,19 +390,18 @@ type componentCall struct {
 	err    error // a failure that left the instance usable (a value that does not fit)
 }
 
-type componentCallKey struct{}
-
-// componentEntry runs the export the call's ctx names (CallComponent) on
+// componentEntry runs the export of the call in st (CallComponent) on
 // one component instance, in place of wasmcp_call: stack[0] is
 // abi.StatusOK with the result in the componentCall, or abi.StatusError
 // when the call failed without trapping (the instance is kept).
 type componentEntry struct {
 	in    *rcomp.Instance
+	st    *callState
 	state InstanceState // nil for none
 }
 
 func (e *componentEntry) CallWithStack(ctx context.Context, stack []uint64) error {
-	call, _ := ctx.Value(componentCallKey{}).(*componentCall)
+	call := e.st.comp
 	if call == nil {
 		return errors.New("a component is called with CallComponent")
 	}
@@ -447,7 +446,7 @@ func (p *Pool) CallComponent(ctx context.Context, export string, args []any, h H
 		return nil, badModule(fmt.Sprintf("component has no exported function %q", export))
 	}
 	call := &componentCall{export: export, args: args}
-	status, _, err := p.call(context.WithValue(ctx, componentCallKey{}, call), nil, h, opts)
+	status, _, err := p.call(ctx, job{comp: call}, h, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -587,10 +587,8 @@ type extismEntry struct {
 	fns map[string]api.Function
 }
 
-type exportKey struct{}
-
 func (e *extismEntry) CallWithStack(ctx context.Context, stack []uint64) error {
-	name, _ := ctx.Value(exportKey{}).(string)
+	name := e.st.export
 	fn := e.fns[name]
 	if fn == nil {
 		if fn = e.mod.ExportedFunction(name); fn == nil {
@@ -655,7 +653,7 @@ func (p *Pool) CallExport(ctx context.Context, export string, input []byte, h Ho
 	if !slices.Contains(p.m.extismExports, export) {
 		return 0, nil, badModule(fmt.Sprintf("plugin has no callable export %q", export))
 	}
-	return p.Call(context.WithValue(ctx, exportKey{}, export), input, h, opts)
+	return p.call(ctx, job{input: input, export: export}, h, opts)
 }
 
 // validateExtism finishes validate for an Extism module: the exports that

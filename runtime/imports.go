@@ -58,8 +58,10 @@ type callState struct {
 	host   Host
 	result []byte
 	resPos int
-	params []byte       // scratch copy of the call import's params
-	ext    *extismState // Extism modules: the kernel (see extism.go)
+	params []byte         // scratch copy of the call import's params
+	ext    *extismState   // Extism modules: the kernel (see extism.go)
+	export string         // Extism modules: the export the call runs (CallExport)
+	comp   *componentCall // components: the call (CallComponent)
 }
 
 // begin resets s for a new call.
@@ -74,7 +76,7 @@ func (s *callState) begin(input []byte, h Host, maxOut int) {
 // end drops the references a call left behind, so a pooled instance keeps
 // neither the caller's input nor the host.
 func (s *callState) end() {
-	s.input, s.host, s.result = nil, nil, nil
+	s.input, s.host, s.result, s.comp = nil, nil, nil, nil
 	if cap(s.params) > 1<<20 {
 		s.params = nil
 	}

@@ -201,11 +201,19 @@ func (p *Pool) Call(ctx context.Context, input []byte, h Host, opts *CallOptions
 	if p.m.mode == Component {
 		return 0, nil, badModule("a component is called with CallComponent")
 	}
-	return p.call(ctx, input, h, opts)
+	return p.call(ctx, job{input: input}, h, opts)
+}
+
+// job is what one call runs: the input, and for an Extism module the
+// export to call (CallExport), for a component its call (CallComponent).
+type job struct {
+	input  []byte
+	export string
+	comp   *componentCall
 }
 
 // call is Call for every mode.
-func (p *Pool) call(ctx context.Context, input []byte, h Host, opts *CallOptions) (status uint32, output []byte, err error) {
+func (p *Pool) call(ctx context.Context, j job, h Host, opts *CallOptions) (status uint32, output []byte, err error) {
 	if p.isClosed() {
 		return 0, nil, closedError()
 	}
@@ -234,9 +242,9 @@ func (p *Pool) call(ctx context.Context, input []byte, h Host, opts *CallOptions
 	}
 	if p.m.mode == Command {
 		defer p.releaseTimed(held, time.Time{})
-		return p.command(ctx, cctx, start, input, h)
+		return p.command(ctx, cctx, start, j.input, h)
 	}
-	return p.reactor(ctx, cctx, start, held, input, h)
+	return p.reactor(ctx, cctx, start, held, j, h)
 }
 
 // acquire takes a call slot, queueing if all are taken and the queue is
@@ -340,7 +348,7 @@ func closedError() *Error { return &Error{Kind: KindClosed, Message: "plugin is 
 
 // reactor runs one call on a pooled instance, which holds the slot it took
 // at held, and gives the slot back.
-func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.Time, input []byte, h Host) (uint32, []byte, error) {
+func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.Time, j job, h Host) (uint32, []byte, error) {
 	var end time.Time // when the guest returned, if known
 	defer func() { p.releaseTimed(held, end) }()
 	began := held // when the call's work began, as far as the guest's slice is concerned
@@ -352,7 +360,8 @@ func (p *Pool) reactor(ctx context.Context, cctx *deadlineCtx, start, held time.
 		}
 		began = time.Now()
 	}
-	inst.st.begin(input, h, p.lim.MaxOutput)
+	inst.st.begin(j.input, h, p.lim.MaxOutput)
+	inst.st.export, inst.st.comp = j.export, j.comp
 	inst.stdout.reset()
 	inst.stderr.reset()
 	if inst.cmem != nil {
