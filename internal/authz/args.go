@@ -14,21 +14,53 @@ import (
 // names (context.arguments.NAME, context.arguments["NAME"],
 // context.arguments has NAME), or the whole value (whole), when it uses
 // context.arguments, or context itself, in any other way (compares it,
-// tests its type, puts it in a record or set...).
+// tests its type, puts it in a record or set...); and which of the
+// context's other members it names (ctx), all of them when it uses
+// context itself as a value.
 //
 // A policy can only read a member it names: the arguments of a request
 // are converted to Cedar values only as far as the policies evaluated
-// name them (project), and the other members, which no evaluation can
-// reach, are left out. RATIONALE.md: "Only the argument members a
-// policy names are converted".
+// name them (project), the context holds only the members they name,
+// and the other members, which no evaluation can reach, are left out.
+// RATIONALE.md: "Only the argument members a policy names are
+// converted".
 type argUse struct {
 	whole bool
 	names []string
+	ctx   ctxMembers
+}
+
+// ctxMembers is a set of the context's members other than arguments.
+type ctxMembers uint8
+
+const (
+	ctxTransport ctxMembers = 1 << iota
+	ctxProtocolVersion
+	ctxTime
+	ctxListing
+	ctxAll = ctxTransport | ctxProtocolVersion | ctxTime | ctxListing
+)
+
+// ctxMember is the member of the context named attr (0 for arguments
+// and for a name the context does not have).
+func ctxMember(attr string) ctxMembers {
+	switch attr {
+	case "transport":
+		return ctxTransport
+	case "protocolVersion":
+		return ctxProtocolVersion
+	case "time":
+		return ctxTime
+	case "listing":
+		return ctxListing
+	}
+	return 0
 }
 
 // add merges o into u.
 func (u *argUse) add(o argUse) {
 	u.whole = u.whole || o.whole
+	u.ctx |= o.ctx
 	for _, n := range o.names {
 		if !slices.Contains(u.names, n) {
 			u.names = append(u.names, n)
@@ -41,7 +73,7 @@ func (u *argUse) add(o argUse) {
 func argUseOf(pol *cedar.Policy) argUse {
 	b, err := pol.MarshalJSON()
 	if err != nil {
-		return argUse{whole: true}
+		return argUse{whole: true, ctx: ctxAll}
 	}
 	var js struct {
 		Conditions []struct {
@@ -49,7 +81,7 @@ func argUseOf(pol *cedar.Policy) argUse {
 		} `json:"conditions"`
 	}
 	if json.Unmarshal(b, &js) != nil {
-		return argUse{whole: true}
+		return argUse{whole: true, ctx: ctxAll}
 	}
 	var u argUse
 	for _, c := range js.Conditions {
@@ -85,7 +117,7 @@ func walkArgUse(n any, u *argUse) {
 			}
 			if v, ok := n["Var"]; ok {
 				if v == "context" {
-					u.whole = true // context as a value
+					u.whole, u.ctx = true, ctxAll // context as a value
 				}
 				return
 			}
@@ -98,6 +130,7 @@ func walkArgUse(n any, u *argUse) {
 						if op == "." && acc.attr == "arguments" {
 							u.whole = true // context.arguments as a value
 						}
+						u.ctx |= ctxMember(acc.attr)
 					default:
 						walkArgUse(acc.left, u)
 					}

@@ -851,7 +851,7 @@ func (p *Policies) build(r *Request) (req cedar.Request, ents *entities, key con
 			args, converted = v, n != 0
 		}
 	}
-	key = contextKey{r.Transport, r.ProtocolVersion, r.Time.Unix(), r.Listing}
+	key = contextKey{r.Transport, r.ProtocolVersion, r.Time.Unix(), r.Listing, sub.args.ctx}
 	ctx := p.context(key, args, converted)
 	return cedar.Request{
 		Principal: principal.UID,
@@ -866,18 +866,21 @@ func (p *Policies) build(r *Request) (req cedar.Request, ents *entities, key con
 type subsetKey struct{ action, principal string }
 
 // contextKey is a context without arguments (listing, or no relevant
-// policy reads them): the same for every request of one second.
+// policy reads them): the same for every request of one second. members
+// are the members it has besides arguments: those the policies
+// evaluated name (argUse.ctx).
 type contextKey struct {
 	transport, version string
 	sec                int64
 	listing            bool
+	members            ctxMembers
 }
 
 // context returns the context record of r with args (nil: none, when
-// listing; converted: made of the request's arguments); one without
-// converted arguments is kept for the rest of its
-// second, so that a list or a call that no policy checks the arguments
-// of builds none.
+// listing; converted: made of the request's arguments) and the other
+// members key names; one without converted arguments is kept for the
+// rest of its second, so that a list or a call that no policy checks the
+// arguments of builds none.
 func (p *Policies) context(key contextKey, args cedar.Value, converted bool) cedar.Record {
 	sec := key.sec
 	constant := !converted
@@ -886,11 +889,18 @@ func (p *Policies) context(key contextKey, args cedar.Value, converted bool) ced
 			return c
 		}
 	}
-	ctx := cedar.RecordMap{
-		"transport":       cedar.String(key.transport),
-		"protocolVersion": cedar.String(key.version),
-		"time":            cedar.Long(sec),
-		"listing":         cedar.Boolean(key.listing),
+	ctx := make(cedar.RecordMap, 5)
+	if key.members&ctxTransport != 0 {
+		ctx["transport"] = cedar.String(key.transport)
+	}
+	if key.members&ctxProtocolVersion != 0 {
+		ctx["protocolVersion"] = cedar.String(key.version)
+	}
+	if key.members&ctxTime != 0 {
+		ctx["time"] = cedar.Long(sec)
+	}
+	if key.members&ctxListing != 0 {
+		ctx["listing"] = cedar.Boolean(key.listing)
 	}
 	if args != nil {
 		ctx["arguments"] = args

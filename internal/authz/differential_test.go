@@ -272,25 +272,27 @@ func FuzzDecideAgreesWithPlain(f *testing.F) {
 }
 
 // TestArgUseOf: the members a policy is found to read of
-// context.arguments, or whole.
+// context.arguments, or whole, and the other context members it names.
 func TestArgUseOf(t *testing.T) {
 	tests := []struct {
 		cond  string
 		names []string
 		whole bool
+		ctx   ctxMembers
 	}{
-		{`context.arguments.path like "/etc/*"`, []string{"path"}, false},
-		{`context has arguments && context.arguments has path`, []string{"path"}, false},
-		{`context has arguments.amount.x`, []string{"amount"}, false},
-		{`context.arguments["a b"] == 1 && context.arguments.nested.inner == 2`, []string{"a b", "nested"}, false},
-		{`context.listing && context.time > 0 && resource.arguments == 1`, nil, false},
-		{`context.arguments == {}`, nil, true},
-		{`context.arguments is Foo`, nil, true},
-		{`{v: context}.v.arguments.path == ""`, nil, true},
-		{`{Value: context}.Value has arguments`, nil, true},
-		{`{".": {left: context, attr: "arguments"}}["."].left.time > 0`, nil, true},
-		{`[context.arguments].contains({})`, nil, true},
-		{`context == {}`, nil, true},
+		{`context.arguments.path like "/etc/*"`, []string{"path"}, false, 0},
+		{`context has arguments && context.arguments has path`, []string{"path"}, false, 0},
+		{`context has arguments.amount.x`, []string{"amount"}, false, 0},
+		{`context.arguments["a b"] == 1 && context.arguments.nested.inner == 2`, []string{"a b", "nested"}, false, 0},
+		{`context.listing && context.time > 0 && resource.arguments == 1`, nil, false, ctxListing | ctxTime},
+		{`context has transport && context["protocolVersion"] == "x" && context.other == 1`, nil, false, ctxTransport | ctxProtocolVersion},
+		{`context.arguments == {}`, nil, true, 0},
+		{`context.arguments is Foo`, nil, true, 0},
+		{`{v: context}.v.arguments.path == ""`, nil, true, ctxAll},
+		{`{Value: context}.Value has arguments`, nil, true, ctxAll},
+		{`{".": {left: context, attr: "arguments"}}["."].left.time > 0`, nil, true, ctxAll},
+		{`[context.arguments].contains({})`, nil, true, 0},
+		{`context == {}`, nil, true, ctxAll},
 	}
 	for _, tt := range tests {
 		list, err := cedar.NewPolicyListFromBytes("t", []byte(`permit (principal, action, resource) when { `+tt.cond+` };`))
@@ -298,8 +300,8 @@ func TestArgUseOf(t *testing.T) {
 			t.Fatalf("%s: %v", tt.cond, err)
 		}
 		u := argUseOf(list[0])
-		if u.whole != tt.whole || !tt.whole && !slices.Equal(slices.Sorted(slices.Values(u.names)), tt.names) {
-			t.Errorf("%s: got %+v, want names %v whole %v", tt.cond, u, tt.names, tt.whole)
+		if u.whole != tt.whole || !tt.whole && !slices.Equal(slices.Sorted(slices.Values(u.names)), tt.names) || u.ctx != tt.ctx {
+			t.Errorf("%s: got %+v, want names %v whole %v ctx %b", tt.cond, u, tt.names, tt.whole, tt.ctx)
 		}
 	}
 }
