@@ -2,10 +2,14 @@ package plugins
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/runtime"
@@ -42,6 +46,40 @@ func manifestKey(spec Spec, digest string, limits ManifestLimits) string {
 	return "wasmcp manifest v1\x00" + string(k)
 }
 
+// digestKey names the digest kept for the module file of identity id
+// (fileIdentity).
+func digestKey(id string) string { return "wasmcp module digest v1\x00" + id }
+
+// knownDigest returns the digest of the module file at path kept when it
+// was last read (rememberDigest), while the file is still the one read,
+// and its size; "" when none is kept or the file changed. A plugin is
+// listed from its cached manifest with it, before its module is read:
+// the load reads and hashes the module as always, and its answer
+// replaces the early one.
+func knownDigest(d loadDeps, path string) (digest string, size int64) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", 0
+	}
+	id := fileIdentity(fi, time.Now())
+	if id == "" {
+		return "", 0
+	}
+	v, ok := d.engine.CachedValue(digestKey(id))
+	if !ok || len(v) != 2*sha256.Size {
+		return "", 0
+	}
+	return string(v), fi.Size()
+}
+
+// rememberDigest keeps the digest of the module file that fi describes,
+// when it has an identity (knownDigest).
+func rememberDigest(d loadDeps, fi fs.FileInfo, digest string) {
+	if id := fileIdentity(fi, time.Now()); id != "" {
+		d.engine.CacheValue(digestKey(id), []byte(digest))
+	}
+}
+
 // cacheManifest keeps what p answered to describe (out) for its next
 // first load.
 func cacheManifest(d loadDeps, p *Plugin, out []byte) {
@@ -49,9 +87,9 @@ func cacheManifest(d loadDeps, p *Plugin, out []byte) {
 }
 
 // early returns spec's plugin built from its cached manifest, served
-// until the plugin has loaded; nil when there is none to use. wasm is
-// its module, digest digestOf(wasm).
-func early(d loadDeps, spec Spec, wasm []byte, digest string) *Plugin {
+// until the plugin has loaded; nil when there is none to use. digest is
+// its module's (digestOf, or knownDigest).
+func early(d loadDeps, spec Spec, digest string) *Plugin {
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, digest) {
 		return nil // load refuses it
 	}

@@ -69,7 +69,13 @@ func (e *earlyEnv) spec(manifest string) Spec {
 // which lets the compile go on and returns Load's error.
 func (e *earlyEnv) loadHeld(t *testing.T, reg *Registry, specs []Spec) (listed string, early bool, release func() error) {
 	t.Helper()
-	unlock := reg.lockDigest(digestOf(e.wasm))
+	return e.loadHeld2(t, reg, specs, digestOf(e.wasm))
+}
+
+// loadHeld2 is loadHeld for a module of the given digest.
+func (e *earlyEnv) loadHeld2(t *testing.T, reg *Registry, specs []Spec, digest string) (listed string, early bool, release func() error) {
+	t.Helper()
+	unlock := reg.lockDigest(digest)
 	done := make(chan error, 1)
 	at := make(chan struct{})
 	go func() {
@@ -153,7 +159,7 @@ func TestEarlyManifestStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := reg.deps()
-	if early(d, spec, e.wasm, digestOf(e.wasm)) == nil {
+	if early(d, spec, digestOf(e.wasm)) == nil {
 		t.Fatal("no early plugin for the spec just loaded")
 	}
 	env := spec
@@ -173,7 +179,7 @@ func TestEarlyManifestStale(t *testing.T) {
 		{"name", renamed, e.wasm},
 		{"module", spec, append(append([]byte(nil), e.wasm...), 0, 4, 1, 'x', 0, 0)}, // a custom section more
 	} {
-		if p := early(d, tc.spec, tc.wasm, digestOf(tc.wasm)); p != nil {
+		if p := early(d, tc.spec, digestOf(tc.wasm)); p != nil {
 			t.Errorf("%s changed: served from the cache: %s", tc.name, strings.Join(p.ToolNames(), ","))
 		}
 	}

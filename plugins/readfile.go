@@ -28,37 +28,44 @@ var ErrModuleTooLarge = errors.New("over the module-size limit")
 // 64 GiB, nor a file that grows while it is read costs more than limit
 // bytes of memory. limit 0 means the runtime's default.
 func readModule(path string, limit uint64) ([]byte, error) {
+	b, _, err := readModuleFile(path, limit)
+	return b, err
+}
+
+// readModuleFile is readModule, which also returns what the opened file
+// was when it was read.
+func readModuleFile(path string, limit uint64) ([]byte, fs.FileInfo, error) {
 	if limit == 0 {
 		limit = runtime.DefaultModuleLimits().ModuleSize
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := lookRegular(fi, limit); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := openNonblock(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	fi, err = f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := lookRegular(fi, limit); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b := make([]byte, 0, fi.Size()+1)
 	b, err = readAllInto(b, io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if uint64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: the file grew past %d bytes while read ([limits] max_module_size)", ErrModuleTooLarge, limit)
+		return nil, nil, fmt.Errorf("%w: the file grew past %d bytes while read ([limits] max_module_size)", ErrModuleTooLarge, limit)
 	}
-	return b, nil
+	return b, fi, nil
 }
 
 // lookRegular refuses fi unless it is a regular file of at most limit

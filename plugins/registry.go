@@ -175,25 +175,49 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 			// manifest, if it has one, before it compiles; the compiles
 			// start once every plugin has looked (they would take the
 			// processors from the lookups).
-			if wasm == nil { // new: read here, beside the others
-				var err error
-				if wasm, err = readModule(spec.Path, r.opts.Engine.MaxModuleSize()); err != nil {
+			// A new plugin whose file is the one read last time is
+			// looked up by the digest then kept (knownDigest), and read
+			// after the lookups; otherwise it is read here, beside the
+			// others.
+			d := r.deps()
+			digest, size := "", int64(len(wasm))
+			if wasm == nil {
+				digest, size = knownDigest(d, spec.Path)
+			}
+			read := func() error {
+				b, fi, err := readModuleFile(spec.Path, r.opts.Engine.MaxModuleSize())
+				if err != nil {
+					return fmt.Errorf("read: %w", err)
+				}
+				wasm, digest, size = b, digestOf(b), int64(len(b))
+				rememberDigest(d, fi, digest)
+				return nil
+			}
+			if digest == "" && wasm == nil {
+				if err := read(); err != nil {
 					looked.Done()
-					results <- loadResult{i: i, err: fmt.Errorf("read: %w", err)}
+					results <- loadResult{i: i, err: err}
 					return
 				}
+			} else if digest == "" {
+				digest = digestOf(wasm)
 			}
-			digest := digestOf(wasm)
-			w := &slotWait{size: len(wasm), order: i}
+			w := &slotWait{size: int(size), order: i}
 			var ep *Plugin
 			if prev == nil {
-				if ep = early(r.deps(), spec, wasm, digest); ep != nil {
+				if ep = early(d, spec, digest); ep != nil {
 					ep.pool.(*pendingPool).hurry = func() { slots.hurry(w) }
 					results <- loadResult{i: i, p: ep}
 				}
 			}
 			looked.Done()
 			looked.Wait()
+			if wasm == nil { // listed by the digest kept: the load reads it
+				if err := read(); err != nil {
+					results <- loadResult{i: i, err: err, after: ep}
+					return
+				}
+			}
 			// At most GOMAXPROCS load at once (loadSlots): a load keeps
 			// its slot while it compiles, then at most loadSlotHold.
 			slots.acquire(w)
@@ -211,7 +235,6 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 			// with two copies of one file, about 1 run in 20).
 			unlock := sync.OnceFunc(r.lockDigest(digest))
 			defer unlock()
-			d := r.deps()
 			d.compiled = func() {
 				unlock()
 				hold = time.AfterFunc(loadSlotHold, release)
