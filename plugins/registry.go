@@ -212,12 +212,6 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 			}
 			looked.Done()
 			looked.Wait()
-			if wasm == nil { // listed by the digest kept: the load reads it
-				if err := read(); err != nil {
-					results <- loadResult{i: i, err: err, after: ep}
-					return
-				}
-			}
 			// At most GOMAXPROCS load at once (loadSlots): a load keeps
 			// its slot while it compiles, then at most loadSlotHold.
 			slots.acquire(w)
@@ -229,6 +223,15 @@ func (r *Registry) reloadListed(ctx context.Context, specs []Spec, listed func()
 				}
 				release()
 			}()
+			// Listed by the digest kept: the load reads the module, in
+			// its slot (the one a call waits for first, and at most a
+			// slot's worth of modules in memory at once).
+			if wasm == nil {
+				if err := read(); err != nil {
+					results <- loadResult{i: i, err: err, after: ep}
+					return
+				}
+			}
 			// Identical modules never compile at once: wazero shares
 			// their compiled code, and compiling the same module
 			// concurrently in one runtime can panic in wazero (seen
