@@ -40,7 +40,7 @@ type Server struct {
 	closers   []func()               // HTTP handlers to shut down on Close
 	draining  bool
 
-	tools atomic.Pointer[toolIndex] // x-mcp-header annotations and task support, see http_headers.go
+	tools atomic.Pointer[toolIndex] // x-mcp-header annotations and task support, see toolindex.go
 	tasks *taskEngine               // see tasks.go
 
 	unsubscribe func()                 // ends the Bus subscription; nil without a Bus
