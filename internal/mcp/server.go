@@ -41,7 +41,7 @@ type Server struct {
 	draining  bool
 
 	tools atomic.Pointer[toolIndex] // x-mcp-header annotations and task support, see toolindex.go
-	tasks *taskEngine               // see tasks.go
+	tasks taskHook                  // all the engine sees of tasks (tasks.go)
 
 	unsubscribe func()                 // ends the Bus subscription; nil without a Bus
 	shared      map[string]*conn       // shared legacy sessions held here, by id (guarded by mu)
