@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -396,50 +395,4 @@ func nextRoundParams(params json.RawMessage, responses map[string]json.RawMessag
 	}
 	out, _ := json.Marshal(m)
 	return out
-}
-
-// taskProgress turns the progress of a 2026-07-28 task into its
-// statusMessage.
-func (cl *call) taskProgress(progress float64, total *float64, message string) {
-	run := cl.task
-	msg := strconv.FormatFloat(progress, 'g', -1, 64)
-	if total != nil {
-		msg += "/" + strconv.FormatFloat(*total, 'g', -1, 64)
-	}
-	if message != "" {
-		msg += ": " + message
-	}
-	msg = strings.TrimSpace(msg)
-	_, _ = run.te.update(cl.ctx, run.principal, run.id, func(t *tasks.Task) error {
-		if t.Status != tasks.Working || t.StatusMessage == msg {
-			return errNoChange
-		}
-		t.StatusMessage = msg
-		return nil
-	})
-}
-
-// taskInput marks a legacy task input_required while its provider waits
-// for the client, and working again after; it returns the params with the
-// related-task _meta.
-func (cl *call) taskInput(params json.RawMessage, waiting bool) json.RawMessage {
-	run := cl.task
-	st, msg := tasks.Working, ""
-	if waiting {
-		st, msg = tasks.InputRequired, "waiting for the client"
-	}
-	_, _ = run.te.update(context.Background(), run.principal, run.id, func(t *tasks.Task) error {
-		if t.Status.Terminal() {
-			return tasks.ErrTerminal
-		}
-		t.Status, t.StatusMessage = st, msg
-		return nil
-	})
-	if !waiting {
-		return nil
-	}
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
-	}
-	return withRelatedTask(params, run.id)
 }
