@@ -15,7 +15,10 @@ import (
 // 2025-03-26 and the limiter. Every transport (stdio, Streamable HTTP,
 // HTTP+SSE) frames its messages, hands each one to admitMessage (or a
 // batch to admitBatch) and then only writes what it is told, with its own
-// statuses and streams.
+// statuses and streams. What admission tells is transport-neutral: a
+// route, or a refusal with its error and its reason; Streamable HTTP maps
+// the reason to a status (refusalReason.httpStatus, http.go), stdio and
+// HTTP+SSE send the error alone.
 
 // route is what admission decided for one message.
 type route int
@@ -52,8 +55,29 @@ type inbound struct {
 	header http.Header
 }
 
-// Refusals of admission. Their statuses are those of Streamable HTTP;
-// transports without statuses send only the error.
+// refusal is admission's answer to a message it will not run: the error
+// to answer, why, and when the client may retry.
+type refusal struct {
+	err        *jsonrpc.Error
+	reason     refusalReason
+	retryAfter int // seconds the client should wait before retrying; 0: none said
+}
+
+// refusalReason is why a message was refused, in terms of no transport.
+type refusalReason uint8
+
+const (
+	answered             refusalReason = iota // not refused: the response is the request's own
+	refusedInvalid                            // malformed, or against a rule of the protocol
+	refusedNoSession                          // names a session that does not exist (or is not the caller's)
+	refusedUnknownMethod                      // a 2026-07-28 request for a method the server has not
+	refusedTooLarge                           // longer than the server reads
+	refusedMediaType                          // in a form the transport does not read
+	refusedUnavailable                        // the server is shutting down, or at capacity
+	refusedCallerLimit                        // the caller is over its share or its rate
+)
+
+// Refusals of admission.
 var (
 	errNoSession = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 		Message: "invalid request: no session: send initialize first (over HTTP, then its Mcp-Session-Id), or per-request _meta for protocol version 2026-07-28"}
@@ -65,10 +89,10 @@ var (
 	errBatchJSON       = &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: invalid JSON"}
 )
 
-func badRequest(e *jsonrpc.Error) *refusal { return &refusal{err: e, status: http.StatusBadRequest} }
+func badRequest(e *jsonrpc.Error) *refusal { return &refusal{err: e, reason: refusedInvalid} }
 
 func shuttingDown() *refusal {
-	return &refusal{err: errShuttingDown, status: http.StatusServiceUnavailable, retryAfter: retryAfterSeconds}
+	return &refusal{err: errShuttingDown, reason: refusedUnavailable, retryAfter: retryAfterSeconds}
 }
 
 // isModernRequest is era detection: request m is served statelessly
@@ -91,13 +115,13 @@ func (s *Server) admitMessage(body []byte, in *inbound, m *jsonrpc.Message, mi *
 	if perr != nil {
 		rf := badRequest(perr)
 		if s.opts.Observer != nil {
-			s.observeRefused(time.Now(), m, mi, in, rf.status, rf.err)
+			s.observeRefused(time.Now(), m, mi, in, rf.reason, rf.err)
 		}
 		return routeRefused, rf
 	}
 	rt, rf := s.admitOne(in, m, mi)
 	if s.opts.Observer != nil && rt == routeRefused && m.IsRequest() {
-		s.observeRefused(time.Now(), m, mi, in, rf.status, rf.err)
+		s.observeRefused(time.Now(), m, mi, in, rf.reason, rf.err)
 	}
 	return rt, rf
 }
@@ -114,7 +138,7 @@ func (s *Server) refuseUnread(start time.Time, header http.Header, rf *refusal) 
 		if header != nil {
 			r = HeaderRequest(header)
 		}
-		s.observeAnswered(start, r, jsonrpc.ID{}, header, rf.status, rf.err)
+		s.observeAnswered(start, r, jsonrpc.ID{}, header, rf.reason, rf.err)
 	}
 	return rf
 }
@@ -123,7 +147,7 @@ func (s *Server) admitOne(in *inbound, m *jsonrpc.Message, mi *metaInfo) (route,
 	if !m.IsRequest() {
 		switch {
 		case in.unknownSession:
-			return routeRefused, &refusal{err: errSessionNotFound, status: http.StatusNotFound}
+			return routeRefused, &refusal{err: errSessionNotFound, reason: refusedNoSession}
 		case in.c != nil:
 			if r := checkVersionHeader(in.version); r != nil {
 				return routeRefused, r
@@ -139,7 +163,7 @@ func (s *Server) admitOne(in *inbound, m *jsonrpc.Message, mi *metaInfo) (route,
 		return s.admitModern(m, mi, in)
 	}
 	if in.unknownSession {
-		return routeRefused, &refusal{err: errSessionNotFound, status: http.StatusNotFound}
+		return routeRefused, &refusal{err: errSessionNotFound, reason: refusedNoSession}
 	}
 	initialized := false
 	if in.c != nil {
@@ -179,11 +203,11 @@ func (s *Server) admitModern(m *jsonrpc.Message, mi *metaInfo, in *inbound) (rou
 		e = checkModernMethod(m.Method)
 	}
 	if e != nil {
-		status := statusFor(e.Code)
-		if e.Code == jsonrpc.CodeInvalidParams {
-			status = http.StatusBadRequest
+		reason := refusedInvalid
+		if e.Code == jsonrpc.CodeMethodNotFound {
+			reason = refusedUnknownMethod
 		}
-		return routeRefused, &refusal{err: e, status: status}
+		return routeRefused, &refusal{err: e, reason: reason}
 	}
 	return routeModern, nil
 }
@@ -237,7 +261,7 @@ func (s *Server) routeCall(rt route, c *conn, m *jsonrpc.Message, mi *metaInfo, 
 func (s *Server) startCall(cl *call, c *conn) *refusal {
 	rf := s.startOne(cl, c)
 	if rf != nil && s.opts.Observer != nil {
-		s.observeAnswered(time.Now(), &cl.req, cl.id, cl.header, rf.status, rf.err)
+		s.observeAnswered(time.Now(), &cl.req, cl.id, cl.header, rf.reason, rf.err)
 	}
 	return rf
 }
@@ -272,7 +296,7 @@ func (s *Server) admitBatch(body []byte, in *inbound, newCall func(*jsonrpc.Mess
 	start := time.Now()
 	calls, immediate, rf := s.admitBatchOf(body, in, newCall)
 	if rf != nil {
-		s.observeAnswered(start, &Request{}, jsonrpc.ID{}, in.header, rf.status, rf.err)
+		s.observeAnswered(start, &Request{}, jsonrpc.ID{}, in.header, rf.reason, rf.err)
 	}
 	return calls, immediate, rf
 }
@@ -320,7 +344,7 @@ func (s *Server) admitBatchOf(body []byte, in *inbound, newCall func(*jsonrpc.Me
 		case perr != nil:
 			immediate = append(immediate, jsonrpc.AppendError(nil, m.ID, perr))
 			if s.opts.Observer != nil && m.IsRequest() {
-				s.observeRefused(start, &m, &mi, in, 0, perr)
+				s.observeRefused(start, &m, &mi, in, answered, perr)
 			}
 		case !m.IsRequest():
 			c.deliver(&m)

@@ -99,7 +99,7 @@ func (c *conn) initialize(m *jsonrpc.Message, header http.Header) ([]byte, *json
 	start := time.Now()
 	res, e := c.initializeOnce(m)
 	_, v, _, _ := c.snapshot()
-	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, Client: mcpreq.Client{ProtocolVersion: v}, SessionID: c.id}, m.ID, header, 0, e)
+	c.srv.observeAnswered(start, &Request{Method: methodInitialize, Params: m.Params, Client: mcpreq.Client{ProtocolVersion: v}, SessionID: c.id}, m.ID, header, answered, e)
 	return res, e
 }
 

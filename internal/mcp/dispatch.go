@@ -40,7 +40,7 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 		case methodListen:
 			return s.listen(cl)
 		case methodTasksGet, methodTasksUpdate, methodTasksCancel:
-			return s.taskMethod(cl)
+			return s.tasks.serve(cl)
 		}
 		return s.serveFeature(cl)
 	}
@@ -77,7 +77,7 @@ func (s *Server) invoke(cl *call) (res []byte, err error) {
 		if !s.p.Features().Tools {
 			return nil, methodNotFound(cl.req.Method)
 		}
-		return s.taskMethod(cl)
+		return s.tasks.serve(cl)
 	}
 	return s.serveFeature(cl)
 }

@@ -242,13 +242,34 @@ func (h *httpHandler) beginDrain() {
 
 func (h *httpHandler) isDraining() bool { return isClosed(h.draining) }
 
-// refuse answers a message refused before dispatch: its status, with
-// Retry-After when the refusal names one (503, 429), and a JSON-RPC error.
+// refuse answers a message refused before dispatch: the status of its
+// reason, with Retry-After when the refusal names one (503, 429), and a
+// JSON-RPC error.
 func refuse(w http.ResponseWriter, id jsonrpc.ID, r *refusal) {
 	if r.retryAfter > 0 {
 		w.Header()["Retry-After"] = []string{strconv.Itoa(r.retryAfter)}
 	}
-	writeError(w, r.status, id, r.err)
+	writeError(w, r.reason.httpStatus(), id, r.err)
+}
+
+// httpStatus is the Streamable HTTP status of a refusal for reason
+// (0 for answered: the response is the request's own).
+func (reason refusalReason) httpStatus() int {
+	switch reason {
+	case refusedInvalid:
+		return http.StatusBadRequest
+	case refusedNoSession, refusedUnknownMethod:
+		return http.StatusNotFound
+	case refusedTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case refusedMediaType:
+		return http.StatusUnsupportedMediaType
+	case refusedUnavailable:
+		return http.StatusServiceUnavailable
+	case refusedCallerLimit:
+		return http.StatusTooManyRequests
+	}
+	return 0
 }
 
 // refuseBusy answers a request the server cannot take now: 503 with

@@ -78,9 +78,9 @@ func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (buf *
 		weight = r.ContentLength
 	}
 	if !checkContentType(r) {
-		rf = &refusal{err: errContentType, status: http.StatusUnsupportedMediaType}
+		rf = &refusal{err: errContentType, reason: refusedMediaType}
 	} else if release = h.takeBytes(weight); release == nil {
-		rf = &refusal{err: errInflight, status: http.StatusServiceUnavailable, retryAfter: 1}
+		rf = &refusal{err: errInflight, reason: refusedUnavailable, retryAfter: 1}
 		w.Header().Set("Connection", "close")
 	} else {
 		buf, err := h.readBody(w, r)
@@ -88,9 +88,9 @@ func (h *httpHandler) readMessage(w http.ResponseWriter, r *http.Request) (buf *
 		case err == nil:
 			return buf, release, true
 		case errors.Is(err, errBodyTooLarge):
-			rf = &refusal{err: errBodyLarge, status: http.StatusRequestEntityTooLarge}
+			rf = &refusal{err: errBodyLarge, reason: refusedTooLarge}
 		default:
-			rf = &refusal{err: errBodyRead, status: http.StatusBadRequest}
+			rf = badRequest(errBodyRead)
 		}
 		release()
 		// Close the connection: net/http would otherwise read the rest of

@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/httpguard"
+	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
 
 // NewHTTPServer returns an http.Server for h with the limits of opts
@@ -57,12 +60,12 @@ func (o HTTPOptions) serverDefaults() HTTPOptions {
 // sessions end), and returns nil (or the error that stopped serving).
 func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, opts *HTTPOptions) error {
 	h := s.newHTTPHandler(opts)
-	hs := NewHTTPServer(guardFraming(h.outer()), &h.opts)
-	hs.ConnContext = framerContext
+	hs := NewHTTPServer(httpguard.Handler(h.outer(), http.HandlerFunc(refuseFraming)), &h.opts)
+	hs.ConnContext = httpguard.ConnContext
 	if h.opts.MaxConns > 0 {
 		ln = newLimitListener(ln, h.opts.MaxConns, h.log)
 	}
-	ln = framerListener{ln}
+	ln = httpguard.Listener(ln)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -88,6 +91,13 @@ func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, opts *HTTPOptions
 		return fmt.Errorf("mcp: http: %w", serr)
 	}
 	return nil
+}
+
+// refuseFraming answers a request httpguard refused, one that carried both
+// Content-Length and Transfer-Encoding.
+func refuseFraming(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: "invalid request: both Content-Length and Transfer-Encoding (RFC 9112 §6.1)"})
 }
 
 // limitListener accepts at most max connections at once. A connection

@@ -327,3 +327,40 @@ func TestHTTPInflightBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPFramingGuard: RunHTTP serves behind httpguard, and a request
+// that carries both Content-Length and Transfer-Encoding (request
+// smuggling behind a proxy, RFC 9112 §6.1) is answered with a JSON-RPC
+// error, 400, and its connection closed.
+func TestHTTPFramingGuard(t *testing.T) {
+	e := startRun(t, nil, nil)
+	body := modernBody(1, "server/discover", nil, nil)
+	chunk := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	var b strings.Builder
+	b.WriteString("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
+	for k, v := range modernHeaders("server/discover", "") {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	fmt.Fprintf(&b, "Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n%s", len(chunk), chunk)
+	c, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(wait))
+	br := bufio.NewReader(c)
+	io.WriteString(c, b.String())
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	m := decodeLine(t, string(got)+"\n")
+	if resp.StatusCode != http.StatusBadRequest || !resp.Close || m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidRequest ||
+		!strings.Contains(m.Error.Message, "Transfer-Encoding") {
+		t.Fatalf("status %d close=%v: %s", resp.StatusCode, resp.Close, got)
+	}
+	if rest, _ := readUntilClosed(t, c, 5*time.Second); len(rest) > 0 {
+		t.Fatalf("the server answered more on the connection: %q", rest)
+	}
+}

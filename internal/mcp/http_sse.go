@@ -98,7 +98,7 @@ func (h *httpHandler) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	notFound := func() { // the message is refused unread
-		refuse(w, jsonrpc.ID{}, h.s.refuseUnread(time.Now(), r.Header, &refusal{err: errSessionNotFound, status: http.StatusNotFound}))
+		refuse(w, jsonrpc.ID{}, h.s.refuseUnread(time.Now(), r.Header, &refusal{err: errSessionNotFound, reason: refusedNoSession}))
 	}
 	ss := h.lookupSession(r, r.URL.Query().Get("sessionId"), true)
 	if ss == nil {

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -285,7 +284,7 @@ func (s *Server) admit(cl *call) *refusal {
 		if key.kind != 0 {
 			s.principals.done(key, s.principals.clock())
 		}
-		return &refusal{err: s.busyError(), status: http.StatusServiceUnavailable, retryAfter: retryAfterSeconds}
+		return &refusal{err: s.busyError(), reason: refusedUnavailable, retryAfter: retryAfterSeconds}
 	}
 	cl.admitted, cl.pkey = true, key
 	return nil

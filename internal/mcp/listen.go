@@ -345,15 +345,14 @@ func (s *Server) notifyTaskListeners(c tasks.Change) {
 	if len(ls) == 0 {
 		return
 	}
-	t, err := s.tasks.store.Get(s.ctx, c.Principal, c.ID)
-	if err != nil {
+	detail, status, ok := s.tasks.detailed(c.Principal, c.ID)
+	if !ok {
 		return
 	}
-	detail := appendDetailedTask(append(make([]byte, 0, 256), '{'), t)
 	// The key holds the status: a queued notification of the same status
 	// may stand for this one, but a new status (completed after working)
 	// is never coalesced away by a sink that keeps the first of a key.
-	key := notifTasks + " " + c.ID + " " + string(t.Status)
+	key := notifTasks + " " + c.ID + " " + string(status)
 	for _, l := range ls {
 		p := append(detail[:len(detail):len(detail)], `,"_meta":{"`+metaSubscriptionID+`":`...)
 		p = l.id.AppendJSON(p)

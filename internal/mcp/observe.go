@@ -113,21 +113,22 @@ func startTime() time.Time {
 
 // observeAnswered tells the Observer of request r (id, header: nil on
 // stdio), taken at start and answered without running, with err (and,
-// over HTTP, status; 0 when the response is not the request's own).
-func (s *Server) observeAnswered(start time.Time, r *Request, id jsonrpc.ID, header http.Header, status int, err *jsonrpc.Error) {
+// over HTTP, the status of reason; answered when the response is not a
+// refusal of the request's own).
+func (s *Server) observeAnswered(start time.Time, r *Request, id jsonrpc.ID, header http.Header, reason refusalReason, err *jsonrpc.Error) {
 	ri := &RequestInfo{Request: r, Transport: "pipe", Header: header, Start: start}
 	if !id.IsZero() {
 		ri.ID = id.Raw()
 	}
 	if header != nil {
-		ri.Transport, ri.Status = "tcp", status
+		ri.Transport, ri.Status = "tcp", reason.httpStatus()
 	}
 	s.opts.Observer.RequestAnswered(ri, err)
 }
 
 // observeRefused tells the Observer of request m refused by admission
-// (in says where it came from; status as for observeAnswered).
-func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInfo, in *inbound, status int, err *jsonrpc.Error) {
+// (in says where it came from; reason as for observeAnswered).
+func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInfo, in *inbound, reason refusalReason, err *jsonrpc.Error) {
 	r := &Request{Method: m.Method, Params: m.Params, Client: mcpreq.Client{ProtocolVersion: mi.version, Stateless: isModernRequest(m, mi)}}
 	if !r.Stateless && in.c != nil {
 		r.SessionID = in.c.id
@@ -135,5 +136,5 @@ func (s *Server) observeRefused(start time.Time, m *jsonrpc.Message, mi *metaInf
 			r.ProtocolVersion = v
 		}
 	}
-	s.observeAnswered(start, r, m.ID, in.header, status, err)
+	s.observeAnswered(start, r, m.ID, in.header, reason, err)
 }

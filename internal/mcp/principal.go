@@ -73,13 +73,6 @@ func (p *principals) clock() time.Time {
 	return time.Time{}
 }
 
-// refusal is why a call was refused before it ran.
-type refusal struct {
-	err        *jsonrpc.Error
-	status     int // HTTP status of a refusal before dispatch
-	retryAfter int // seconds
-}
-
 // admit takes a place for one call of key at now (see clock); nil means
 // admitted.
 func (p *principals) admit(key principalID, now time.Time) *refusal {
@@ -107,7 +100,7 @@ func (p *principals) take(pr *principal, now time.Time) *refusal {
 	if pr.n >= p.max {
 		return &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout,
 			Message: "Too many calls from this client: " + strconv.FormatInt(pr.n, 10) + " are running or waiting, its share of the server; retry later",
-			Data:    busyData(retryAfterSeconds)}, status: 429, retryAfter: retryAfterSeconds}
+			Data:    busyData(retryAfterSeconds)}, reason: refusedCallerLimit, retryAfter: retryAfterSeconds}
 	}
 	if p.rate > 0 {
 		pr.tokens = min(p.burst, pr.tokens+now.Sub(pr.last).Seconds()*p.rate)
@@ -116,7 +109,7 @@ func (p *principals) take(pr *principal, now time.Time) *refusal {
 			wait := int(math.Ceil((1 - pr.tokens) / p.rate))
 			return &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout,
 				Message: "Rate limit: more than " + strconv.FormatFloat(p.rate, 'g', -1, 64) + " calls a second from this client; retry later",
-				Data:    busyData(max(1, wait))}, status: 429, retryAfter: max(1, wait)}
+				Data:    busyData(max(1, wait))}, reason: refusedCallerLimit, retryAfter: max(1, wait)}
 		}
 		pr.tokens--
 	}

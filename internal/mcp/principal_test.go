@@ -50,7 +50,7 @@ func TestPrincipalsForget(t *testing.T) {
 			t.Fatal(r.err.Message)
 		}
 	}
-	if r := p.admit(principalID{'a', "x"}, now); r == nil || r.status != 429 {
+	if r := p.admit(principalID{'a', "x"}, now); r == nil || r.reason != refusedCallerLimit {
 		t.Fatalf("third call: %+v", r)
 	}
 	p.done(principalID{'a', "x"}, now)

@@ -40,8 +40,8 @@ type Server struct {
 	closers   []func()               // HTTP handlers to shut down on Close
 	draining  bool
 
-	tools atomic.Pointer[toolIndex] // x-mcp-header annotations and task support, see http_headers.go
-	tasks *taskEngine               // see tasks.go
+	tools atomic.Pointer[toolIndex] // x-mcp-header annotations and task support, see toolindex.go
+	tasks taskHook                  // all the engine sees of tasks (tasks.go)
 
 	unsubscribe func()                 // ends the Bus subscription; nil without a Bus
 	shared      map[string]*conn       // shared legacy sessions held here, by id (guarded by mu)

@@ -168,8 +168,8 @@ func (st *stdioConn) readLoop() (taken bool, err error) {
 		more := (err == nil || tooLong) && st.lr.lineBuffered()
 		h.before(st, more)
 		if tooLong {
-			rf := badRequest(&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: fmt.Sprintf("invalid request: message longer than %d bytes", st.srv.opts.MaxMessageBytes)})
+			rf := &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("invalid request: message longer than %d bytes", st.srv.opts.MaxMessageBytes)}, reason: refusedTooLarge}
 			st.writeError(jsonrpc.ID{}, st.srv.refuseUnread(time.Now(), nil, rf).err)
 		} else if len(trimSpaceBytes(line)) > 0 && st.handleLine(line, err == nil) {
 			return true, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -52,7 +51,7 @@ func (s *Server) admitToolRate(cl *call) *refusal {
 	wait, err := s.rates.Take(cl.ctx, bucket, rate, max(1, burst))
 	if err != nil {
 		s.log.Warn("rate limit store unavailable: a rate-limited call is refused", "tool", name, "error", err)
-		return &refusal{err: errRateStore, status: http.StatusServiceUnavailable, retryAfter: retryAfterSeconds}
+		return &refusal{err: errRateStore, reason: refusedUnavailable, retryAfter: retryAfterSeconds}
 	}
 	if wait <= 0 {
 		return nil
@@ -61,7 +60,7 @@ func (s *Server) admitToolRate(cl *call) *refusal {
 	return &refusal{err: &jsonrpc.Error{Code: jsonrpc.CodeRequestTimeout,
 		Message: "Rate limit: more than " + strconv.FormatFloat(rate, 'g', 4, 64) + " calls a second of this tool from this client; retry later",
 		Data:    []byte(`{"busy":true,"retryAfterMs":` + strconv.FormatInt(max(1, wait.Milliseconds()), 10) + `}`)},
-		status: http.StatusTooManyRequests, retryAfter: secs}
+		reason: refusedCallerLimit, retryAfter: secs}
 }
 
 // memRates is the RateStore of one process: sharded buckets, forgotten

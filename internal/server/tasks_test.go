@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Tasks (internal/mcp tasks.go) end to end with real plugins: the
+// Tasks (internal/mcp tasks*.go) end to end with real plugins: the
 // conformance fixtures of go-everything (slow_compute, confirm_delete,
 // failing_job, greet) and testdata/hostile/taskspin (a tool that may be a
 // task and spins until interrupted).

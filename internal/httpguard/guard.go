@@ -1,4 +1,4 @@
-package mcp
+package httpguard
 
 import (
 	"bytes"
@@ -7,22 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-
-	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 )
-
-// Request framing (RFC 9112 §6.1). A request that carries both
-// Content-Length and Transfer-Encoding may be read one way by a proxy in
-// front of the server and another way here (request smuggling). net/http
-// reads such a request by its Transfer-Encoding and deletes
-// Content-Length before the handler sees it, so RunHTTP follows the
-// framing of every request on the raw bytes of each connection, as they
-// are read: a request that had both headers is refused with 400 and its
-// connection closed. When the bytes of a connection cannot be followed
-// (a header line or chunk line that net/http would refuse anyway, too many
-// pipelined requests) the connection is closed after its current
-// request, so that no later request on it is read with a framing the
-// guard did not check.
 
 // framer follows the HTTP/1.x requests read on one connection.
 type framer struct {
@@ -235,11 +220,15 @@ func (c *framerConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// framerListener wraps the connections it accepts in framerConns.
-type framerListener struct{ net.Listener }
+// Listener returns ln with the bytes of each connection it accepts
+// followed by the guard.
+func Listener(ln net.Listener) net.Listener { return listener{ln} }
+
+// listener wraps the connections it accepts in framerConns.
+type listener struct{ net.Listener }
 
 // Accept implements net.Listener.
-func (l framerListener) Accept() (net.Conn, error) {
+func (l listener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
@@ -249,27 +238,31 @@ func (l framerListener) Accept() (net.Conn, error) {
 
 type framerKey struct{}
 
-// framerContext is the http.Server ConnContext that hands each request
-// its connection's framer.
-func framerContext(ctx context.Context, c net.Conn) context.Context {
+// ConnContext is the http.Server ConnContext that hands each request on
+// connection c (one Listener accepted) what the guard follows of c.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if fc, ok := c.(*framerConn); ok {
 		return context.WithValue(ctx, framerKey{}, &fc.f)
 	}
 	return ctx
 }
 
-// guardFraming refuses requests that carried both Content-Length and
-// Transfer-Encoding (400, connection closed), and closes the connection
-// after a request whose framing could not be followed.
-func guardFraming(next http.Handler) http.Handler {
+// Handler returns next behind the guard: a request that carried both
+// Content-Length and Transfer-Encoding is answered by refuse, with
+// Connection: close already set, and next never sees it (refuse nil: a
+// plain-text 400); a request after which the connection's bytes can no
+// longer be followed goes to next with Connection: close set.
+func Handler(next, refuse http.Handler) http.Handler {
+	if refuse == nil {
+		refuse = http.HandlerFunc(refuseText)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, _ := r.Context().Value(framerKey{}).(*framer)
 		if f != nil && r.ProtoMajor == 1 {
 			v, ok := f.take(r)
 			if v.both {
 				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-					Message: "invalid request: both Content-Length and Transfer-Encoding (RFC 9112 §6.1)"})
+				refuse.ServeHTTP(w, r)
 				return
 			}
 			if !ok {
@@ -278,4 +271,8 @@ func guardFraming(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func refuseText(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "both Content-Length and Transfer-Encoding (RFC 9112 §6.1)", http.StatusBadRequest)
 }
