@@ -1,0 +1,6 @@
+package mcp
+
+// InlineTick is how often a stdio connection's watchdog looks at a
+// request its reader runs inline (stdio_inline.go): tests on a fake clock
+// check when a slow one is taken over.
+const InlineTick = inlineTick
