@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -351,18 +350,12 @@ func principalPost(ctx context.Context, url, user, tool string, args map[string]
 	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b), nil
 }
 
-// principalServe is principalPost served by h in the calling goroutine,
-// without a network: tests on a fake clock (synctest) use it, since a
-// real socket's wait is not one the bubble can see.
+// principalServe is principalPost served by h in the calling goroutine
+// (bubblePost), for tests on a fake clock.
 func principalServe(ctx context.Context, h http.Handler, user, tool string) (int, string, string) {
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(modernBody(1, "tools/call", map[string]any{"name": tool}, nil)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-User", user)
-	for k, v := range modernHeaders("tools/call", tool) {
-		req.Header.Set(k, v)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
+	hdr := modernHeaders("tools/call", tool)
+	hdr["X-User"] = user
+	w := bubblePost(ctx, h, modernBody(1, "tools/call", map[string]any{"name": tool}, nil), hdr)
 	return w.Code, w.Header().Get("Retry-After"), w.Body.String()
 }
 
@@ -370,11 +363,7 @@ func principalServe(ctx context.Context, h http.Handler, user, tool string) (int
 // handler, which takes the principal from the X-User header.
 func principalHandler(t *testing.T, opts *mcp.Options) http.Handler {
 	t.Helper()
-	p := mcptest.New(nil)
-	s := mcp.NewServer(p, opts)
-	p.SetServer(s)
-	t.Cleanup(func() { s.Close() })
-	return s.HTTPHandler(&mcp.HTTPOptions{Middleware: identityMiddleware})
+	return bubbleHandler(t, opts, &mcp.HTTPOptions{Middleware: identityMiddleware})
 }
 
 // TestPrincipalShare: one principal fills the server's admission budget
