@@ -194,3 +194,69 @@ func serveCounted(t *testing.T, input string, want int) int {
 	}
 	return out.writes
 }
+
+// TestStdioInlineStrikes (on a fake clock) checks the strikes of a
+// target whose inline run was taken over: its requests go to workers for
+// SlowFor, then are tried inline again, and a second takeover soon after
+// sends them to workers for twice as long, and so on; a strike long
+// after the last counts as a first one. What shows where a slow call
+// ran is a quick call sent behind it in one write: answered at once when
+// the slow one went to a worker, one to two watchdog ticks later when the
+// reader ran it inline and had to be taken over. The targets' averages
+// are kept out of it (SetInlineMax).
+func TestStdioInlineStrikes(t *testing.T) {
+	mcp.SetInlineMax(t, time.Hour)
+	synctest.Test(t, func(t *testing.T) {
+		c := startStdio(t, nil, nil)
+		stopped := make(chan string, 8)
+		c.prov.Stopped = stopped
+		c.initialize("2025-11-25", nil)
+		echo := map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}
+		id := 0
+		// behindSlow sends a slow call and a quick one in one write and
+		// returns how long the quick one took to be answered; then it
+		// cancels the slow one.
+		behindSlow := func() time.Duration {
+			t.Helper()
+			id += 2
+			start := time.Now()
+			c.send(request(id, "tools/call", map[string]any{"name": "slow"}) + "\n" + request(id+1, "tools/call", echo))
+			res, _ := c.await(id + 1)
+			wantResult(t, res)
+			d := time.Since(start)
+			c.send(notification("notifications/cancelled", map[string]any{"requestId": id}))
+			<-stopped
+			return d
+		}
+		inline := func(d time.Duration) bool { return d >= mcp.InlineTick && d <= 2*mcp.InlineTick }
+		var struck time.Time
+		steps := []struct {
+			after  time.Duration // since the last takeover
+			inline bool          // the slow call runs inline (and is taken over)
+		}{
+			{0, true},                               // a new target: inline
+			{0, false},                              // struck: on workers for SlowFor
+			{mcp.SlowFor - time.Millisecond, false}, // still
+			{mcp.SlowFor, true},                     // tried inline again, and struck again soon: twice as long
+			{mcp.SlowFor, false},
+			{2*mcp.SlowFor - time.Millisecond, false},
+			{2 * mcp.SlowFor, true}, // struck a third time: four times as long
+			{4*mcp.SlowFor - time.Millisecond, false},
+			{time.Hour, true},   // long after: a first strike again
+			{mcp.SlowFor, true}, // so on workers for SlowFor only
+		}
+		for i, s := range steps {
+			if i > 0 {
+				time.Sleep(time.Until(struck.Add(s.after)))
+			}
+			at := time.Now()
+			d := behindSlow()
+			if inline(d) != s.inline || !s.inline && d != 0 {
+				t.Fatalf("step %d, %v after the last takeover: the quick call was answered after %v; want the slow call inline %v", i, s.after, d, s.inline)
+			}
+			if s.inline {
+				struck = at.Add(d) // the takeover, when the quick call's answer went out
+			}
+		}
+	})
+}
