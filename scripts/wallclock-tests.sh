@@ -4,7 +4,7 @@
 # why if any.
 #
 #   scripts/wallclock-tests.sh --list   one "package-dir TestName" a line
-#   scripts/wallclock-tests.sh          run them: go test -race, one package at a time
+#   scripts/wallclock-tests.sh          run them: one go test -race over their packages
 #
 # scripts/test.sh runs every other test with WASMCP_WALLCLOCK=skip (which
 # makes these skip), then this: so each test runs once. It fails if a
@@ -34,8 +34,20 @@ if [ "${1:-}" = "--list" ]; then
 	exit 0
 fi
 
+# One go test for all their packages, so that the packages run in
+# parallel as in the go test step. Its -run pattern names tests, not
+# packages: so each wall-clock test's name must be no other test's in
+# those packages.
+dirs=$(printf '%s\n' "$tests" | awk '{ print $1 }' | uniq)
+names=$(printf '%s\n' "$tests" | awk '{ print $2 }')
+dups=$(for d in $dirs; do git ls-files -- "$d/*_test.go" | awk -F/ -v d="$d" 'NF == split(d, x, "/") + 1'; done |
+	xargs awk '/^func Test[A-Za-z0-9_]*\(t \*testing\.T\) \{$/ { n = $2; sub(/\(.*/, "", n); print n }' |
+	sort | uniq -d | grep -Fxf <(printf '%s\n' $names) || true)
+if [ -n "$dups" ]; then
+	echo "wallclock-tests.sh: wall-clock tests whose names other tests in their packages share (rename one): $dups" >&2
+	exit 1
+fi
+
 export WASMCP_TEST_CACHE="${WASMCP_TEST_CACHE:-$PWD/.cache/wazero-test}"
-for dir in $(printf '%s\n' "$tests" | awk '{ print $1 }' | uniq); do
-	names=$(printf '%s\n' "$tests" | awk -v d="$dir" '$1 == d { print $2 }' | paste -sd '|')
-	(set -x; go test -race -timeout 20m -run "^($names)\$" "./$dir")
-done
+pattern="^($(printf '%s\n' $names | sort -u | paste -sd '|'))\$"
+(set -x; go test -race -timeout 20m -run "$pattern" $(printf './%s ' $dirs))
