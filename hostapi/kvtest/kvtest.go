@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/abi"
-	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // Open returns an empty store with quota q for one subtest.
@@ -49,7 +49,13 @@ func ContractFakeClock(t *testing.T, open Open) { contract(t, open, true) }
 
 func contract(t *testing.T, open Open, fake bool) {
 	t.Run("calls", func(t *testing.T) { calls(t, open) })
-	t.Run("ttl", func(t *testing.T) { testutil.OnClock(t, fake, func(t *testing.T) { ttl(t, open, fake) }) })
+	t.Run("ttl", func(t *testing.T) {
+		if fake {
+			synctest.Test(t, func(t *testing.T) { ttl(t, open, true) })
+			return
+		}
+		ttl(t, open, false)
+	})
 	t.Run("pages", func(t *testing.T) { pages(t, open) })
 }
 

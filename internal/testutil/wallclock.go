@@ -3,7 +3,6 @@ package testutil
 import (
 	"os"
 	"testing"
-	"testing/synctest"
 )
 
 // WallClockEnv names the environment variable that picks out the
@@ -27,17 +26,4 @@ func WallClock(t testing.TB) {
 	if os.Getenv(WallClockEnv) == "skip" {
 		t.Skip("a wall-clock test: scripts/test.sh runs it in its \"wall-clock tests\" step")
 	}
-}
-
-// OnClock runs f as t's body on a fake clock (testing/synctest) when
-// fake is true, on the wall clock otherwise: for a contract suite whose
-// clock-driven checks (expiry) hold for a store that reads the process's
-// clock, which a bubble fakes, and for one that keeps its own (Redis).
-func OnClock(t *testing.T, fake bool, f func(t *testing.T)) {
-	t.Helper()
-	if fake {
-		synctest.Test(t, f)
-		return
-	}
-	f(t)
 }

@@ -20,10 +20,10 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/tasks"
-	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // NewStore returns an empty store with the caps lim for the test t.
@@ -64,6 +64,16 @@ func RunStoreTests(t *testing.T, newStore NewStore) { runStoreTests(t, newStore,
 // for a store whose expiry reads the process's clock, which a synctest
 // bubble fakes.
 func RunStoreTestsFakeClock(t *testing.T, newStore NewStore) { runStoreTests(t, newStore, true) }
+
+// onClock runs f as t's body on a fake clock when fake, on the wall
+// clock otherwise.
+func onClock(t *testing.T, fake bool, f func(t *testing.T)) {
+	if fake {
+		synctest.Test(t, f)
+		return
+	}
+	f(t)
+}
 
 func runStoreTests(t *testing.T, newStore NewStore, fake bool) {
 	ctx := context.Background()
@@ -339,7 +349,7 @@ func runStoreTests(t *testing.T, newStore NewStore, fake bool) {
 		time.Sleep(time.Nanosecond)
 	}
 	t.Run("CapFreedByExpiry", func(t *testing.T) {
-		testutil.OnClock(t, fake, func(t *testing.T) {
+		onClock(t, fake, func(t *testing.T) {
 			s := newStore(t, tasks.Limits{MaxLive: 1})
 			x := newTask("alice")
 			x.TTL = time.Millisecond
@@ -352,7 +362,7 @@ func runStoreTests(t *testing.T, newStore NewStore, fake bool) {
 		})
 	})
 	t.Run("Expiry", func(t *testing.T) {
-		testutil.OnClock(t, fake, func(t *testing.T) {
+		onClock(t, fake, func(t *testing.T) {
 			s := newStore(t, tasks.Limits{})
 			short := newTask("alice")
 			short.TTL = time.Millisecond
