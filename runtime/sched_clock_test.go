@@ -116,3 +116,37 @@ func spans(ss [][2]time.Duration) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// TestSchedulerYieldCounts (on a fake clock, at the probe's seam): a call
+// alone yields its processor every fgYieldEvery of guest time while it is
+// foreground (its first slice), then its thread every bgYieldEvery until
+// its deadline stops it. TestSchedulerYields checks the same of a real
+// guest on the wall clock, within bounds.
+func TestSchedulerYieldCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			deadline = 20 * time.Millisecond
+			step     = 50 * time.Microsecond // guest time between probes
+		)
+		s := &scheduler{slots: 1, slice: defaultSlice, quantum: 2 * defaultSlice, closed: make(chan struct{})}
+		t0 := time.Now()
+		ctx, cancel := context.WithDeadline(context.Background(), t0.Add(deadline))
+		defer cancel()
+		var q schedQueue
+		parked, stopped := probedGuest(ctx, s, &q, t0, step)
+		if len(parked) != 0 || stopped != deadline {
+			t.Fatalf("parked %s, stopped at %v; want never parked, stopped at %v", spans(parked), stopped, deadline)
+		}
+		// Foreground: a yield at every fgYieldEvery up to the slice's end;
+		// background: one every bgYieldEvery after it, up to (not at) the
+		// deadline, whose probe stops the call instead.
+		fg := int64(defaultSlice / fgYieldEvery)
+		bg := int64((deadline-defaultSlice)/bgYieldEvery) - 1
+		if got := s.yields[0].Load(); got != fg {
+			t.Errorf("%d foreground yields, want %d", got, fg)
+		}
+		if got := s.yields[1].Load(); got != bg {
+			t.Errorf("%d background yields, want %d", got, bg)
+		}
+	})
+}
