@@ -12,7 +12,7 @@ import (
 )
 
 // TestKVContract runs the kv contract against the in-memory and the
-// persistent KVStore.
+// persistent KVStore, its expiry on a fake clock (they read time.Now).
 func TestKVContract(t *testing.T) {
 	for _, persistent := range []bool{false, true} {
 		name := "memory"
@@ -20,7 +20,7 @@ func TestKVContract(t *testing.T) {
 			name = "dir"
 		}
 		t.Run(name, func(t *testing.T) {
-			kvtest.Contract(t, func(t *testing.T, q hostapi.KVQuota) hostapi.KV {
+			kvtest.ContractFakeClock(t, func(t *testing.T, q hostapi.KVQuota) hostapi.KV {
 				dir := ""
 				if persistent {
 					dir = t.TempDir()

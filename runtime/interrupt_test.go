@@ -28,6 +28,7 @@ import (
 // the scheduler (whose probes check the deadline and the context) and
 // without it (a timer and a context.AfterFunc set the flag).
 func TestInterrupt(t *testing.T) {
+	testutil.WallClock(t) // the stops are timed: a guest spins in native code, which a fake clock cannot hold
 	unscheduled, err := NewEngine(context.Background(), Config{CacheDir: testCacheDir(), BackgroundCPUs: -1,
 		Modules: ModuleLimits{CompileTimeout: testutil.CompileTimeout}})
 	if err != nil {
@@ -139,6 +140,7 @@ func checkReusable(t *testing.T, p *Pool, path string) {
 // TestInterruptStartFunction: a start section that never returns is
 // stopped at the deadline of the call that instantiates.
 func TestInterruptStartFunction(t *testing.T) {
+	testutil.WallClock(t) // the stop is timed: a guest spins in native code, which a fake clock cannot hold
 	m := fixture(t, "startloop.wasm")
 	if !m.interruptible() || len(m.starts) != 1 {
 		t.Fatalf("interruptible %v, starts %q", m.interruptible(), m.starts)
@@ -154,6 +156,7 @@ func TestInterruptStartFunction(t *testing.T) {
 // Go runtime able to stop the world (wazero's native code cannot be
 // preempted; the instrumented code exits to Go every period).
 func TestGCNotStalledBySpinningGuest(t *testing.T) {
+	testutil.WallClock(t) // GC pauses are timed while a guest spins in native code, which a fake clock cannot hold
 	p := newPool(t, watGuest, Limits{Timeout: 3 * time.Second}, Sandbox{})
 	done := make(chan error, 1)
 	go func() {
@@ -213,6 +216,7 @@ func TestInterruptDoesNotPoisonNextCall(t *testing.T) {
 // reserved name) runs on the fallback runtime, the reason is logged, and
 // its calls are still stopped at the deadline.
 func TestFallbackRuntime(t *testing.T) {
+	testutil.WallClock(t) // the stop is timed: a guest spins in native code, which a fake clock cannot hold
 	var logs testutil.Buffer
 	e, err := NewEngine(context.Background(), Config{NoCache: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

@@ -31,6 +31,11 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The engine's Done channel is made lazily, by the first call that
+	// asks: make it here, outside the synctest bubbles of the tests on a
+	// fake clock, or the first of them would own it and Close could not
+	// close it.
+	_ = testEngine.done.Done()
 	code := m.Run()
 	_ = testEngine.Close(context.Background())
 	os.Exit(code)
@@ -54,6 +59,14 @@ func fixture(t testing.TB, path string) *Module {
 	}
 	mods[path] = m
 	return m
+}
+
+// precompile compiles the fixture at testdata/path before a test enters a
+// synctest bubble: compiling does real I/O, and the engine's count of
+// compiles in flight would otherwise belong to the bubble.
+func precompile(t testing.TB, path string) {
+	t.Helper()
+	_ = fixture(t, path)
 }
 
 const (

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // goodMedian returns the median latency of n echo calls on p, each made
@@ -50,6 +52,7 @@ func goodMedian(t *testing.T, p *Pool, n int) time.Duration {
 // (the Go scheduler shares the processors among nine busy goroutines), far
 // above the bound.
 func TestSchedulerIsolation(t *testing.T) {
+	testutil.WallClock(t) // latencies of real calls beside spinning guests
 	if testing.Short() {
 		t.Skip("runs spinning guests for seconds")
 	}
@@ -101,6 +104,7 @@ func TestSchedulerIsolation(t *testing.T) {
 // thread to the operating system about every bgYieldEvery once it is
 // background; a quick call never yields.
 func TestSchedulerYields(t *testing.T) {
+	testutil.WallClock(t) // yields counted against the real time a guest spins
 	const timeout = 200 * time.Millisecond
 	p := newPool(t, watGuest, Limits{Timeout: timeout, Instances: 1}, Sandbox{})
 	s := p.m.e.sched
@@ -225,6 +229,7 @@ func TestSchedulerOff(t *testing.T) {
 // TestPoolUsageStats: the pool reports the guest time its calls ran, the
 // linear memory of its live instances and its module's compile time.
 func TestPoolUsageStats(t *testing.T) {
+	testutil.WallClock(t) // guest CPU time of a real spin
 	p := newPool(t, watGuest, Limits{Timeout: 100 * time.Millisecond, Instances: 1}, Sandbox{})
 	if _, _, err := p.Call(context.Background(), []byte("e"), nil, nil); err != nil {
 		t.Fatal(err)

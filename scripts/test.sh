@@ -26,10 +26,13 @@ if [ -n "$bad" ]; then echo "not gofmt-formatted:"; echo "$bad"; exit 1; fi
 step "go vet"
 go vet ./...
 
-step "go test -race"
+step "go test -race (the wall-clock tests skipped: the next step runs them)"
 # One compilation cache for every test binary, so each guest compiles once.
 export WASMCP_TEST_CACHE="${WASMCP_TEST_CACHE:-$PWD/.cache/wazero-test}"
-go test -race -timeout 20m ./...
+WASMCP_WALLCLOCK=skip go test -race -timeout 20m ./...
+
+step "wall-clock tests (assertions on elapsed real time: testutil.WallClock)"
+scripts/wallclock-tests.sh
 
 if [ -d interop ]; then
 	step "interop (official Go SDK client)"

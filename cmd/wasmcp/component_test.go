@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // The component tests: a folder holding the C component of
@@ -153,6 +155,7 @@ func checkComponentServe(t *testing.T, c mcpClient) {
 
 // TestComponentServeStdio: the folder over stdio, 2025-11-25.
 func TestComponentServeStdio(t *testing.T) {
+	testutil.WallClock(t) // a real process stops a guest spinning in native code at its 2 s deadline, timed
 	c := newStdioClient(t, "--config", writeConfig(t, ""), "--plugins", componentDir(t))
 	checkComponentServe(t, c)
 }
@@ -161,6 +164,7 @@ func TestComponentServeStdio(t *testing.T) {
 // runaway call of the component spins to its deadline, the other plugin
 // and the component's other instances keep answering.
 func TestComponentServeHTTP(t *testing.T) {
+	testutil.WallClock(t) // as TestComponentServeStdio, and calls beside the runaway are timed
 	_, _, stderr := startServe(t, nil, "--config", writeConfig(t, ""), "--plugins", componentDir(t), "--http", "127.0.0.1:0")
 	url := servedURL(t, stderr)
 	checkComponentServe(t, &httpClient2026{t: t, url: url, caps: map[string]any{}})
@@ -207,6 +211,7 @@ func TestComponentServeHTTP(t *testing.T) {
 // answering, and a JavaScript typed array past the memory limit
 // (random-bytes of 100 MB) fails its call alone.
 func TestComponentServeJS(t *testing.T) {
+	testutil.WallClock(t) // a real process stops a JavaScript busy loop at its 2 s deadline, timed
 	if testing.Short() {
 		t.Skip("compiles a 12 MB component")
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // serveConfig writes a configuration serving the kitchen test plugin with
@@ -100,6 +102,7 @@ func modernCall(url, tool string, args map[string]any) (*http.Request, error) {
 // the grace is shorter than the call, answers 503 and exits 0 just after
 // it).
 func TestServeHTTPShutdown(t *testing.T) {
+	testutil.WallClock(t) // a real process's exit is timed against its grace period
 	for _, tt := range []struct {
 		name     string
 		grace    string
@@ -154,6 +157,7 @@ func TestServeHTTPShutdown(t *testing.T) {
 // requests are refused, the call's answer is written, and the process
 // exits 0 although stdin is still open.
 func TestServeStdioShutdown(t *testing.T) {
+	testutil.WallClock(t) // a real process's exit is timed after SIGTERM
 	// An *os.File, so that Wait does not wait for stdin to be closed.
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wasmcp/wasmcp/hostapi"
@@ -34,10 +35,27 @@ func Caller(t *testing.T, plugin string, kv hostapi.KV) func(method, params stri
 	}
 }
 
-// Contract runs the kv contract against stores made by open.
-func Contract(t *testing.T, open Open) {
+// Contract runs the kv contract against stores made by open, its expiry
+// checks on the wall clock: for a store that keeps a clock of its own
+// (Redis).
+func Contract(t *testing.T, open Open) { contract(t, open, false) }
+
+// ContractFakeClock is Contract with the expiry checks on a fake clock
+// (testing/synctest): a key set with ttl_s 0.2 is there a nanosecond
+// before 200 ms and gone at 200 ms, and the checks take no time. For a
+// store whose expiry reads the process's clock (time.Now), which a
+// synctest bubble fakes.
+func ContractFakeClock(t *testing.T, open Open) { contract(t, open, true) }
+
+func contract(t *testing.T, open Open, fake bool) {
 	t.Run("calls", func(t *testing.T) { calls(t, open) })
-	t.Run("ttl", func(t *testing.T) { ttl(t, open) })
+	t.Run("ttl", func(t *testing.T) {
+		if fake {
+			synctest.Test(t, func(t *testing.T) { ttl(t, open, true) })
+			return
+		}
+		ttl(t, open, false)
+	})
 	t.Run("pages", func(t *testing.T) { pages(t, open) })
 }
 
@@ -92,8 +110,11 @@ func calls(t *testing.T, open Open) {
 }
 
 // ttl checks that an expired key is gone from get and list and no longer
-// counts against the quota.
-func ttl(t *testing.T, open Open) {
+// counts against the quota, and that setting a key again without a TTL
+// makes it permanent. On a fake clock (exact) it checks the expiry to the
+// nanosecond; on the wall clock it waits twice the TTL.
+func ttl(t *testing.T, open Open, exact bool) {
+	const d = 200 * time.Millisecond // ttl_s 0.2
 	kv := open(t, hostapi.KVQuota{MaxKeys: 1})
 	a := Caller(t, "a", kv)
 	if _, errno := a("kv/set", `{"key":"k","value":1,"ttl_s":0.2}`); errno != 0 {
@@ -102,7 +123,24 @@ func ttl(t *testing.T, open Open) {
 	if res, _ := a("kv/get", `{"key":"k"}`); res != `{"value":1}` {
 		t.Fatalf("before expiry: %s", res)
 	}
-	time.Sleep(400 * time.Millisecond)
+	if exact {
+		time.Sleep(d - time.Nanosecond)
+		if res, _ := a("kv/get", `{"key":"k"}`); res != `{"value":1}` {
+			t.Fatalf("a nanosecond before expiry: %s", res)
+		}
+		if res, _ := a("kv/list", `{}`); res != `{"keys":["k"]}` {
+			t.Fatalf("list a nanosecond before expiry: %s", res)
+		}
+		if _, errno := a("kv/set", `{"key":"other","value":1}`); errno != abi.ErrTooBig {
+			t.Fatalf("set of a second key a nanosecond before expiry: errno %d, want %d (the quota)", errno, abi.ErrTooBig)
+		}
+		time.Sleep(time.Nanosecond)
+	} else {
+		time.Sleep(2 * d)
+	}
+	if res, _ := a("kv/get", `{"key":"k"}`); res != `{"value":null}` {
+		t.Errorf("get at expiry: %s", res)
+	}
 	if res, _ := a("kv/list", `{}`); res != `{"keys":[]}` {
 		t.Errorf("list after expiry: %s", res)
 	}
@@ -116,7 +154,7 @@ func ttl(t *testing.T, open Open) {
 	a("kv/delete", `{"key":"other"}`)
 	a("kv/set", `{"key":"p","value":1,"ttl_s":0.2}`)
 	a("kv/set", `{"key":"p","value":2}`)
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(2 * d)
 	if res, _ := a("kv/get", `{"key":"p"}`); res != `{"value":2}` {
 		t.Errorf("re-set without ttl: %s", res)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 var testWasm = []byte("\x00asm\x01\x00\x00\x00 test plugin")
@@ -461,6 +462,7 @@ func TestRedirectPolicy(t *testing.T) {
 // TestProgress: a download that takes longer than a second prints
 // progress lines; a quick one prints nothing.
 func TestProgress(t *testing.T) {
+	testutil.WallClock(t) // a real server's download must take over a second of real time (TestProgressLines checks the lines on a fake clock)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/slow.wasm", func(w http.ResponseWriter, r *http.Request) {
 		for i := 0; i < 5; i++ {

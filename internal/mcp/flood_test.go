@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -282,50 +283,53 @@ func TestStdioNotifyBlockedClient(t *testing.T) {
 
 // TestSlotShares saturates the run slots with calls of one share key (a
 // plugin whose instances spin): they hold at most half of them (the
-// default), and a call of another key runs at once.
+// default), and a call of another key runs at once. On a fake clock, so
+// that a lost wake-up shows at once as a deadlock.
 func TestSlotShares(t *testing.T) {
-	c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 4, MaxWaitingCalls: 16, CallWaitTimeout: time.Minute})
-	started := make(chan string, 16)
-	c.prov.Started = started
-	next := func() string { // the next call to start, failing rather than hanging
-		select {
-		case name := <-started:
-			return name
-		case <-time.After(30 * time.Second):
-			t.Fatal("no call started")
-			return ""
+	synctest.Test(t, func(t *testing.T) {
+		c := startStdio(t, nil, &mcp.Options{MaxConcurrentCalls: 4, MaxWaitingCalls: 16, CallWaitTimeout: time.Minute})
+		started := make(chan string, 16)
+		c.prov.Started = started
+		next := func() string { // the next call to start, failing rather than hanging
+			select {
+			case name := <-started:
+				return name
+			case <-time.After(30 * time.Second):
+				t.Fatal("no call started")
+				return ""
+			}
 		}
-	}
-	c.initialize("2025-11-25", nil)
-	spin := func(i int) {
-		c.send(request(fmt.Sprintf("spin%d", i), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"share": "spinner"}}))
-	}
-	// spin0 and spin1 take the share's two slots before the others come:
-	// stdio runs requests on several workers, so with all six sent at once
-	// spin0 could be a waiting one, and cancelling it would free no slot
-	// (the test hung so about once in a hundred runs).
-	spin(0)
-	spin(1)
-	next()
-	next()
-	for i := 2; i < 6; i++ {
-		spin(i)
-	}
-	// Every slot would be taken without shares; another key runs now.
-	c.send(request("other", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"share": "other"}}))
-	m, _ := c.await("other")
-	wantResult(t, m)
-	if name := next(); name != "echo" {
-		t.Fatalf("started %q", name)
-	}
-	// The spinner's waiting calls run as its running ones end.
-	c.send(notification("notifications/cancelled", map[string]any{"requestId": "spin0"}))
-	if name := next(); name != "slow" {
-		t.Fatalf("started %q", name)
-	}
-	for i := range 6 {
-		c.send(notification("notifications/cancelled", map[string]any{"requestId": fmt.Sprintf("spin%d", i)}))
-	}
+		c.initialize("2025-11-25", nil)
+		spin := func(i int) {
+			c.send(request(fmt.Sprintf("spin%d", i), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"share": "spinner"}}))
+		}
+		// spin0 and spin1 take the share's two slots before the others come:
+		// stdio runs requests on several workers, so with all six sent at once
+		// spin0 could be a waiting one, and cancelling it would free no slot
+		// (the test hung so about once in a hundred runs).
+		spin(0)
+		spin(1)
+		next()
+		next()
+		for i := 2; i < 6; i++ {
+			spin(i)
+		}
+		// Every slot would be taken without shares; another key runs now.
+		c.send(request("other", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"share": "other"}}))
+		m, _ := c.await("other")
+		wantResult(t, m)
+		if name := next(); name != "echo" {
+			t.Fatalf("started %q", name)
+		}
+		// The spinner's waiting calls run as its running ones end.
+		c.send(notification("notifications/cancelled", map[string]any{"requestId": "spin0"}))
+		if name := next(); name != "slow" {
+			t.Fatalf("started %q", name)
+		}
+		for i := range 6 {
+			c.send(notification("notifications/cancelled", map[string]any{"requestId": fmt.Sprintf("spin%d", i)}))
+		}
+	})
 }
 
 // principalPost posts a 2026-07-28 tools/call as user under ctx and
@@ -346,64 +350,108 @@ func principalPost(ctx context.Context, url, user, tool string, args map[string]
 	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b), nil
 }
 
-// TestPrincipalShare: one principal fills the server's admission budget
-// (running and waiting calls); it is refused (429) at its share, and
-// another principal is still admitted.
-func TestPrincipalShare(t *testing.T) {
-	// 16 places; by default one principal holds at most 14.
-	e := startHTTPWith(t, &mcp.Options{MaxConcurrentCalls: 8, MaxWaitingCalls: 8, CallWaitTimeout: time.Minute}, nil, &mcp.HTTPOptions{Middleware: identityMiddleware})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type answer struct {
-		status      int
-		retry, body string
-	}
-	answers := make(chan answer, 16)
-	for range 16 {
-		go func() {
-			st, ra, body, _ := principalPost(ctx, e.url, "alice", "slow", nil)
-			answers <- answer{st, ra, body}
-		}()
-	}
-	for range 2 {
-		a := <-answers
-		if a.status != http.StatusTooManyRequests || a.retry == "" || !strings.Contains(a.body, `"code":-32001`) {
-			t.Fatalf("alice's calls past her share: %d Retry-After=%q %s", a.status, a.retry, a.body)
-		}
-	}
-	// Bob is admitted: he waits for a run slot and runs once alice's
-	// calls end.
-	bob := make(chan answer, 1)
-	go func() {
-		st, ra, body, err := principalPost(context.Background(), e.url, "bob", "echo", nil)
-		if err != nil {
-			body = err.Error()
-		}
-		bob <- answer{st, ra, body}
-	}()
-	select {
-	case a := <-bob:
-		t.Fatalf("bob refused while alice holds her share: %d %s", a.status, a.body)
-	case <-time.After(200 * time.Millisecond):
-	}
-	cancel()
-	if a := <-bob; a.status != http.StatusOK || !strings.Contains(a.body, "hello") {
-		t.Fatalf("bob: %d %s", a.status, a.body)
-	}
+// principalServe is principalPost served by h in the calling goroutine
+// (bubblePost), for tests on a fake clock.
+func principalServe(ctx context.Context, h http.Handler, user, tool string) (int, string, string) {
+	hdr := modernHeaders("tools/call", tool)
+	hdr["X-User"] = user
+	w := bubblePost(ctx, h, modernBody(1, "tools/call", map[string]any{"name": tool}, nil), hdr)
+	return w.Code, w.Header().Get("Retry-After"), w.Body.String()
 }
 
-func TestPrincipalRate(t *testing.T) {
-	e := startHTTPWith(t, &mcp.Options{PrincipalRate: 0.01, PrincipalBurst: 3}, nil, &mcp.HTTPOptions{Middleware: identityMiddleware})
-	for i := range 3 {
-		if st, _, body, err := principalPost(context.Background(), e.url, "carol", "echo", nil); err != nil || st != http.StatusOK {
-			t.Fatalf("call %d within the burst: %d %s %v", i, st, body, err)
+// principalHandler starts a server with opts and returns its HTTP
+// handler, which takes the principal from the X-User header.
+func principalHandler(t *testing.T, opts *mcp.Options) http.Handler {
+	t.Helper()
+	return bubbleHandler(t, opts, &mcp.HTTPOptions{Middleware: identityMiddleware})
+}
+
+// TestPrincipalShare: one principal fills the server's admission budget
+// (running and waiting calls); it is refused (429) at its share, and
+// another principal is still admitted. On a fake clock: bob is known to
+// be waiting once every goroutine is.
+func TestPrincipalShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// 16 places; by default one principal holds at most 14.
+		h := principalHandler(t, &mcp.Options{MaxConcurrentCalls: 8, MaxWaitingCalls: 8, CallWaitTimeout: time.Minute})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		type answer struct {
+			status      int
+			retry, body string
 		}
-	}
-	st, ra, body, _ := principalPost(context.Background(), e.url, "carol", "echo", nil)
-	if st != http.StatusTooManyRequests || ra == "" || ra == "0" || !strings.Contains(body, "Rate limit") {
-		t.Fatalf("call past the burst: %d Retry-After=%q %s", st, ra, body)
-	}
-	if st, _, body, _ := principalPost(context.Background(), e.url, "dave", "echo", nil); st != http.StatusOK {
-		t.Fatalf("another principal: %d %s", st, body)
-	}
+		answers := make(chan answer, 16)
+		for range 16 {
+			go func() {
+				st, ra, body := principalServe(ctx, h, "alice", "slow")
+				answers <- answer{st, ra, body}
+			}()
+		}
+		synctest.Wait()
+		if n := len(answers); n != 2 {
+			t.Fatalf("%d of alice's 16 calls answered while the others wait, want 2", n)
+		}
+		for range 2 {
+			a := <-answers
+			if a.status != http.StatusTooManyRequests || a.retry == "" || !strings.Contains(a.body, `"code":-32001`) {
+				t.Fatalf("alice's calls past her share: %d Retry-After=%q %s", a.status, a.retry, a.body)
+			}
+		}
+		// Bob is admitted: he waits for a run slot and runs once alice's
+		// calls end.
+		bob := make(chan answer, 1)
+		go func() {
+			st, ra, body := principalServe(context.Background(), h, "bob", "echo")
+			bob <- answer{st, ra, body}
+		}()
+		synctest.Wait()
+		select {
+		case a := <-bob:
+			t.Fatalf("bob answered while alice holds every slot: %d %s", a.status, a.body)
+		default:
+		}
+		cancel()
+		if a := <-bob; a.status != http.StatusOK || !strings.Contains(a.body, "hello") {
+			t.Fatalf("bob: %d %s", a.status, a.body)
+		}
+		for range 14 {
+			<-answers
+		}
+	})
+}
+
+// TestPrincipalRate (on a fake clock): a principal's calls past its burst
+// are refused with the wait its token bucket names, other principals are
+// not, and the bucket refills at the rate.
+func TestPrincipalRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate = 0.01 // a call every 100 s
+		h := principalHandler(t, &mcp.Options{PrincipalRate: rate, PrincipalBurst: 3})
+		call := func(user string) (int, string, string) {
+			return principalServe(context.Background(), h, user, "echo")
+		}
+		for i := range 3 {
+			if st, _, body := call("carol"); st != http.StatusOK {
+				t.Fatalf("call %d within the burst: %d %s", i, st, body)
+			}
+		}
+		st, ra, body := call("carol")
+		if st != http.StatusTooManyRequests || ra != "100" || !strings.Contains(body, "Rate limit") {
+			t.Fatalf("call past the burst: %d Retry-After=%q %s; want 429, 100", st, ra, body)
+		}
+		if st, _, body := call("dave"); st != http.StatusOK {
+			t.Fatalf("another principal: %d %s", st, body)
+		}
+		time.Sleep(99500 * time.Millisecond)
+		if st, ra, _ := call("carol"); st != http.StatusTooManyRequests || ra != "1" {
+			t.Fatalf("0.5 s before a token is back: %d Retry-After=%q; want 429, 1", st, ra)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if st, _, body := call("carol"); st != http.StatusOK {
+			t.Fatalf("once a token is back: %d %s", st, body)
+		}
+		if st, _, _ := call("carol"); st != http.StatusTooManyRequests {
+			t.Fatalf("the refill gave more than one call: %d", st)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/testutil"
@@ -270,7 +271,9 @@ func (c *yieldClient) checkIdle(t *testing.T) {
 // TestYieldSlot: a call waiting for an instance of its plugin gives its
 // run slot back and keeps its admitted place; it takes a slot again
 // (ahead of new calls) before it runs, and every way out (result, busy,
-// cancellation) leaves the limiter exact.
+// cancellation) leaves the limiter exact. Each case runs on a fake clock
+// (the server's pipes and pools are in memory), so a wait timeout passes
+// exactly and only when every goroutine waits.
 func TestYieldSlot(t *testing.T) {
 	const busyCode = -32001
 	tests := []struct {
@@ -306,8 +309,8 @@ func TestYieldSlot(t *testing.T) {
 				if r.Error == nil || r.Error.Code != busyCode || !strings.Contains(string(r.Error.Data), `"busy":true`) {
 					t.Fatalf("resume past the wait timeout: %+v, want -32001 busy", r)
 				}
-				if d := time.Since(start); d < 100*time.Millisecond {
-					t.Errorf("busy after %v, before the wait timeout", d)
+				if d := time.Since(start); d != 100*time.Millisecond {
+					t.Errorf("busy after %v, want the wait timeout (100ms)", d)
 				}
 				until(t, "busy call gave its place back", c.limiterAt(2, 2))
 				close(after)
@@ -350,15 +353,17 @@ func TestYieldSlot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gate, after := make(chan struct{}), make(chan struct{})
-			c := startYield(t, &Options{MaxConcurrentCalls: tt.max, MaxWaitingCalls: 8, CallWaitTimeout: tt.wait}, map[string]*fakePool{
-				"slow":      {inst: make(chan struct{}, 1), gate: gate},
-				"slowafter": {inst: make(chan struct{}, 1), gate: gate, after: after},
-				"fast":      {inst: make(chan struct{}, 4)},
-				"hold":      {inst: make(chan struct{}, 1), gate: after},
+			synctest.Test(t, func(t *testing.T) {
+				gate, after := make(chan struct{}), make(chan struct{})
+				c := startYield(t, &Options{MaxConcurrentCalls: tt.max, MaxWaitingCalls: 8, CallWaitTimeout: tt.wait}, map[string]*fakePool{
+					"slow":      {inst: make(chan struct{}, 1), gate: gate},
+					"slowafter": {inst: make(chan struct{}, 1), gate: gate, after: after},
+					"fast":      {inst: make(chan struct{}, 4)},
+					"hold":      {inst: make(chan struct{}, 1), gate: after},
+				})
+				tt.run(t, c, gate, after)
+				c.checkIdle(t)
 			})
-			tt.run(t, c, gate, after)
-			c.checkIdle(t)
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // waitNote returns the first notification with the given method.
@@ -128,6 +130,7 @@ func TestNotifications(t *testing.T) {
 // TestReload: with watch on, a replaced plugin file is reloaded, clients
 // get list_changed, and a broken file keeps the old version serving.
 func TestReload(t *testing.T) {
+	testutil.WallClock(t) // sleeps through two polls of the plugin directory at its real 1 s interval
 	dir := t.TempDir()
 	wasm, err := os.ReadFile("testdata/kitchen.wasm")
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/hostapi"
 	"github.com/wasmcp/wasmcp/internal/config"
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // This file runs the hostile-plugin corpus (testdata/hostile) through a
@@ -537,6 +538,7 @@ func maxNotes(n, size int) func(t *testing.T, r response, notes [][]byte) {
 // TestHostilePlugins runs every case of the corpus through one server that
 // also serves the good plugin.
 func TestHostilePlugins(t *testing.T) {
+	testutil.WallClock(t) // each hostile guest's answer is timed against its deadline, and its CPU against that time
 	t.Setenv("HOSTILE_SECRET", "HOSTILE_SECRET")
 	e := newHostileEnv(t)
 	srv, err := newHostileServer(t, e, e.config(t))
@@ -849,6 +851,7 @@ func TestHostileModuleRefused(t *testing.T) {
 // GC and every other call waiting as long. The bounds are generous
 // factors, not timings.
 func TestHostileBulkDeadline(t *testing.T) {
+	testutil.WallClock(t) // a GC and a good call are timed while a guest fills memory in native code
 	e := newHostileEnv(t)
 	srv, err := newHostileServer(t, e, memKV+corpusTOML(t, "good")+
 		corpusTOML(t, "bulk", `timeout = "1s"`, `memory = "80MiB"`, "instances = 1"))

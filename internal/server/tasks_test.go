@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/testutil"
 )
 
 // Tasks (internal/mcp tasks*.go) end to end with real plugins: the
@@ -203,6 +205,7 @@ func TestTasksModernHTTP(t *testing.T) {
 // the cancelled spin gave it back (else it waits out queue_wait, 1 s, and
 // fails busy; the spin would hold it for task_timeout, 30 s).
 func TestTasksCancelSpinningGuest(t *testing.T) {
+	testutil.WallClock(t) // a guest spins in native code past the real 2 s plugin timeout
 	url := serveHTTP(t, newTestServer(t, tasksConfig(t, "")))
 	c := taskClient{httpClient: &httpClient{t: t, url: url + "/mcp"}}
 	tk := c.create("spin", map[string]any{})

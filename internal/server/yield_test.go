@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/testutil"
 	"github.com/wasmcp/wasmcp/plugins"
 )
 
@@ -15,6 +16,7 @@ import (
 // back, so a call to the good plugin runs at once instead of waiting for
 // the loop's deadline.
 func TestQueuedCallHoldsNoRunSlot(t *testing.T) {
+	testutil.WallClock(t) // the good call must answer before spinning guests reach their real deadlines
 	e := longHostileEnv(t, "runs a guest loop to its 2 s deadline")
 	srv, err := newHostileServer(t, e, memKV+`[limits]
 timeout = "5s"

@@ -7,8 +7,10 @@ import (
 	"github.com/wasmcp/wasmcp/internal/tasks/taskstest"
 )
 
+// TestMemory runs the Store contract, its expiry on a fake clock (the
+// store reads time.Now).
 func TestMemory(t *testing.T) {
-	taskstest.RunStoreTests(t, func(t *testing.T, lim tasks.Limits) tasks.Store { return tasks.NewMemory(lim) })
+	taskstest.RunStoreTestsFakeClock(t, func(t *testing.T, lim tasks.Limits) tasks.Store { return tasks.NewMemory(lim) })
 }
 
 func TestLocal(t *testing.T) {

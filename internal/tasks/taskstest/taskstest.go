@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/tasks"
@@ -54,8 +55,27 @@ func setStatus(st tasks.Status) func(*tasks.Task) error {
 }
 
 // RunStoreTests runs the Store contract against the stores newStore
-// returns.
-func RunStoreTests(t *testing.T, newStore NewStore) {
+// returns, its expiry checks on the wall clock: for a store that keeps a
+// clock of its own (Redis).
+func RunStoreTests(t *testing.T, newStore NewStore) { runStoreTests(t, newStore, false) }
+
+// RunStoreTestsFakeClock is RunStoreTests with the expiry checks on a
+// fake clock (testing/synctest), to the nanosecond and taking no time:
+// for a store whose expiry reads the process's clock, which a synctest
+// bubble fakes.
+func RunStoreTestsFakeClock(t *testing.T, newStore NewStore) { runStoreTests(t, newStore, true) }
+
+// onClock runs f as t's body on a fake clock when fake, on the wall
+// clock otherwise.
+func onClock(t *testing.T, fake bool, f func(t *testing.T)) {
+	if fake {
+		synctest.Test(t, f)
+		return
+	}
+	f(t)
+}
+
+func runStoreTests(t *testing.T, newStore NewStore, fake bool) {
 	ctx := context.Background()
 	t.Run("CreateGet", func(t *testing.T) {
 		s := newStore(t, tasks.Limits{})
@@ -313,55 +333,74 @@ func RunStoreTests(t *testing.T, newStore NewStore) {
 			})
 		}
 	})
-	t.Run("CapFreedByExpiry", func(t *testing.T) {
-		s := newStore(t, tasks.Limits{MaxLive: 1})
-		x := newTask("alice")
-		x.TTL = time.Millisecond
-		mustCreate(t, s, x)
-		time.Sleep(5 * time.Millisecond)
-		if _, err := s.Expire(ctx, time.Now()); err != nil {
-			t.Fatal(err)
+	// past sleeps until a TTL of ttl has passed: exactly, on a fake clock,
+	// after checking the task is there a nanosecond before; with slack
+	// for the clocks of a store elsewhere, on the wall clock.
+	past := func(t *testing.T, s tasks.Store, id string, ttl time.Duration) {
+		t.Helper()
+		if !fake {
+			time.Sleep(5 * ttl)
+			return
 		}
-		mustCreate(t, s, newTask("alice"))
+		time.Sleep(ttl - time.Nanosecond)
+		if _, err := s.Get(ctx, "alice", id); err != nil {
+			t.Fatalf("Get a nanosecond before the ttl passed: %v", err)
+		}
+		time.Sleep(time.Nanosecond)
+	}
+	t.Run("CapFreedByExpiry", func(t *testing.T) {
+		onClock(t, fake, func(t *testing.T) {
+			s := newStore(t, tasks.Limits{MaxLive: 1})
+			x := newTask("alice")
+			x.TTL = time.Millisecond
+			c := mustCreate(t, s, x)
+			past(t, s, c.ID, x.TTL)
+			if _, err := s.Expire(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, s, newTask("alice"))
+		})
 	})
 	t.Run("Expiry", func(t *testing.T) {
-		s := newStore(t, tasks.Limits{})
-		short := newTask("alice")
-		short.TTL = time.Millisecond
-		a := mustCreate(t, s, short)
-		b := mustCreate(t, s, newTask("alice"))
-		done := newTask("alice")
-		done.TTL = time.Millisecond
-		d := mustCreate(t, s, done)
-		if _, err := s.Update(ctx, "alice", d.ID, setStatus(tasks.Completed)); err != nil && !errors.Is(err, tasks.ErrNotFound) {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Millisecond)
-		for _, id := range []string{a.ID, d.ID} {
-			if _, err := s.Get(ctx, "alice", id); !errors.Is(err, tasks.ErrNotFound) {
-				t.Errorf("Get of an expired task: %v, want ErrNotFound", err)
+		onClock(t, fake, func(t *testing.T) {
+			s := newStore(t, tasks.Limits{})
+			short := newTask("alice")
+			short.TTL = time.Millisecond
+			a := mustCreate(t, s, short)
+			b := mustCreate(t, s, newTask("alice"))
+			done := newTask("alice")
+			done.TTL = time.Millisecond
+			d := mustCreate(t, s, done)
+			if _, err := s.Update(ctx, "alice", d.ID, setStatus(tasks.Completed)); err != nil && !errors.Is(err, tasks.ErrNotFound) {
+				t.Fatal(err)
 			}
-		}
-		if _, err := s.Get(ctx, "alice", b.ID); err != nil {
-			t.Fatalf("Get of a task within its ttl: %v", err)
-		}
-		if _, err := s.Expire(ctx, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Get(ctx, "alice", b.ID); err != nil {
-			t.Fatalf("Expire dropped a task within its ttl: %v", err)
-		}
-		n, err := s.Expire(ctx, time.Now().Add(2*time.Hour))
-		if err != nil || n < 1 {
-			t.Fatalf("Expire two hours on: %d, %v", n, err)
-		}
-		if _, err := s.Get(ctx, "alice", b.ID); !errors.Is(err, tasks.ErrNotFound) {
-			t.Fatalf("Get after Expire: %v", err)
-		}
-		page, _, _ := s.List(ctx, "alice", "", 10)
-		if len(page) != 0 {
-			t.Fatalf("List after Expire: %d tasks", len(page))
-		}
+			past(t, s, a.ID, short.TTL)
+			for _, id := range []string{a.ID, d.ID} {
+				if _, err := s.Get(ctx, "alice", id); !errors.Is(err, tasks.ErrNotFound) {
+					t.Errorf("Get of an expired task: %v, want ErrNotFound", err)
+				}
+			}
+			if _, err := s.Get(ctx, "alice", b.ID); err != nil {
+				t.Fatalf("Get of a task within its ttl: %v", err)
+			}
+			if _, err := s.Expire(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, "alice", b.ID); err != nil {
+				t.Fatalf("Expire dropped a task within its ttl: %v", err)
+			}
+			n, err := s.Expire(ctx, time.Now().Add(2*time.Hour))
+			if err != nil || n < 1 {
+				t.Fatalf("Expire two hours on: %d, %v", n, err)
+			}
+			if _, err := s.Get(ctx, "alice", b.ID); !errors.Is(err, tasks.ErrNotFound) {
+				t.Fatalf("Get after Expire: %v", err)
+			}
+			page, _, _ := s.List(ctx, "alice", "", 10)
+			if len(page) != 0 {
+				t.Fatalf("List after Expire: %d tasks", len(page))
+			}
+		})
 	})
 	t.Run("Delete", func(t *testing.T) {
 		s := newStore(t, tasks.Limits{MaxLive: 1})
