@@ -11,27 +11,23 @@ import (
 	"time"
 	"unsafe"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
-// marshalClient is an OTLP client that encodes each export request as
-// the OTLP/HTTP client does (proto.Marshal) and sends it nowhere.
-type marshalClient struct{}
+// encodeOnly is an exporter that encodes each batch as the OTLP/HTTP
+// exporter does and sends it nowhere.
+type encodeOnly struct{ buf []byte }
 
-func (marshalClient) Start(context.Context) error { return nil }
-func (marshalClient) Stop(context.Context) error  { return nil }
-func (marshalClient) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
-	_, err := proto.Marshal(&collectortrace.ExportTraceServiceRequest{ResourceSpans: rs})
-	return err
+func (e *encodeOnly) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.buf = appendRequest(e.buf[:0], spans)
+	return nil
 }
+
+func (e *encodeOnly) Shutdown(context.Context) error { return nil }
 
 // BenchmarkObserve measures what telemetry adds to one tools/call of a
 // legacy stdio session: the request's state, its span and the plugin
@@ -48,11 +44,7 @@ func BenchmarkObserve(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			t := &Telemetry{log: slog.New(slog.DiscardHandler)}
 			if tc.traces {
-				exp, err := otlptrace.New(context.Background(), marshalClient{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				t.tr = newTracer(sdktrace.ParentBased(sdktrace.AlwaysSample()), exp, nil, nil, nil)
+				t.tr = newTracer(sdktrace.ParentBased(sdktrace.AlwaysSample()), &encodeOnly{}, nil, nil, nil)
 				defer t.tr.shutdown(context.Background())
 			}
 			if tc.metrics {
@@ -96,7 +88,7 @@ func BenchmarkExport(b *testing.B) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"} {
 		b.Setenv(k, "")
 	}
-	e, err := newHTTPExporter(context.Background(), &Config{TracesEndpoint: srv.URL + "/v1/traces"})
+	e, err := newHTTPExporter(&Config{TracesEndpoint: srv.URL + "/v1/traces"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,21 +32,25 @@ func clearExportEnv(t *testing.T) {
 
 // TestHTTPExporter: the OTLP/HTTP exporter posts each batch whole to the
 // [telemetry] table's endpoint, over a kept-alive connection (a new one
-// when the receiver closes it), reports a refusal with its status, and
-// speaks TLS with the OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
+// when the receiver closes it), retries a 503, reports a refusal with the
+// receiver's message, and speaks TLS with the
+// OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
 func TestHTTPExporter(t *testing.T) {
 	spans := tracedCalls(t, 1)
 	for _, c := range []struct {
 		name      string
 		tls       bool
-		close     bool // the receiver answers Connection: close
-		status    int  // the receiver's answer, 0 for 200
+		close     bool  // the receiver answers Connection: close
+		statuses  []int // the receiver's answers, 200 after them
 		wantConns int
+		wantPosts int
+		wantErr   int // the status of each export's error, 0 for none
 	}{
-		{name: "kept alive", wantConns: 1},
-		{name: "closed after each response", close: true, wantConns: 3},
-		{name: "400 refused", status: 400, wantConns: 1},
-		{name: "TLS", tls: true, wantConns: 1},
+		{name: "kept alive", wantConns: 1, wantPosts: 3},
+		{name: "closed after each response", close: true, wantConns: 3, wantPosts: 3},
+		{name: "503 retried", statuses: []int{503, 200, 503, 200, 503, 200}, wantConns: 1, wantPosts: 6},
+		{name: "400 refused", statuses: []int{400, 400, 400}, wantConns: 1, wantPosts: 3, wantErr: 400},
+		{name: "TLS", tls: true, wantConns: 1, wantPosts: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clearExportEnv(t)
@@ -59,13 +63,17 @@ func TestHTTPExporter(t *testing.T) {
 					t.Errorf("export request of %d bytes: %v", len(body), err)
 				}
 				mu.Lock()
+				status := 200
+				if posts < len(c.statuses) {
+					status = c.statuses[posts]
+				}
 				posts++
 				mu.Unlock()
 				if c.close {
 					w.Header().Set("Connection", "close")
 				}
-				if c.status != 0 {
-					http.Error(w, "no thanks", c.status)
+				if status != 200 {
+					http.Error(w, "no thanks", status)
 				}
 			})
 			srv := httptest.NewUnstartedServer(h)
@@ -87,7 +95,7 @@ func TestHTTPExporter(t *testing.T) {
 				srv.Start()
 			}
 			defer srv.Close()
-			e, err := newHTTPExporter(context.Background(), &Config{TracesEndpoint: srv.URL + "/v1/traces"})
+			e, err := newHTTPExporter(&Config{TracesEndpoint: srv.URL + "/v1/traces"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,17 +104,18 @@ func TestHTTPExporter(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				err := e.ExportSpans(ctx, spans)
 				cancel()
+				var ee *exportError
 				switch {
-				case c.status == 0 && err != nil:
+				case c.wantErr == 0 && err != nil:
 					t.Errorf("export: %v", err)
-				case c.status != 0 && (err == nil || !strings.Contains(err.Error(), fmt.Sprint(c.status))):
-					t.Errorf("export: %v, want HTTP %d", err, c.status)
+				case c.wantErr != 0 && (!errors.As(err, &ee) || ee.status != c.wantErr || ee.body != "no thanks\n"):
+					t.Errorf("export: %v, want HTTP %d no thanks", err, c.wantErr)
 				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if posts != 3 || conns != c.wantConns {
-				t.Errorf("%d posts over %d connections, want 3 over %d", posts, conns, c.wantConns)
+			if posts != c.wantPosts || conns != c.wantConns {
+				t.Errorf("%d posts over %d connections, want %d over %d", posts, conns, c.wantPosts, c.wantConns)
 			}
 		})
 	}
@@ -146,7 +155,7 @@ func TestHTTPExporterProxy(t *testing.T) {
 			mu.Lock()
 			got = nil
 			mu.Unlock()
-			e, err := newHTTPExporter(context.Background(), &Config{TracesEndpoint: endpoint})
+			e, err := newHTTPExporter(&Config{TracesEndpoint: endpoint})
 			if err != nil {
 				t.Fatal(err)
 			}
