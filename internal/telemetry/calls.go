@@ -67,20 +67,21 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 		return
 	}
 	s := st.sp.call
-	attrs := [...]attribute.KeyValue{
-		attribute.String("wasmcp.plugin.name", clean(st.plugin)),
-		attribute.Float64("wasmcp.queue.wait_seconds", wait.Seconds()),
-		attribute.Float64("wasmcp.run.seconds", run.Seconds()),
-		attribute.Int("wasmcp.host_calls", int(st.hostCalls)),
-		{},
-	}
-	n := len(attrs) - 1
+	kind := ""
 	if err != nil {
-		kind := kindOf(err)
-		attrs[n], n = attribute.String("error.type", kind), n+1
+		kind = kindOf(err)
 		s.SetStatus(codes.Error, kind)
 	}
-	s.SetAttributes(attrs[:n]...)
+	setAttributes(s, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		attrs = append(attrs, attribute.String("wasmcp.plugin.name", clean(st.plugin)),
+			attribute.Float64("wasmcp.queue.wait_seconds", wait.Seconds()),
+			attribute.Float64("wasmcp.run.seconds", run.Seconds()),
+			attribute.Int("wasmcp.host_calls", int(st.hostCalls)))
+		if kind != "" {
+			attrs = append(attrs, attribute.String("error.type", kind))
+		}
+		return attrs
+	})
 	s.End(trace.WithTimestamp(st.ri.Start.Add(el)))
 	st.sp.call, st.sp.callCtx = nil, nil
 }
@@ -304,7 +305,7 @@ func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		inject(st.sp.reqCtx, out.Header)
 		return tt.rt.RoundTrip(out)
 	}
-	ctx, sp := tt.t.tr.tr.Start(st.sp.callCtx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(st.now()))
+	ctx, sp := tt.t.tr.tr.Start(st.sp.callCtx, req.Method, clientKind, trace.WithTimestamp(st.now()))
 	inject(ctx, out.Header)
 	resp, err := tt.rt.RoundTrip(out)
 	end := st.now()

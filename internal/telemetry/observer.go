@@ -180,8 +180,7 @@ func (st *reqState) callTarget(target string) {
 func (st *reqState) start() {
 	t, ri := st.t, st.ri
 	if t.tr != nil {
-		st.sp.reqCtx, st.sp.req = t.tr.tr.Start(t.extract(ri), "mcp", trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithTimestamp(ri.Start))
+		st.sp.reqCtx, st.sp.req = t.tr.tr.Start(t.extract(ri), "mcp", serverKind, trace.WithTimestamp(ri.Start))
 	}
 }
 
@@ -204,19 +203,22 @@ func (st *reqState) endSpan(el time.Duration, errType, code string) {
 	} // a resource URI is an attribute, not part of the name
 	s := st.sp.req
 	s.SetName(name)
-	var buf [12]attribute.KeyValue
-	attrs := st.requestAttrs(buf[:0])
-	if code != "" {
-		attrs = append(attrs, attribute.String("rpc.response.status_code", code))
-	}
-	if st.ri.Status != 0 {
-		attrs = append(attrs, attribute.Int("http.response.status_code", st.ri.Status))
-	}
+	setAttributes(s, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		attrs = st.requestAttrs(attrs)
+		if code != "" {
+			attrs = append(attrs, attribute.String("rpc.response.status_code", code))
+		}
+		if st.ri.Status != 0 {
+			attrs = append(attrs, attribute.Int("http.response.status_code", st.ri.Status))
+		}
+		if errType != "" {
+			attrs = append(attrs, attribute.String("error.type", errType))
+		}
+		return attrs
+	})
 	if errType != "" {
-		attrs = append(attrs, attribute.String("error.type", errType))
 		s.SetStatus(codes.Error, errType)
 	}
-	s.SetAttributes(attrs...)
 	s.End(trace.WithTimestamp(st.ri.Start.Add(el)))
 }
 

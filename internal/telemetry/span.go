@@ -6,9 +6,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -136,6 +138,28 @@ func parseSampler(name, arg string) (sdktrace.Sampler, error) {
 		s = sdktrace.ParentBased(s)
 	}
 	return s, nil
+}
+
+// The span kinds as start options, made once (an option is an interface
+// value: each made at a call allocates).
+var (
+	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind = trace.WithSpanKind(trace.SpanKindClient)
+)
+
+// attrLists hold the attribute lists a span is given when it ends:
+// SetAttributes copies them, but a list on the stack would escape through
+// the trace.Span interface, one allocation of 768 bytes per span.
+var attrLists = sync.Pool{New: func() any { l := make([]attribute.KeyValue, 0, 12); return &l }}
+
+// setAttributes sets the attributes add appends to an empty list on s.
+func setAttributes(s trace.Span, add func([]attribute.KeyValue) []attribute.KeyValue) {
+	lp := attrLists.Get().(*[]attribute.KeyValue)
+	l := add((*lp)[:0])
+	s.SetAttributes(l...)
+	clear(l) // let the strings go
+	*lp = l[:0]
+	attrLists.Put(lp)
 }
 
 // maxValueLen bounds a span name's parts and a string attribute, in
