@@ -40,11 +40,16 @@ func BenchmarkObserve(b *testing.B) {
 	for _, tc := range []struct {
 		name            string
 		traces, metrics bool
-	}{{"traces+metrics", true, true}, {"traces", true, false}, {"metrics", false, true}} {
+		ratio           string // the sampler's ratio, "" for all
+	}{{"traces+metrics", true, true, ""}, {"traces", true, false, ""}, {"traces-10%", true, false, "0.1"}, {"metrics", false, true, ""}} {
 		b.Run(tc.name, func(b *testing.B) {
 			t := &Telemetry{log: slog.New(slog.DiscardHandler)}
 			if tc.traces {
-				t.tr = newTracer(sdktrace.ParentBased(sdktrace.AlwaysSample()), &encodeOnly{}, nil, nil, nil)
+				smp, err := parseSampler("parentbased_traceidratio", tc.ratio)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.tr = newTracer(smp, &encodeOnly{}, nil, nil, nil)
 				defer t.tr.shutdown(context.Background())
 			}
 			if tc.metrics {
