@@ -11,11 +11,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"golang.org/x/net/http/httpguts"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -182,4 +184,30 @@ func TestHTTPExporterProxy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzExportEnv: reading OTEL_EXPORTER_OTLP_HEADERS never panics, and a
+// value it takes gives only header fields net/http sends.
+func FuzzExportEnv(f *testing.F) {
+	for _, s := range []string{"x-api-key=s%20ecret,bad", "a=1,b=2", "x y=1", "k=%0d%0aevil", "=v", "k=%zz", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if strings.IndexByte(v, 0) >= 0 {
+			return // not a value an environment variable can hold
+		}
+		t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", v)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "")
+		env, err := readExportEnv()
+		if err != nil {
+			return
+		}
+		for k, vs := range env.header {
+			for _, hv := range vs {
+				if !httpguts.ValidHeaderFieldName(k) || !httpguts.ValidHeaderFieldValue(hv) {
+					t.Fatalf("%q read as header %q: %q, which net/http refuses", v, k, hv)
+				}
+			}
+		}
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http/httpproxy"
 )
 
@@ -109,15 +110,10 @@ func readExportEnv() (*exportEnv, error) {
 	return env, err
 }
 
-// validHeader reports whether k: v can be sent as a header field: k an
-// HTTP token, v without a line break or NUL.
+// validHeader reports whether k: v can be sent as a header field, as
+// net/http checks it.
 func validHeader(k, v string) bool {
-	for i := range len(k) {
-		if c := k[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return !strings.ContainsAny(v, "\r\n\x00")
+	return httpguts.ValidHeaderFieldName(k) && httpguts.ValidHeaderFieldValue(v)
 }
 
 // tlsConfig is the TLS setting of the OTEL_EXPORTER_OTLP_*CERTIFICATE

@@ -98,10 +98,7 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	if n := e.q.dropped.Swap(0); n > 0 && e.onError != nil {
 		e.onError(errDropped(n))
 	}
-	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
-		return fmt.Errorf("OTLP export: %w", err)
-	}
-	return nil
+	return e.SpanExporter.ExportSpans(ctx, spans)
 }
 
 // errDropped is the error reported when the export queue was full.
