@@ -30,12 +30,12 @@ type tracer struct {
 // scopeName is the instrumentation scope of wasmcp's spans.
 const scopeName = "github.com/wasmcp/wasmcp"
 
-// newTracer records spans sampled by smp and exports them through exp
-// in batches (the OTEL_BSP_* variables, read by the SDK; delay, when not
-// zero, is the schedule delay where OTEL_BSP_SCHEDULE_DELAY is unset).
-// A span the batch processor's queue has no room for is dropped and
-// counted, never waited for; onError hears of the drops with the next
-// export, and of failed exports.
+// newTracer records spans sampled by smp, with the tracer provider's
+// opts, and exports them through exp in batches: the OTEL_BSP_*
+// variables, read by the SDK, then bspOpts. A span the batch processor's
+// queue has no room for is dropped and counted, never waited for; onError
+// hears of the drops with the next export (failed exports reach the
+// OpenTelemetry error handler, which New sets).
 func newTracer(smp sdktrace.Sampler, exp sdktrace.SpanExporter, opts []sdktrace.TracerProviderOption, bspOpts []sdktrace.BatchSpanProcessorOption, onError func(error)) *tracer {
 	q := &bounded{max: int64(bspQueueSize(bspOpts))}
 	q.SpanProcessor = sdktrace.NewBatchSpanProcessor(&countingExporter{SpanExporter: exp, q: q, onError: onError}, bspOpts...)
