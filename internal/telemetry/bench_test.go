@@ -32,10 +32,9 @@ func (e *encodeOnly) Shutdown(context.Context) error { return nil }
 // BenchmarkObserve measures what telemetry adds to one tools/call of a
 // legacy stdio session: the request's state, its span and the plugin
 // call's, their batching and their encoding as the OTLP exporter encodes
-// them (exported to nowhere), and the metrics. The plugin call's times are handed over as the runtime does
-// (CallTimes), without its clock reads, which are the runtime's own. The
-// server's share of docs/performance.md's "Telemetry" without
-// the call itself or the export's network.
+// them (exported to nowhere), and the metrics: the server's share of
+// docs/performance.md's "Telemetry" without the call itself or the
+// export's network.
 func BenchmarkObserve(b *testing.B) {
 	for _, tc := range []struct {
 		name            string
