@@ -11,32 +11,44 @@ import (
 	"time"
 	"unsafe"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/internal/mcpreq"
 )
 
-// discard is an exporter that sends nothing.
-type discard struct{}
+// encodeOnly is an exporter that encodes each batch as the OTLP/HTTP
+// exporter does and sends it nowhere.
+type encodeOnly struct{ buf []byte }
 
-func (discard) export(context.Context, []byte, []byte) error { return nil }
-func (discard) shutdown(context.Context) error               { return nil }
+func (e *encodeOnly) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.buf = appendRequest(e.buf[:0], spans)
+	return nil
+}
+
+func (e *encodeOnly) Shutdown(context.Context) error { return nil }
 
 // BenchmarkObserve measures what telemetry adds to one tools/call of a
 // legacy stdio session: the request's state, its span and the plugin
-// call's, their encoding into the batch (exported to nowhere) and the
-// metrics. The plugin call's times are handed over as the runtime does
-// (CallTimes), without its clock reads, which are the runtime's own. The
-// server's share of docs/performance.md's "Telemetry" without
-// the call itself or the export's network.
+// call's, their batching and their encoding as the OTLP exporter encodes
+// them (exported to nowhere), and the metrics: the server's share of
+// docs/performance.md's "Telemetry" without the call itself or the
+// export's network.
 func BenchmarkObserve(b *testing.B) {
 	for _, tc := range []struct {
 		name            string
 		traces, metrics bool
-	}{{"traces+metrics", true, true}, {"traces", true, false}, {"metrics", false, true}} {
+		ratio           string // the sampler's ratio, "" for all
+	}{{"traces+metrics", true, true, ""}, {"traces", true, false, ""}, {"traces-10%", true, false, "0.1"}, {"metrics", false, true, ""}} {
 		b.Run(tc.name, func(b *testing.B) {
 			t := &Telemetry{log: slog.New(slog.DiscardHandler)}
 			if tc.traces {
-				t.tr = newTracer(newSampler(true, 1), discard{}, encodeResource(nil), encodeScope("bench"), time.Hour, 2048, 512, nil)
+				smp, err := parseSampler("parentbased_traceidratio", tc.ratio)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.tr = newTracer(smp, &encodeOnly{}, nil, nil, nil)
 				defer t.tr.shutdown(context.Background())
 			}
 			if tc.metrics {
@@ -68,29 +80,54 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkExport measures one post of the OTLP/HTTP exporter: a batch
-// of 170 KiB (about 512 spans of a traced tools/call) to a receiver on
-// loopback that reads it whole. Its CPU is the receiver's too.
+// BenchmarkExport measures one export of the OTLP/HTTP exporter: a
+// batch of 512 spans (256 traced tools/calls, the default batch size) to
+// a receiver on loopback that reads it whole. Its CPU is the receiver's
+// too.
 func BenchmarkExport(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer srv.Close()
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"} {
+		b.Setenv(k, "")
+	}
 	e, err := newHTTPExporter(&Config{TracesEndpoint: srv.URL + "/v1/traces"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.shutdown(context.Background())
-	spans := make([]byte, 170<<10)
-	head := appendRequestHead(nil, encodeResource(nil), encodeScope("bench"), len(spans))
+	defer e.Shutdown(context.Background())
+	spans := tracedCalls(b, 256)
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	for b.Loop() {
-		if err := e.export(context.Background(), head, spans); err != nil {
+		if err := e.ExportSpans(context.Background(), spans); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// tracedCalls returns the spans of n traced tools/calls, two each.
+func tracedCalls(tb testing.TB, n int) []sdktrace.ReadOnlySpan {
+	mem := tracetest.NewInMemoryExporter()
+	t := &Telemetry{log: slog.New(slog.DiscardHandler), tr: newTracer(sdktrace.AlwaysSample(), mem, nil, nil, nil)}
+	hook := t.CallHook()
+	req := &mcp.Request{Method: "tools/call", Params: []byte(`{"name":"echo","arguments":{"text":"hello"}}`),
+		Client: mcpreq.Client{ProtocolVersion: "2025-11-25"}, SessionID: "Z0IIsqx9DWHdu_LJ1b6GnQ"}
+	for range n {
+		ri := &mcp.RequestInfo{Request: req, ID: "17", Transport: "pipe", Start: time.Now()}
+		ctx := t.RequestStart(context.Background(), ri)
+		cctx, _ := hook.CallStart(ctx, "echo", "tools/call", "echo", nil)
+		hook.CallEnd(cctx, nil)
+		t.RequestEnd(ctx, ri, nil, nil)
+	}
+	if err := t.tr.tp.ForceFlush(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	spans := mem.GetSpans().Snapshots() // before Shutdown, which empties mem
+	_ = t.tr.shutdown(context.Background())
+	return spans
 }
 
 // TestStateSize: a request's state stays within the allocator's size

@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wasmcp/wasmcp/internal/abi"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 	"github.com/wasmcp/wasmcp/plugins"
@@ -42,7 +46,7 @@ func (h callHook) CallStart(ctx context.Context, plugin, method, target string, 
 	st.calls++
 	st.cur = callInfo{start: st.elapsed(), wait0: st.queueWait}
 	if st.sampled() { // the plugin span follows its request's
-		st.sp.call = callSpan{id: newSpanID(), on: true}
+		st.sp.callCtx, st.sp.call = st.t.tr.tr.Start(st.sp.reqCtx, "plugin "+clean(plugin), trace.WithTimestamp(st.ri.Start.Add(st.cur.start)))
 	}
 	st.host = host
 	return ctx, (*callHost)(st)
@@ -59,24 +63,27 @@ func (h callHook) CallEnd(ctx context.Context, err error) {
 	el := st.elapsed()
 	run := max(el-ci.start-wait, 0)
 	st.runTime += run
-	if st.sp == nil || !st.sp.call.on {
+	if st.sp == nil || st.sp.call == nil {
 		return
 	}
-	sp := st.sp
-	cs := span{spanContext: sp.callContext(), parentID: sp.req.spanID, kind: kindInternal, name: "plugin", target: st.plugin,
-		start: st.unix(ci.start), end: st.unix(el)}
-	w := writeSpan(sp.ended, &cs)
-	w.str("wasmcp.plugin.name", st.plugin)
-	w.float("wasmcp.queue.wait_seconds", wait.Seconds())
-	w.float("wasmcp.run.seconds", run.Seconds())
-	w.int("wasmcp.host_calls", int64(st.hostCalls))
+	s := st.sp.call
+	kind := ""
 	if err != nil {
-		kind := kindOf(err)
-		w.fail(kind, kind)
+		kind = kindOf(err)
+		s.SetStatus(codes.Error, kind)
 	}
-	sp.ended = w.end()
-	sp.nEnded++
-	sp.call.on = false
+	setAttributes(s, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		attrs = append(attrs, attribute.String("wasmcp.plugin.name", clean(st.plugin)),
+			attribute.Float64("wasmcp.queue.wait_seconds", wait.Seconds()),
+			attribute.Float64("wasmcp.run.seconds", run.Seconds()),
+			attribute.Int("wasmcp.host_calls", int(st.hostCalls)))
+		if kind != "" {
+			attrs = append(attrs, attribute.String("error.type", kind))
+		}
+		return attrs
+	})
+	s.End(trace.WithTimestamp(st.ri.Start.Add(el)))
+	st.sp.call, st.sp.callCtx = nil, nil
 }
 
 // kindOf names a runtime failure.
@@ -113,23 +120,21 @@ func (c *callHost) MayCall(method string) bool { return runtime.MayCall(c.host, 
 
 func (c *callHost) Call(ctx context.Context, method string, params []byte) ([]byte, int32) {
 	st := (*reqState)(c)
-	var sp span
+	var sp trace.Span
 	switch method {
 	case abi.HostKVGet, abi.HostKVSet, abi.HostKVDelete, abi.HostKVList:
-		if st.sp != nil && st.sp.call.on { // a kv operation is a span of its own
-			parent := st.sp.callContext()
-			st.t.tr.startChild(&sp, &parent, method, kindInternal, st.now())
+		if st.sp != nil && st.sp.call != nil { // a kv operation is a span of its own
+			_, sp = st.t.tr.tr.Start(st.sp.callCtx, method, trace.WithTimestamp(st.now()))
 		}
 	}
 	res, errno := st.host.Call(ctx, method, params)
-	if sp.sampled {
-		sp.end = st.now().UnixNano()
-		w := writeSpan(nil, &sp)
+	if sp != nil {
 		if errno < 0 {
 			name := errnoName(errno)
-			w.fail(name, name)
+			sp.SetAttributes(attribute.String("error.type", name))
+			sp.SetStatus(codes.Error, name)
 		}
-		st.t.tr.queue(w.end(), 1)
+		sp.End(trace.WithTimestamp(st.now()))
 	}
 	st.hostCalls++
 	if method == abi.HostHTTPFetch {
@@ -292,40 +297,42 @@ type tracingTransport struct {
 
 func (tt *tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	st := stateFrom(req.Context())
-	if st == nil || st.sp == nil || !st.sp.req.valid() {
+	if st == nil || st.sp == nil || !st.sp.req.SpanContext().IsValid() {
 		return tt.rt.RoundTrip(req) // not within a traced request
 	}
 	out := req.Clone(req.Context())
-	if !st.sp.call.on { // sampled out: the context is passed on all the same
-		inject(out.Header, &st.sp.req.spanContext, st.baggage)
+	if st.sp.call == nil { // sampled out: the context is passed on all the same
+		inject(st.sp.reqCtx, out.Header)
 		return tt.rt.RoundTrip(out)
 	}
-	var sp span
-	parent := st.sp.callContext()
-	tt.t.tr.startChild(&sp, &parent, req.Method, kindClient, st.now())
-	inject(out.Header, &sp.spanContext, st.baggage)
+	ctx, sp := tt.t.tr.tr.Start(st.sp.callCtx, req.Method, clientKind, trace.WithTimestamp(st.now()))
+	inject(ctx, out.Header)
 	resp, err := tt.rt.RoundTrip(out)
-	sp.end = st.now().UnixNano()
-	w := writeSpan(nil, &sp)
+	end := st.now()
 	u := *req.URL
 	u.RawQuery, u.Fragment, u.User = "", "", nil
-	w.str("http.request.method", req.Method)
-	w.str("url.full", u.String())
-	w.str("server.address", req.URL.Hostname())
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, attribute.String("http.request.method", clean(req.Method)), attribute.String("url.full", clean(u.String())),
+		attribute.String("server.address", clean(req.URL.Hostname())))
 	if p := req.URL.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err == nil {
-			w.int("server.port", int64(n))
+			attrs = append(attrs, attribute.Int("server.port", n))
 		}
 	}
+	switch {
+	case err != nil:
+		attrs = append(attrs, attribute.String("error.type", "_OTHER"))
+		sp.SetStatus(codes.Error, "request failed")
+	case resp.StatusCode >= 400:
+		attrs = append(attrs, attribute.Int("http.response.status_code", resp.StatusCode), attribute.String("error.type", strconv.Itoa(resp.StatusCode)))
+		sp.SetStatus(codes.Error, "")
+	default:
+		attrs = append(attrs, attribute.Int("http.response.status_code", resp.StatusCode))
+	}
+	sp.SetAttributes(attrs...)
+	sp.End(trace.WithTimestamp(end))
 	if err != nil {
-		w.fail("_OTHER", "request failed")
-		tt.t.tr.queue(w.end(), 1)
 		return nil, err
 	}
-	w.int("http.response.status_code", int64(resp.StatusCode))
-	if resp.StatusCode >= 400 {
-		w.fail(strconv.Itoa(resp.StatusCode), "")
-	}
-	tt.t.tr.queue(w.end(), 1)
 	return resp, nil
 }

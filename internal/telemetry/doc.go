@@ -12,4 +12,16 @@
 // http/fetch (hostapi.HTTPPolicy.WrapTransport), MetricsHandler on the
 // metrics listener; Shutdown flushes the spans. With everything off, New
 // returns nil and nothing is wired: the call path pays nothing.
+//
+// Spans go one way: the OpenTelemetry SDK's tracer provider, sampler and
+// batch span processor (span.go), the W3C trace context and baggage read
+// and written by its propagators (propagate.go), then an OTLP exporter
+// (otlp.go). For OTLP/gRPC that is the OpenTelemetry exporter. For
+// OTLP/HTTP, the default, it is httpExporter, an sdktrace.SpanExporter
+// that encodes the SDK's ended spans as protobuf itself (encode.go, held
+// to the standard exporter's encoding by TestEncodeMatchesStandard and
+// FuzzEncode) and posts them with net/http: the standard exporter's
+// conversion to protobuf structs doubled the CPU of a traced call
+// (RATIONALE.md). A queue that is full drops spans and says how many;
+// ending a span never waits for the exporter.
 package telemetry

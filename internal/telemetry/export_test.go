@@ -11,54 +11,57 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"golang.org/x/net/http/httpguts"
 	"google.golang.org/protobuf/proto"
 )
 
-// TestHTTPExporter: the OTLP/HTTP exporter's own client posts each batch
-// whole and keeps its connection alive, dials again when the receiver
-// closes it (after a response; while idle, before the next post), does
-// not post a batch twice when the receiver hangs up after reading it,
-// retries a 503, reports a refusal with the receiver's message, and
-// speaks TLS with the OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
+// clearExportEnv clears the OTEL_* variables the OTLP/HTTP exporter
+// reads, and the proxy ones, for the test.
+func clearExportEnv(t *testing.T) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
+		"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+		"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "REQUEST_METHOD"} {
+		t.Setenv(k, "")
+	}
+}
+
+// TestHTTPExporter: the OTLP/HTTP exporter posts each batch whole to the
+// [telemetry] table's endpoint, over a kept-alive connection (a new one
+// when the receiver closes it), retries a 503, reports a refusal with the
+// receiver's message, and speaks TLS with the
+// OTEL_EXPORTER_OTLP_CERTIFICATE's authority.
 func TestHTTPExporter(t *testing.T) {
+	spans := tracedCalls(t, 1)
 	for _, c := range []struct {
 		name      string
 		tls       bool
-		close     bool // the receiver answers Connection: close
-		idleClose bool // the receiver closes idle connections between posts
-		hangUp    bool // the receiver reads the second post and closes the connection unanswered
-		statuses  []int
+		close     bool  // the receiver answers Connection: close
+		statuses  []int // the receiver's answers, 200 after them
 		wantConns int
 		wantPosts int
-		wantErr   int // the status of the error of each export, 0 for none
+		wantErr   int // the status of each export's error, 0 for none
 	}{
 		{name: "kept alive", wantConns: 1, wantPosts: 3},
 		{name: "closed after each response", close: true, wantConns: 3, wantPosts: 3},
-		{name: "closed while idle", idleClose: true, wantConns: 3, wantPosts: 3},
-		{name: "hung up after reading", hangUp: true, wantConns: 2, wantPosts: 3},
 		{name: "503 retried", statuses: []int{503, 200, 503, 200, 503, 200}, wantConns: 1, wantPosts: 6},
 		{name: "400 refused", statuses: []int{400, 400, 400}, wantConns: 1, wantPosts: 3, wantErr: 400},
 		{name: "TLS", tls: true, wantConns: 1, wantPosts: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.idleClose && !peekable {
-				t.Skip("this platform's exporter finds a stale connection only when a post fails")
-			}
-			for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION",
-				"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"} {
-				t.Setenv(k, "")
-			}
+			clearExportEnv(t)
 			var mu sync.Mutex
 			posts, conns := 0, 0
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
 				var req collectortrace.ExportTraceServiceRequest
-				if err := proto.Unmarshal(body, &req); err != nil || len(req.ResourceSpans[0].ScopeSpans[0].Spans) != 2 {
+				if err := proto.Unmarshal(body, &req); err != nil || len(req.ResourceSpans[0].ScopeSpans[0].Spans) != len(spans) {
 					t.Errorf("export request of %d bytes: %v", len(body), err)
 				}
 				mu.Lock()
@@ -67,14 +70,7 @@ func TestHTTPExporter(t *testing.T) {
 					status = c.statuses[posts]
 				}
 				posts++
-				hangUp := c.hangUp && posts == 2
 				mu.Unlock()
-				if hangUp {
-					if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-						conn.Close()
-					}
-					return
-				}
 				if c.close {
 					w.Header().Set("Connection", "close")
 				}
@@ -105,37 +101,17 @@ func TestHTTPExporter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer e.shutdown(context.Background())
-			var s span
-			newIDs(&s.spanContext, nil)
-			s.name = "x"
-			spans := framed(framed(nil, &s), &s)
-			head := appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans))
-			for i := range 3 {
+			defer e.Shutdown(context.Background())
+			for range 3 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				var err error
-				if c.idleClose || c.hangUp { // one post: the stale connection redialled, the post not resent
-					err = e.conn.post(ctx, [][]byte{head, spans})
-				} else {
-					err = e.export(ctx, head, spans)
-				}
+				err := e.ExportSpans(ctx, spans)
 				cancel()
 				var ee *exportError
 				switch {
-				case c.hangUp && i == 1:
-					if err == nil {
-						t.Error("post hung up on: no error")
-					}
 				case c.wantErr == 0 && err != nil:
 					t.Errorf("export: %v", err)
 				case c.wantErr != 0 && (!errors.As(err, &ee) || ee.status != c.wantErr || ee.body != "no thanks\n"):
 					t.Errorf("export: %v, want HTTP %d no thanks", err, c.wantErr)
-				}
-				if c.idleClose {
-					srv.CloseClientConnections()
-					for deadline := time.Now().Add(10 * time.Second); !peerClosed(e.conn.raw, true) && time.Now().Before(deadline); {
-						time.Sleep(time.Millisecond) // the receiver's close reaches this end
-					}
 				}
 			}
 			mu.Lock()
@@ -148,10 +124,10 @@ func TestHTTPExporter(t *testing.T) {
 }
 
 // TestHTTPExporterProxy: the proxy variables are read when the exporter
-// is made: with HTTP_PROXY set it posts through the proxy (net/http's
-// client), each batch whole with its headers, and NO_PROXY sends it
-// direct again.
+// is made: with HTTP_PROXY set it posts through the proxy, each batch
+// whole with its headers, and NO_PROXY sends it direct again.
 func TestHTTPExporterProxy(t *testing.T) {
+	spans := tracedCalls(t, 1)
 	var mu sync.Mutex
 	var got []string // what the proxy was asked
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -175,10 +151,7 @@ func TestHTTPExporterProxy(t *testing.T) {
 		{"NO_PROXY", "otlp.invalid", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, k := range []string{"http_proxy", "https_proxy", "HTTPS_PROXY", "no_proxy", "REQUEST_METHOD",
-				"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"} {
-				t.Setenv(k, "")
-			}
+			clearExportEnv(t)
 			t.Setenv("HTTP_PROXY", proxy.URL)
 			t.Setenv("NO_PROXY", c.noProxy)
 			mu.Lock()
@@ -188,32 +161,53 @@ func TestHTTPExporterProxy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer e.shutdown(context.Background())
-			if (e.proxied != nil) != c.proxied {
-				t.Fatalf("proxied %v, want %v", e.proxied != nil, c.proxied)
-			}
-			if !c.proxied {
-				return // the direct client dials otlp.invalid itself: TestHTTPExporter
-			}
-			var s span
-			newIDs(&s.spanContext, nil)
-			s.name = "x"
-			spans := framed(framed(nil, &s), &s)
-			head := appendRequestHead(nil, encodeResource(nil), encodeScope("t"), len(spans))
+			defer e.Shutdown(context.Background())
 			for range 2 {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				err := e.export(ctx, head, spans)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				err := e.ExportSpans(ctx, spans)
 				cancel()
-				if err != nil {
+				if c.proxied && err != nil {
 					t.Fatalf("export: %v", err)
+				}
+				if !c.proxied && err == nil {
+					t.Fatal("export to otlp.invalid, not proxied: no error")
 				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			want := "POST " + endpoint + " application/x-protobuf 2 spans"
-			if len(got) != 2 || got[0] != want || got[1] != want {
+			want := fmt.Sprintf("POST %s application/x-protobuf %d spans", endpoint, len(spans))
+			if c.proxied && (len(got) != 2 || got[0] != want || got[1] != want) {
 				t.Errorf("the proxy got %q, want %q twice", got, want)
+			}
+			if !c.proxied && len(got) != 0 {
+				t.Errorf("the proxy got %q, want nothing", got)
 			}
 		})
 	}
+}
+
+// FuzzExportEnv: reading OTEL_EXPORTER_OTLP_HEADERS never panics, and a
+// value it takes gives only header fields net/http sends.
+func FuzzExportEnv(f *testing.F) {
+	for _, s := range []string{"x-api-key=s%20ecret,bad", "a=1,b=2", "x y=1", "k=%0d%0aevil", "=v", "k=%zz", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if strings.IndexByte(v, 0) >= 0 {
+			return // not a value an environment variable can hold
+		}
+		t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", v)
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "")
+		env, err := readExportEnv()
+		if err != nil {
+			return
+		}
+		for k, vs := range env.header {
+			for _, hv := range vs {
+				if !httpguts.ValidHeaderFieldName(k) || !httpguts.ValidHeaderFieldValue(hv) {
+					t.Fatalf("%q read as header %q: %q, which net/http refuses", v, k, hv)
+				}
+			}
+		}
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/mcp"
 )
@@ -67,9 +69,9 @@ func FuzzObserve(f *testing.F) {
 	})
 }
 
-// FuzzTraceparent: parseTraceparent never panics, accepts only what
-// traceparent writes back the same (trace, span, sampled), and takes the
-// valid examples of the W3C specification.
+// FuzzTraceparent: reading a traceparent header never panics, and what
+// is taken is written back (inject) as it was read, trace, span and
+// sampled flag; the W3C specification's valid examples are taken.
 func FuzzTraceparent(f *testing.F) {
 	for _, s := range []string{
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
@@ -83,20 +85,32 @@ func FuzzTraceparent(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		sc, ok := parseTraceparent(v)
+		sc, ok := readTraceparent(v)
 		if !ok {
 			return
 		}
-		back, ok2 := parseTraceparent(traceparent(&sc))
-		if !ok2 || back != sc {
-			t.Fatalf("%q parsed as %+v, written %q, read back %+v %v", v, sc, traceparent(&sc), back, ok2)
+		h := http.Header{}
+		inject(trace.ContextWithRemoteSpanContext(context.Background(), sc), h)
+		back, ok2 := readTraceparent(h.Get("traceparent"))
+		if !ok2 || !back.Equal(sc) {
+			t.Fatalf("%q read as %v, written %q, read back %v %v", v, sc, h.Get("traceparent"), back, ok2)
 		}
 	})
 }
 
+// readTraceparent is the span context a request with the traceparent
+// header v continues; ok is false when it starts a new trace.
+func readTraceparent(v string) (trace.SpanContext, bool) {
+	h := http.Header{}
+	h.Set("traceparent", v)
+	sc := trace.SpanContextFromContext(extractFrom(context.Background(), nil, h))
+	return sc, sc.IsValid()
+}
+
 // TestParseTraceparent: the W3C rules (version ff and all-zero IDs
 // invalid, lowercase hex, exact length for version 00, a later version's
-// extra fields after "-").
+// extra fields after "-"), in the header and in params._meta; a _meta
+// traceparent wins over the header.
 func TestParseTraceparent(t *testing.T) {
 	const id = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
 	for _, c := range []struct {
@@ -117,9 +131,16 @@ func TestParseTraceparent(t *testing.T) {
 		{"00-" + id + "-0", false, false},
 		{"0x-" + id + "-01", false, false},
 	} {
-		sc, ok := parseTraceparent(c.in)
-		if ok != c.ok || (ok && sc.sampled != c.sampled) {
-			t.Errorf("parseTraceparent(%q) = sampled %v, ok %v; want %v, %v", c.in, sc.sampled, ok, c.sampled, c.ok)
+		sc, ok := readTraceparent(c.in)
+		if ok != c.ok || (ok && sc.IsSampled() != c.sampled) {
+			t.Errorf("header traceparent %q: sampled %v, ok %v; want %v, %v", c.in, sc.IsSampled(), ok, c.sampled, c.ok)
+		}
+		hdr := http.Header{}
+		hdr.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+		meta, _ := json.Marshal(map[string]string{"traceparent": c.in})
+		sc = trace.SpanContextFromContext(extractFrom(context.Background(), meta, hdr))
+		if sc.IsValid() != c.ok || (c.ok && sc.IsSampled() != c.sampled) {
+			t.Errorf("_meta traceparent %q: %v; want ok %v, sampled %v", c.in, sc, c.ok, c.sampled)
 		}
 	}
 }

@@ -9,6 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
 	"github.com/wasmcp/wasmcp/internal/jsonscan"
 	"github.com/wasmcp/wasmcp/internal/mcp"
@@ -50,11 +54,10 @@ type reqState struct {
 	// reqState itself (one allocation less than context.WithValue).
 	context.Context
 
-	t       *Telemetry
-	ri      *mcp.RequestInfo
-	sp      *reqSpans // nil without tracing
-	baggage string    // W3C baggage received, passed on to http/fetch
-	target  string    // tool or prompt name, or resource URI (see readTarget)
+	t      *Telemetry
+	ri     *mcp.RequestInfo
+	sp     *reqSpans // nil without tracing
+	target string    // tool or prompt name, or resource URI (see readTarget)
 
 	plugin    string // the plugin that served it, once known
 	outcome   string
@@ -76,43 +79,17 @@ type reqState struct {
 	queue runtime.QueueHook // the plugin call's, which queueHook wraps
 }
 
-// reqSpans are a traced request's spans, allocated with its reqState:
-// what of them must last until they end (the rest is the request's, and
-// each span is built on the stack when it ends).
+// reqSpans are a traced request's spans, allocated with its reqState.
 type reqSpans struct {
-	req  rootSpan // the SERVER span
-	call callSpan // the plugin call in flight
-	// ended holds the ended plugin call spans, encoded, until the
-	// request's own is (one trip to the batch for both); nil when none.
-	ended  *[]byte
-	nEnded int
-}
-
-// rootSpan is the identity of a request's span; its name, start and
-// attributes are its request's.
-type rootSpan struct {
-	spanContext
-	parentID [8]byte
-	remote   bool
-}
-
-// span is the span of r named name (and target), started at start.
-func (r *rootSpan) span(name, target string, start int64) span {
-	return span{spanContext: r.spanContext, parentID: r.parentID, remote: r.remote, kind: kindServer,
-		name: name, target: target, start: start}
-}
-
-// callSpan is the span of the plugin call in flight, a child of its
-// request's (whose trace it shares) started at reqState.cur.start.
-type callSpan struct {
-	id [8]byte
-	on bool // started (its request's span is sampled) and not ended
-}
-
-// callContext is the span context of the plugin call in flight, the
-// parent of its spans.
-func (sp *reqSpans) callContext() spanContext {
-	return spanContext{traceID: sp.req.traceID, spanID: sp.call.id, sampled: true, traceState: sp.req.traceState}
+	// req is the SERVER span, not recording when sampled out; reqCtx is
+	// a context of it (and of the trace context and baggage received),
+	// the parent of the plugin call spans.
+	req    trace.Span
+	reqCtx context.Context
+	// call is the span of the plugin call in flight, nil when none or
+	// sampled out; callCtx is a context of it, the parent of its spans.
+	call    trace.Span
+	callCtx context.Context
 }
 
 type tracedState struct {
@@ -131,7 +108,7 @@ func (st *reqState) elapsed() time.Duration { return time.Since(st.ri.Start) }
 func (st *reqState) unix(d time.Duration) int64 { return st.ri.Start.UnixNano() + int64(d) }
 
 // sampled reports whether the request's span is recorded.
-func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.sampled }
+func (st *reqState) sampled() bool { return st.sp != nil && st.sp.req.SpanContext().IsSampled() }
 
 type stateKey struct{}
 
@@ -197,50 +174,52 @@ func (st *reqState) callTarget(target string) {
 	}
 }
 
-// start starts the span of the request.
+// start starts the span of the request, its parent the trace context
+// the request came with (extract). Whether it is sampled is decided here;
+// its name and attributes are set when it ends.
 func (st *reqState) start() {
 	t, ri := st.t, st.ri
 	if t.tr != nil {
-		parent := t.extract(st, ri)
-		var s span
-		t.tr.startRoot(&s, &parent, "", kindServer, ri.Start)
-		st.sp.req = rootSpan{spanContext: s.spanContext, parentID: s.parentID, remote: s.remote}
+		st.sp.reqCtx, st.sp.req = t.tr.tr.Start(t.extract(ri), "mcp", serverKind, trace.WithTimestamp(ri.Start))
 	}
 }
 
 // endSpan ends the request's span el after its start, with the
 // request's attributes, rpc.response.status_code code when set,
 // http.response.status_code when the request has a status, and
-// error.type and an error status when errType is set; it is queued for
-// export with the spans of the plugin calls that ended before it.
+// error.type and an error status when errType is set.
 func (st *reqState) endSpan(el time.Duration, errType, code string) {
 	st.readTarget()
 	name := st.ri.Request.Method
 	if name == "" {
 		name = "mcp" // a batch refused whole, a request refused unread
 	}
-	target := st.target
+	name = clean(name)
 	switch name {
 	case "tools/call", "prompts/get":
-	default:
-		target = "" // a resource URI is an attribute, not part of the name
-	}
-	s := st.sp.req.span(name, target, st.ri.Start.UnixNano())
-	s.end = st.unix(el)
-	sp := st.sp
-	w := writeSpan(sp.ended, &s)
-	st.requestAttrs(&w)
-	if code != "" {
-		w.str("rpc.response.status_code", code)
-	}
-	if st.ri.Status != 0 {
-		w.int("http.response.status_code", int64(st.ri.Status))
-	}
+		if st.target != "" {
+			name += " " + clean(st.target)
+		}
+	} // a resource URI is an attribute, not part of the name
+	s := st.sp.req
+	s.SetName(name)
+	setAttributes(s, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		attrs = st.requestAttrs(attrs)
+		if code != "" {
+			attrs = append(attrs, attribute.String("rpc.response.status_code", code))
+		}
+		if st.ri.Status != 0 {
+			attrs = append(attrs, attribute.Int("http.response.status_code", st.ri.Status))
+		}
+		if errType != "" {
+			attrs = append(attrs, attribute.String("error.type", errType))
+		}
+		return attrs
+	})
 	if errType != "" {
-		w.fail(errType, errType)
+		s.SetStatus(codes.Error, errType)
 	}
-	st.t.tr.queue(w.end(), sp.nEnded+1)
-	sp.ended, sp.nEnded = nil, 0
+	s.End(trace.WithTimestamp(st.ri.Start.Add(el)))
 }
 
 // RequestAnswered implements mcp.Observer: the SERVER span and the
@@ -270,7 +249,7 @@ func (t *Telemetry) answered(ri *mcp.RequestInfo, errType, code string) {
 		st := &tracedState{}
 		st.st.t, st.st.ri, st.st.sp = t, ri, &st.sp
 		st.st.start()
-		if st.sp.req.sampled {
+		if st.st.sampled() {
 			st.st.endSpan(el, errType, code)
 		}
 	}
@@ -346,91 +325,54 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// The most common of a request span's attributes, encoded once.
-var (
-	attrToolsCall   = encodedAttr("mcp.method.name", "tools/call")
-	attrPipe        = encodedAttr("network.transport", "pipe")
-	attrTCP         = encodedAttr("network.transport", "tcp")
-	attrExecuteTool = encodedAttr("gen_ai.operation.name", "execute_tool")
-)
-
-// requestAttrs adds the semconv attributes of the request's span to w.
-func (st *reqState) requestAttrs(w *spanWriter) {
+// requestAttrs appends the semconv attributes of the request's span to
+// attrs.
+func (st *reqState) requestAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
 	ri, r := st.ri, st.ri.Request
-	switch r.Method {
-	case "":
-	case "tools/call":
-		w.encoded(attrToolsCall)
-	default:
-		w.str("mcp.method.name", r.Method)
+	if r.Method != "" {
+		attrs = append(attrs, attribute.String("mcp.method.name", clean(r.Method)))
 	}
 	if ri.ID != "" {
-		w.str("jsonrpc.request.id", ri.ID)
+		attrs = append(attrs, attribute.String("jsonrpc.request.id", clean(ri.ID)))
 	}
-	switch ri.Transport {
-	case "pipe":
-		w.encoded(attrPipe)
-	case "tcp":
-		w.encoded(attrTCP)
-	default:
-		w.str("network.transport", ri.Transport)
-	}
+	attrs = append(attrs, attribute.String("network.transport", ri.Transport))
 	if r.ProtocolVersion != "" {
-		w.str("mcp.protocol.version", r.ProtocolVersion)
+		attrs = append(attrs, attribute.String("mcp.protocol.version", clean(r.ProtocolVersion)))
 	}
 	if !r.Stateless && r.SessionID != "" {
-		w.str("mcp.session.id", r.SessionID)
+		attrs = append(attrs, attribute.String("mcp.session.id", clean(r.SessionID)))
 	}
 	switch r.Method {
 	case "tools/call":
 		if st.target != "" {
-			w.str("gen_ai.tool.name", st.target)
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", clean(st.target)))
 		}
-		w.encoded(attrExecuteTool)
+		attrs = append(attrs, attribute.String("gen_ai.operation.name", "execute_tool"))
 	case "prompts/get":
 		if st.target != "" {
-			w.str("gen_ai.prompt.name", st.target)
+			attrs = append(attrs, attribute.String("gen_ai.prompt.name", clean(st.target)))
 		}
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		if st.target != "" {
-			w.str("mcp.resource.uri", st.target)
+			attrs = append(attrs, attribute.String("mcp.resource.uri", clean(st.target)))
 		}
 	}
+	return attrs
 }
 
-// extract returns the remote parent of request ri, from params._meta
-// (as the engine read it, else scanned for) when it has a traceparent,
-// else from the HTTP header (zero when neither has a valid one); the
-// baggage that came with it goes to st.
-func (t *Telemetry) extract(st *reqState, ri *mcp.RequestInfo) spanContext {
+// extract returns a context of the trace context and baggage request ri
+// came with: from params._meta (as the engine read it, else scanned for)
+// when it has a traceparent, else from the HTTP header; with neither, or
+// an invalid one, the request starts a new trace.
+func (t *Telemetry) extract(ri *mcp.RequestInfo) context.Context {
 	meta, ok := ri.Request.Meta()
-	if ok {
-		ok = meta != nil
-	} else {
+	if !ok {
 		meta, ok = member(ri.Request.Params, "_meta")
 	}
-	if ok && jsonscan.Kind(meta) == 'o' {
-		if tp := stringMember(meta, "traceparent"); tp != "" {
-			sc, ok := parseTraceparent(tp)
-			if !ok {
-				return spanContext{}
-			}
-			sc.traceState = validTraceState(stringMember(meta, "tracestate"))
-			st.baggage = validBaggage(stringMember(meta, "baggage"))
-			return sc
-		}
+	if !ok || jsonscan.Kind(meta) != 'o' {
+		meta = nil
 	}
-	header := ri.Header
-	if header == nil {
-		return spanContext{}
-	}
-	sc, ok := parseTraceparent(header.Get("traceparent"))
-	if !ok {
-		return spanContext{}
-	}
-	sc.traceState = validTraceState(header.Get("tracestate"))
-	st.baggage = validBaggage(header.Get("baggage"))
-	return sc
+	return extractFrom(context.Background(), meta, ri.Header)
 }
 
 // RequestEnd implements mcp.Observer: it ends the span and records the

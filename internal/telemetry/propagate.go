@@ -1,95 +1,45 @@
 package telemetry
 
 import (
-	"encoding/hex"
-	"fmt"
+	"context"
 	"net/http"
 
-	"go.opentelemetry.io/otel/baggage"
-	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // W3C Trace Context and Baggage, read from a request and written into
-// the plugins' outbound requests.
+// the plugins' outbound requests by the OpenTelemetry propagators.
 
-// parseTraceparent parses a W3C traceparent value; ok is false when it is
-// not a valid one (then the request starts a new trace).
-func parseTraceparent(v string) (sc spanContext, ok bool) {
-	// version "-" trace-id "-" parent-id "-" flags, 55 characters for
-	// version 00; later versions may append "-" and more.
-	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
-		return sc, false
+// propagator reads and writes traceparent, tracestate and baggage.
+var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// metaCarrier is a params._meta object (SEP-414) as a read-only
+// propagation.TextMapCarrier.
+type metaCarrier []byte
+
+// Get implements propagation.TextMapCarrier: the string member key.
+func (m metaCarrier) Get(key string) string { return stringMember(m, key) }
+
+// Set implements propagation.TextMapCarrier; a request's _meta is not
+// written.
+func (metaCarrier) Set(string, string) {}
+
+// Keys implements propagation.TextMapCarrier; the propagators read the
+// keys they know by name.
+func (metaCarrier) Keys() []string { return nil }
+
+// extractFrom returns ctx with the trace context and baggage of a
+// request: from its params._meta when that has a traceparent, else from
+// its HTTP headers (nil for none); ctx itself when neither has any.
+func extractFrom(ctx context.Context, meta []byte, header http.Header) context.Context {
+	if meta != nil && stringMember(meta, "traceparent") != "" {
+		return propagator.Extract(ctx, metaCarrier(meta))
 	}
-	var ver [1]byte
-	if !lowerHex(v[0:2]) {
-		return sc, false
+	if header == nil || header.Get("traceparent") == "" {
+		return ctx
 	}
-	if _, err := hex.Decode(ver[:], []byte(v[0:2])); err != nil || ver[0] == 0xff {
-		return sc, false
-	}
-	if (ver[0] == 0 && len(v) != 55) || (len(v) > 55 && v[55] != '-') {
-		return sc, false
-	}
-	var flags [1]byte
-	if !lowerHex(v[3:35]) || !lowerHex(v[36:52]) || !lowerHex(v[53:55]) {
-		return sc, false
-	}
-	_, _ = hex.Decode(sc.traceID[:], []byte(v[3:35]))
-	_, _ = hex.Decode(sc.spanID[:], []byte(v[36:52]))
-	_, _ = hex.Decode(flags[:], []byte(v[53:55]))
-	sc.sampled = flags[0]&1 == 1
-	return sc, sc.valid()
+	return propagator.Extract(ctx, propagation.HeaderCarrier(header))
 }
 
-func lowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// traceparent is the W3C traceparent value of sc.
-func traceparent(sc *spanContext) string {
-	var b [55]byte
-	copy(b[:], "00-")
-	hex.Encode(b[3:35], sc.traceID[:])
-	b[35] = '-'
-	hex.Encode(b[36:52], sc.spanID[:])
-	copy(b[52:], "-00")
-	if sc.sampled {
-		b[54] = '1'
-	}
-	return string(b[:])
-}
-
-// validTraceState returns v if it is a valid W3C tracestate, else "".
-func validTraceState(v string) string { return valid(v, trace.ParseTraceState) }
-
-// validBaggage returns v if it is a valid W3C baggage, else "".
-func validBaggage(v string) string { return valid(v, baggage.Parse) }
-
-// valid returns v as parse reads it back, or "" when v is empty or parse
-// refuses it.
-func valid[T fmt.Stringer](v string, parse func(string) (T, error)) string {
-	if v == "" {
-		return ""
-	}
-	p, err := parse(v)
-	if err != nil {
-		return ""
-	}
-	return p.String()
-}
-
-// inject sets the trace context headers of sc (and baggage) on h.
-func inject(h http.Header, sc *spanContext, bag string) {
-	h.Set("traceparent", traceparent(sc))
-	if sc.traceState != "" {
-		h.Set("tracestate", sc.traceState)
-	}
-	if bag != "" {
-		h.Set("baggage", bag)
-	}
-}
+// inject sets the trace context and baggage of ctx on h.
+func inject(ctx context.Context, h http.Header) { propagator.Inject(ctx, propagation.HeaderCarrier(h)) }

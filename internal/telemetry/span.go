@@ -2,254 +2,189 @@ package telemetry
 
 import (
 	"context"
-	"encoding/binary"
-	"math/rand/v2"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
-// wasmcp records its spans itself instead of through the OpenTelemetry
-// SDK: a span is a value inside the request's state (no allocation), its
-// attributes are set only when it is sampled, and it is encoded as OTLP
-// protobuf once, when it ends, into the batch the exporter sends. The
-// SDK's spans cost about 12 µs of CPU per traced request (two spans
-// created, ended, converted to protobuf structs and marshalled); these
-// cost well under one (docs/performance.md).
+// Spans are recorded through the OpenTelemetry SDK: its tracer provider,
+// sampler and batch span processor, and an OTLP exporter (otlp.go). What
+// is wasmcp's own here is what the SDK leaves to its caller: the
+// [telemetry] table's sampler, a count of the spans the batch processor
+// had no room for, and client-sent strings made fit for export.
 
-// Span kinds (the OTLP enum).
-const (
-	kindInternal = 1
-	kindServer   = 2
-	kindClient   = 3
-)
-
-// spanContext identifies a span and what its children inherit.
-type spanContext struct {
-	traceID    [16]byte
-	spanID     [8]byte
-	sampled    bool
-	traceState string // W3C tracestate as received
-}
-
-func (sc *spanContext) valid() bool { return sc.traceID != [16]byte{} && sc.spanID != [8]byte{} }
-
-// span is one span in flight. The zero span is not started. Its
-// attributes and status are not kept: they are encoded after it when it
-// ends (spanWriter), so that a request's state stays small.
-type span struct {
-	spanContext
-	parentID [8]byte
-	remote   bool // the parent came from the request
-	kind     byte
-	name     string
-	target   string // the name is name + " " + target when set
-
-	start, end int64 // Unix nanoseconds
-}
-
-// sampler decides whether a new root or child span is recorded.
-type sampler struct {
-	parentBased bool
-	// root: always (ratio 1), never (0), or by trace ID below bound.
-	bound uint64
-	all   bool
-}
-
-// sample reports whether a span of traceID with parent (valid or not)
-// is recorded, as the OpenTelemetry samplers of the same names do.
-func (s *sampler) sample(traceID *[16]byte, parent *spanContext, hasParent bool) bool {
-	if s.parentBased && hasParent {
-		return parent.sampled
-	}
-	if s.all {
-		return true
-	}
-	return binary.BigEndian.Uint64(traceID[8:16])>>1 < s.bound
-}
-
-func newSampler(parentBased bool, ratio float64) sampler {
-	if ratio >= 1 {
-		return sampler{parentBased: parentBased, all: true}
-	}
-	return sampler{parentBased: parentBased, bound: uint64(ratio * (1 << 63))}
-}
-
-// tracer starts spans and batches the ended ones for its exporter.
+// tracer is the SDK's tracer provider and the tracer of wasmcp's spans.
 type tracer struct {
-	sampler  sampler
-	exp      exporter
-	resource []byte // the encoded Resource
-	scope    []byte // the encoded InstrumentationScope
-	delay    time.Duration
-	maxQueue int
-	batch    int
-	onError  func(error)
-
-	mu      sync.Mutex
-	buf     []byte // encoded Span messages, each as a ScopeSpans.spans field
-	spare   []byte
-	queued  int
-	dropped uint64
-	closed  bool
-
-	kick     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	exportMu sync.Mutex // one export at a time (the loop, Shutdown)
-	out      []byte     // the head of the request being sent, reused
+	tp *sdktrace.TracerProvider
+	tr trace.Tracer
 }
 
-// exporter sends one encoded ExportTraceServiceRequest, head then spans
-// (not copied into one buffer).
-type exporter interface {
-	export(ctx context.Context, head, spans []byte) error
-	shutdown(ctx context.Context) error
-}
+// scopeName is the instrumentation scope of wasmcp's spans.
+const scopeName = "github.com/wasmcp/wasmcp"
 
-func newTracer(s sampler, exp exporter, resource, scope []byte, delay time.Duration, maxQueue, batch int, onError func(error)) *tracer {
-	tr := &tracer{sampler: s, exp: exp, resource: resource, scope: scope, delay: delay, maxQueue: maxQueue, batch: batch,
-		onError: onError, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go tr.loop()
-	return tr
-}
-
-// newID fills the IDs of a new span: a new trace unless parent is valid.
-func newIDs(sc *spanContext, parent *spanContext) {
-	if parent != nil && parent.valid() {
-		sc.traceID = parent.traceID
-		sc.traceState = parent.traceState
-	} else {
-		for sc.traceID == [16]byte{} {
-			binary.BigEndian.PutUint64(sc.traceID[:8], rand.Uint64())
-			binary.BigEndian.PutUint64(sc.traceID[8:], rand.Uint64())
-		}
-	}
-	sc.spanID = newSpanID()
-}
-
-// newSpanID is a new span ID (never zero).
-func newSpanID() [8]byte {
-	var id [8]byte
-	for id == [8]byte{} {
-		binary.BigEndian.PutUint64(id[:], rand.Uint64())
-	}
-	return id
-}
-
-// startRoot starts s as the request's span below parent (a remote span
-// context, or zero). Whether it is sampled is decided here.
-func (tr *tracer) startRoot(s *span, parent *spanContext, name string, kind byte, start time.Time) {
-	hasParent := parent.valid()
-	newIDs(&s.spanContext, parent)
-	if hasParent {
-		s.parentID, s.remote = parent.spanID, true
-	}
-	s.sampled = tr.sampler.sample(&s.traceID, parent, hasParent)
-	s.name, s.kind, s.start = name, kind, start.UnixNano()
-}
-
-// startChild starts s as a child of the recording span parent.
-func (tr *tracer) startChild(s *span, parent *spanContext, name string, kind byte, start time.Time) {
-	*s = span{}
-	newIDs(&s.spanContext, parent)
-	s.parentID, s.sampled = parent.spanID, true
-	s.name, s.kind, s.start = name, kind, start.UnixNano()
-}
-
-// The batch's bytes are bounded too: at maxBatchBytes it is exported
-// without waiting for a full batch, past maxQueueBytes spans are dropped.
-const (
-	maxBatchBytes = 4 << 20
-	maxQueueBytes = 16 << 20
-)
-
-// queue queues the n spans in *bp (spanWriter.end's) for export and puts the
-// buffer back; they are dropped when the queue is full or closed.
-func (tr *tracer) queue(bp *[]byte, n int) {
-	b := *bp
-	tr.mu.Lock()
-	if tr.closed || tr.queued+n > tr.maxQueue || len(tr.buf)+len(b) > maxQueueBytes {
-		tr.dropped += uint64(n)
-		tr.mu.Unlock()
-		scratch.Put(bp)
-		return
-	}
-	tr.buf = append(tr.buf, b...)
-	tr.queued += n
-	full := tr.queued >= tr.batch || len(tr.buf) >= maxBatchBytes
-	tr.mu.Unlock()
-	scratch.Put(bp)
-	if full {
-		select {
-		case tr.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (tr *tracer) loop() {
-	defer close(tr.done)
-	t := time.NewTimer(tr.delay)
-	defer t.Stop()
-	for {
-		select {
-		case <-tr.stop:
-			return
-		case <-tr.kick:
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		tr.flush(ctx)
-		cancel()
-		t.Reset(tr.delay)
-	}
-}
-
-// flush exports the queued spans in one request.
-func (tr *tracer) flush(ctx context.Context) error {
-	tr.exportMu.Lock()
-	defer tr.exportMu.Unlock()
-	tr.mu.Lock()
-	spans, n := tr.buf, tr.queued
-	tr.buf, tr.spare, tr.queued = tr.spare[:0], nil, 0
-	dropped := tr.dropped
-	tr.dropped = 0
-	tr.mu.Unlock()
-	defer func() {
-		tr.mu.Lock()
-		if tr.spare == nil {
-			tr.spare = spans[:0]
-		}
-		tr.mu.Unlock()
-	}()
-	if dropped > 0 && tr.onError != nil {
-		tr.onError(errDropped(dropped))
-	}
-	if n == 0 {
-		return nil
-	}
-	tr.out = appendRequestHead(tr.out[:0], tr.resource, tr.scope, len(spans))
-	err := tr.exp.export(ctx, tr.out, spans)
-	if err != nil && tr.onError != nil {
-		tr.onError(err)
-	}
-	return err
+// newTracer records spans sampled by smp, with the tracer provider's
+// opts, and exports them through exp in batches: the OTEL_BSP_*
+// variables, read by the SDK, then bspOpts. A span the batch processor's
+// queue has no room for is dropped and counted, never waited for; onError
+// hears of the drops with the next export (failed exports reach the
+// OpenTelemetry error handler, which New sets).
+func newTracer(smp sdktrace.Sampler, exp sdktrace.SpanExporter, opts []sdktrace.TracerProviderOption, bspOpts []sdktrace.BatchSpanProcessorOption, onError func(error)) *tracer {
+	q := &bounded{max: int64(bspQueueSize(bspOpts))}
+	q.SpanProcessor = sdktrace.NewBatchSpanProcessor(&countingExporter{SpanExporter: exp, q: q, onError: onError}, bspOpts...)
+	tp := sdktrace.NewTracerProvider(append(opts, sdktrace.WithSampler(smp), sdktrace.WithSpanProcessor(q))...)
+	return &tracer{tp: tp, tr: tp.Tracer(scopeName)}
 }
 
 // shutdown exports what is queued and stops the exporter.
-func (tr *tracer) shutdown(ctx context.Context) error {
-	tr.mu.Lock()
-	if tr.closed {
-		tr.mu.Unlock()
-		return nil
+func (tr *tracer) shutdown(ctx context.Context) error { return tr.tp.Shutdown(ctx) }
+
+// bspQueueSize is the queue size the batch span processor of opts has:
+// OTEL_BSP_MAX_QUEUE_SIZE, else the SDK's default.
+func bspQueueSize(opts []sdktrace.BatchSpanProcessorOption) int {
+	o := sdktrace.BatchSpanProcessorOptions{MaxQueueSize: sdktrace.DefaultMaxQueueSize}
+	if n, err := strconv.Atoi(os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE")); err == nil && n > 0 {
+		o.MaxQueueSize = n
 	}
-	tr.closed = true
-	tr.mu.Unlock()
-	close(tr.stop)
-	<-tr.done
-	err := tr.flush(ctx) // closed refuses new spans, the queued ones go out
-	if e := tr.exp.shutdown(ctx); err == nil {
-		err = e
+	for _, opt := range opts {
+		opt(&o)
 	}
-	return err
+	return o.MaxQueueSize
+}
+
+// bounded is the span processor in front of the SDK's batch span
+// processor: it counts the spans handed to it and not yet exported, and
+// drops (and counts) a span that would not fit its queue. The batch
+// processor would drop it too, but only counts it for a debug log.
+type bounded struct {
+	sdktrace.SpanProcessor // the batch span processor
+	max                    int64
+	held                   atomic.Int64  // ended and queued, not yet handed to the exporter
+	dropped                atomic.Uint64 // since the last export
+}
+
+// OnEnd implements sdktrace.SpanProcessor.
+func (q *bounded) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return // the batch processor drops it too
+	}
+	if q.held.Add(1) > q.max {
+		q.held.Add(-1)
+		q.dropped.Add(1)
+		return
+	}
+	q.SpanProcessor.OnEnd(s)
+}
+
+// countingExporter is the exporter of a bounded queue: the spans it is
+// handed leave the queue, and the drops since its last export are
+// reported.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	q       *bounded
+	onError func(error)
+}
+
+// ExportSpans implements sdktrace.SpanExporter.
+func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.q.held.Add(-int64(len(spans)))
+	if n := e.q.dropped.Swap(0); n > 0 && e.onError != nil {
+		e.onError(errDropped(n))
+	}
+	return e.SpanExporter.ExportSpans(ctx, spans)
+}
+
+// errDropped is the error reported when the export queue was full.
+type errDropped uint64
+
+func (e errDropped) Error() string {
+	return fmt.Sprintf("%d spans dropped: the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE spans)", uint64(e))
+}
+
+// parseSampler is the sampler of an OTEL_TRACES_SAMPLER value and its
+// argument (the [telemetry] sampler and sampler_arg keys take the same).
+func parseSampler(name, arg string) (sdktrace.Sampler, error) {
+	ratio := 1.0
+	if arg != "" {
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			return nil, fmt.Errorf("sampler argument %q: want a ratio from 0 to 1", arg)
+		}
+		ratio = r
+	}
+	base, parent := strings.CutPrefix(name, "parentbased_")
+	var s sdktrace.Sampler
+	switch base {
+	case "always_on":
+		s = sdktrace.AlwaysSample()
+	case "always_off":
+		s = sdktrace.NeverSample()
+	case "traceidratio":
+		s = sdktrace.TraceIDRatioBased(ratio)
+	default:
+		return nil, fmt.Errorf("sampler %q: want always_on, always_off, traceidratio or their parentbased_ forms", name)
+	}
+	if parent {
+		s = sdktrace.ParentBased(s)
+	}
+	return s, nil
+}
+
+// The span kinds as start options, made once (an option is an interface
+// value: each made at a call allocates).
+var (
+	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind = trace.WithSpanKind(trace.SpanKindClient)
+)
+
+// attrLists hold the attribute lists a span is given when it ends:
+// SetAttributes copies them, but a list on the stack would escape through
+// the trace.Span interface, one allocation of 768 bytes per span.
+var attrLists = sync.Pool{New: func() any { l := make([]attribute.KeyValue, 0, 12); return &l }}
+
+// setAttributes sets the attributes add appends to an empty list on s.
+func setAttributes(s trace.Span, add func([]attribute.KeyValue) []attribute.KeyValue) {
+	lp := attrLists.Get().(*[]attribute.KeyValue)
+	l := add((*lp)[:0])
+	s.SetAttributes(l...)
+	clear(l) // let the strings go
+	*lp = l[:0]
+	attrLists.Put(lp)
+}
+
+// maxValueLen bounds a span name's parts and a string attribute, in
+// bytes: many come from the client (tool names, URIs, ids, methods).
+const maxValueLen = 1024
+
+// clean returns s cut to maxValueLen bytes (at a character boundary) and
+// with invalid UTF-8 replaced: a protobuf string must be valid UTF-8, or
+// the exporter cannot encode the batch it is in.
+func clean(s string) string {
+	if len(s) <= 32 { // most are short and ASCII: checked here, without a call
+		i := 0
+		for i < len(s) && s[i] < utf8.RuneSelf {
+			i++
+		}
+		if i == len(s) {
+			return s
+		}
+	}
+	if len(s) > maxValueLen {
+		i := maxValueLen
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -210,87 +209,6 @@ func setting(def string, names ...string) string {
 	return def
 }
 
-// newTracerFor is the tracer of c: its exporter, sampler and batching
-// (OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE,
-// OTEL_BSP_MAX_EXPORT_BATCH_SIZE).
-func newTracerFor(ctx context.Context, c *Config, res *resource.Resource, onError func(error)) (*tracer, error) {
-	delay := 5 * time.Second
-	if c.ScheduleDelay > 0 {
-		delay = c.ScheduleDelay
-	}
-	var err error
-	if delay, err = envMillis("OTEL_BSP_SCHEDULE_DELAY", delay); err != nil {
-		return nil, err
-	}
-	maxQueue, err := envInt("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
-	if err != nil {
-		return nil, err
-	}
-	batch, err := envInt("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
-	if err != nil {
-		return nil, err
-	}
-	batch = min(batch, maxQueue)
-	name, arg := c.Sampler, c.SamplerArg
-	if v := os.Getenv("OTEL_TRACES_SAMPLER"); v != "" {
-		name, arg = v, os.Getenv("OTEL_TRACES_SAMPLER_ARG")
-	}
-	if name == "" {
-		name = "parentbased_always_on"
-	}
-	smp, err := parseSampler(name, arg)
-	if err != nil {
-		return nil, err
-	}
-	var exp exporter
-	proto := setting(c.Protocol, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-	switch proto {
-	case "", "http/protobuf":
-		exp, err = newHTTPExporter(c)
-	case "grpc":
-		exp, err = newGRPCExporter(ctx, c)
-	default:
-		return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", proto)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return newTracer(smp, exp, encodeResource(res.Attributes()), encodeScope("github.com/wasmcp/wasmcp"),
-		delay, maxQueue, batch, onError), nil
-}
-
-// envMillis reads the variable name as milliseconds, def when unset.
-func envMillis(name string, def time.Duration) (time.Duration, error) {
-	ms, err := envPositive(name, "a positive number of milliseconds")
-	if ms == 0 {
-		return def, err
-	}
-	return time.Duration(ms) * time.Millisecond, nil
-}
-
-// envInt reads the variable name as a positive integer, def when unset.
-func envInt(name string, def int) (int, error) {
-	n, err := envPositive(name, "a positive integer")
-	if n == 0 {
-		return def, err
-	}
-	return n, nil
-}
-
-// envPositive reads the variable name as a positive integer, 0 when
-// unset; want says what it must be in the error for any other value.
-func envPositive(name, want string) (int, error) {
-	v := os.Getenv(name)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s=%q: want %s", name, v, want)
-	}
-	return n, nil
-}
-
 // metricsEndpointSet reports whether an OTLP endpoint for metrics is
 // given: the base endpoint (variable or table) or the metrics one.
 func metricsEndpointSet(c *Config) bool {
@@ -355,26 +273,4 @@ func newResource(ctx context.Context, c *Config) (*resource.Resource, error) {
 		return nil, fmt.Errorf("resource: %w", err)
 	}
 	return res, nil
-}
-
-// sampler parses an OTEL_TRACES_SAMPLER value and its argument.
-func parseSampler(name, arg string) (sampler, error) {
-	ratio := 1.0
-	if arg != "" {
-		r, err := strconv.ParseFloat(arg, 64)
-		if err != nil || r < 0 || r > 1 {
-			return sampler{}, fmt.Errorf("sampler argument %q: want a ratio from 0 to 1", arg)
-		}
-		ratio = r
-	}
-	base, parent := strings.CutPrefix(name, "parentbased_")
-	switch base {
-	case "always_on":
-		return newSampler(parent, 1), nil
-	case "always_off":
-		return newSampler(parent, 0), nil
-	case "traceidratio":
-		return newSampler(parent, ratio), nil
-	}
-	return sampler{}, fmt.Errorf("sampler %q: want always_on, always_off, traceidratio or their parentbased_ forms", name)
 }
