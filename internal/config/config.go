@@ -148,6 +148,12 @@ type HTTP struct {
 	// AllowedHosts are the Host header values accepted besides loopback
 	// names ("host" or "host:port"). Default none.
 	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
+	// TrustedProxies are the addresses (an IP or a CIDR prefix) of the
+	// reverse proxies in front of the server: a request from one of them
+	// is the client's that X-Forwarded-For names (the last address in it
+	// that is not a trusted proxy), for the audit trail's source and the
+	// limits of anonymous callers. None by default: the TCP peer.
+	TrustedProxies []string `toml:"trusted_proxies" json:"trusted_proxies,omitempty"`
 	// MaxBody is the largest request body accepted. Default 4MiB.
 	MaxBody Size `toml:"max_body" json:"max_body"`
 	// MaxHeaderBytes bounds the request line and headers; larger requests

@@ -109,6 +109,9 @@ func (c *Config) Validate() error {
 			bad("http.allowed_hosts[%d]: %q is not a host or host:port", i, h)
 		}
 	}
+	if _, err := ParsePrefixes(c.HTTP.TrustedProxies); err != nil {
+		bad("http.trusted_proxies: %w", err)
+	}
 	if c.HTTP.MaxBody == 0 {
 		bad("http.max_body: must be positive")
 	}

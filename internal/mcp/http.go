@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,12 @@ type HTTPOptions struct {
 	// (the server listens on loopback, or a local proxy connects through
 	// it) must name a loopback host, and other requests may name any host.
 	AllowedHosts []string
+	// TrustedProxies are the reverse proxies in front of the server: a
+	// request whose TCP peer is in one of them comes from the client that
+	// X-Forwarded-For names, read from its end back past the trusted
+	// proxies (RequestInfo.Remote, and the principal of an anonymous
+	// caller). Empty: the TCP peer, whatever the request's headers say.
+	TrustedProxies []netip.Prefix
 
 	// MaxBodyBytes bounds a POST body; larger bodies get 413 without
 	// being read. Default 4 MiB.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/internal/jsonrpc"
@@ -131,7 +133,7 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 	cl.keepAlive = h.opts.KeepAlive
 	cl.stop = h.done
 	cl.drain = h.draining
-	cl.remote = remoteHost(r)
+	cl.remote = h.remoteHost(r)
 	if rf := s.startCall(cl, nil); rf != nil {
 		refuse(w, m.ID, rf)
 		return
@@ -155,12 +157,58 @@ func (h *httpHandler) postModern(w http.ResponseWriter, r *http.Request, m *json
 }
 
 // remoteHost is the client's address without its port: one client with
-// many connections is one principal.
-func remoteHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+// many connections is one principal. Behind a trusted proxy it is the
+// address the proxies forwarded (clientAddr).
+func (h *httpHandler) remoteHost(r *http.Request) string {
+	host := r.RemoteAddr
+	if hp, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = hp
+	}
+	if len(h.opts.TrustedProxies) == 0 {
 		return host
 	}
-	return r.RemoteAddr
+	return clientAddr(host, r.Header.Values("X-Forwarded-For"), h.opts.TrustedProxies)
+}
+
+// clientAddr returns the address of the client of a request that peer
+// (an address) passed on with the X-Forwarded-For header lines xff: the
+// last address of the list, read from its end, that is not a trusted
+// proxy's, each hop before it having been one. A hop that does not parse
+// stops the walk at the one after it, which is the client as far as the
+// proxies can vouch; so does the start of the list.
+func clientAddr(peer string, xff []string, trusted []netip.Prefix) string {
+	isTrusted := func(s string) (netip.Addr, bool) {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		a = a.Unmap()
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return a, true
+			}
+		}
+		return a, false
+	}
+	if _, ok := isTrusted(peer); !ok {
+		return peer
+	}
+	client := peer
+	for i := len(xff) - 1; i >= 0; i-- {
+		hops := strings.Split(xff[i], ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			hop := strings.TrimSpace(hops[j])
+			a, ok := isTrusted(hop)
+			if !a.IsValid() {
+				return client
+			}
+			client = a.String()
+			if !ok {
+				return client
+			}
+		}
+	}
+	return client
 }
 
 // postInitialize opens a legacy session.

@@ -181,7 +181,7 @@ func (h *httpHandler) sseMessage(r *http.Request, ss *httpSession, buf *[]byte) 
 	prep := func(cl *call) *call {
 		cl.header = r.Header
 		bindHTTP(&cl.req.Client, ss.principal, identityFrom(r.Context()))
-		cl.remote = remoteHost(r)
+		cl.remote = h.remoteHost(r)
 		return cl
 	}
 	if jsonrpc.IsBatch(body) {

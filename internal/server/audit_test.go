@@ -209,6 +209,36 @@ func TestAuditEvents(t *testing.T) {
 	}
 }
 
+// TestAuditSourceBehindProxy: behind a reverse proxy listed in [http]
+// trusted_proxies, an event's source is the client the proxies forwarded
+// (X-Forwarded-For read from its end past the trusted hops); from a peer
+// that is not listed, the header is ignored and the source is the peer.
+func TestAuditSourceBehindProxy(t *testing.T) {
+	sch := auditSchema(t)
+	for _, tc := range []struct {
+		name, trusted, xff, want string
+	}{
+		{"trusted proxy", `["127.0.0.1"]`, "203.0.113.7", "203.0.113.7"},
+		{"chain of trusted proxies", `["127.0.0.0/8", "10.0.0.0/8"]`, "198.51.100.1, 203.0.113.7, 10.1.2.3", "203.0.113.7"},
+		{"hop that does not parse", `["127.0.0.1"]`, "203.0.113.7, not-an-ip", "127.0.0.1"},
+		{"peer not trusted", `["10.0.0.0/8"]`, "203.0.113.7", "127.0.0.1"},
+		{"no trusted proxies", `[]`, "203.0.113.7", "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "audit.jsonl")
+			srv := newTestServer(t, auditConfig(t, file, "[http]\ntrusted_proxies = "+tc.trusted))
+			h := &httpClient{t: t, url: serveHTTP(t, srv) + "/mcp", header: map[string]string{"X-Forwarded-For": tc.xff}}
+			if r := h.modern("tools/call", callArgs("ping", nil)); r.Error != nil || r.status != http.StatusOK {
+				t.Fatalf("HTTP ping: %d %s", r.status, r.raw)
+			}
+			evs := awaitAudit(t, sch, file, 1)
+			if len(evs) != 1 || evs[0].Source != tc.want {
+				t.Fatalf("events %+v, want one with source %s", evs, tc.want)
+			}
+		})
+	}
+}
+
 // TestAuditRotation: 400 calls with max_size = "4KiB" rotate through
 // many files, and every event is in exactly one of them.
 func TestAuditRotation(t *testing.T) {

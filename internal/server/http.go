@@ -57,6 +57,8 @@ func (s *Server) httpOptions() *mcp.HTTPOptions {
 		ShutdownGrace:      time.Duration(s.cfg.Server.ShutdownGrace),
 		Logger:             s.log,
 	}
+	// Validated with the configuration: it parses.
+	o.TrustedProxies, _ = config.ParsePrefixes(h.TrustedProxies)
 	if s.auth != nil {
 		path := h.Path
 		if path == "" {

@@ -24,9 +24,10 @@ import (
 
 // httpClient talks to a server's HTTP handler with one bearer token.
 type httpClient struct {
-	t     testing.TB
-	url   string
-	token string
+	t      testing.TB
+	url    string
+	token  string
+	header map[string]string // sent with every request
 }
 
 // httpResult is one answer: status, headers and the JSON-RPC response.
@@ -45,6 +46,9 @@ func (c *httpClient) post(body any, hdr map[string]string) httpResult {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for k, v := range c.header {
+		req.Header.Set(k, v)
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
