@@ -114,16 +114,8 @@ func TestEarlyManifest(t *testing.T) {
 	spec := e.spec(earlyM1)
 	// Nothing cached: nothing is listed before the compile.
 	reg := e.registry(t, nil)
-	unlock := reg.lockDigest(digestOf(e.wasm))
-	done := make(chan error, 1)
-	go func() { done <- reg.Load(context.Background(), []Spec{spec}) }()
-	time.Sleep(50 * time.Millisecond)
-	if got := toolNames(reg); got != "" {
+	if got := listedBeforeCompile(t, reg, spec, digestOf(e.wasm)); got != "" {
 		t.Fatalf("listed %q with nothing cached, before the compile", got)
-	}
-	unlock()
-	if err := await(t, done, "Load"); err != nil {
-		t.Fatal(err)
 	}
 
 	reg = e.registry(t, nil)
@@ -231,6 +223,23 @@ func TestEarlyManifestStale(t *testing.T) {
 	if err := await(t, answer, "the call made while compiling"); !errors.Is(err, errNotLoaded) {
 		t.Fatalf("the waiting call: %v, want errNotLoaded", err)
 	}
+}
+
+// listedBeforeCompile loads spec into reg with the compile of the
+// module of digest held back for 50 ms, and returns the tool names
+// listed then; the load must then succeed.
+func listedBeforeCompile(t *testing.T, reg *Registry, spec Spec, digest string) string {
+	t.Helper()
+	unlock := reg.lockDigest(digest)
+	done := make(chan error, 1)
+	go func() { done <- reg.Load(context.Background(), []Spec{spec}) }()
+	time.Sleep(50 * time.Millisecond)
+	listed := toolNames(reg)
+	unlock()
+	if err := await(t, done, "Load"); err != nil {
+		t.Fatal(err)
+	}
+	return listed
 }
 
 // callLater calls tool with args in the background; the channel gets
